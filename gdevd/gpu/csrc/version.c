@@ -1,0 +1,7 @@
+/* version.c - the C core's ABI version, checked by the Python wrapper at import. */
+#include "gdev_core.h"
+
+int gdev_core_version(void)
+{
+	return 1;
+}

@@ -1,0 +1,1 @@
+"""gdevd/runtime."""
