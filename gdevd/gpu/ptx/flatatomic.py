@@ -57,6 +57,20 @@ def flat_atomic(buf: np.ndarray, offsets: np.ndarray, op: int, typ: int,
         b = np.broadcast_to(np.asarray(b, dtype=dt), ix.shape)
     if op == ATOM_ADD and dt.kind in "iu":
         return _int_add(view, ix, a)
+    if op in _UFUNCS or op == ATOM_EXCH:
+        order = np.argsort(ix, kind="stable")
+        ixs = ix[order]
+        starts = np.flatnonzero(np.r_[True, ixs[1:] != ixs[:-1]])
+        ends = np.r_[starts[1:], ixs.size]
+        if op == ATOM_EXCH or starts.size <= int((ends - starts).max(initial=0)):
+            olds = _segmented(view, ixs, a[order], op, starts, ends)
+            old = np.empty_like(olds)
+            old[order] = olds
+            return old
+    if op in (ATOM_CAS, ATOM_INC, ATOM_DEC) and ix.size > 16:
+        _, counts = np.unique(ix, return_counts=True)
+        if counts.max() > 16:       # heavy contention: a plain serial loop is cheaper
+            return _serial(view, ix, op, a, b)
     old = np.empty(ix.shape, dtype=dt)
     pending = np.arange(ix.size)
     while pending.size:
@@ -69,6 +83,50 @@ def flat_atomic(buf: np.ndarray, offsets: np.ndarray, op: int, typ: int,
         keep[first] = False
         pending = pending[keep]
     return old
+
+
+def _serial(view, ix, op, a, b) -> np.ndarray:
+    """One element at a time on Python integers (cas/inc/dec on integer types)."""
+    old = np.empty(ix.size, dtype=view.dtype)
+    al = a.tolist()
+    bl = b.tolist() if b is not None else al
+    for k, i in enumerate(ix.tolist()):
+        cur = view.item(i)
+        old[k] = cur
+        x = al[k]
+        if op == ATOM_CAS:
+            if cur == x:
+                view[i] = bl[k]
+        elif op == ATOM_INC:
+            view[i] = 0 if cur >= x else cur + 1
+        else:
+            view[i] = x if cur == 0 or cur > x else cur - 1
+    return old
+
+
+_UFUNCS = {ATOM_ADD: np.add, ATOM_MIN: np.minimum, ATOM_MAX: np.maximum,
+           ATOM_AND: np.bitwise_and, ATOM_OR: np.bitwise_or, ATOM_XOR: np.bitwise_xor}
+
+
+def _segmented(view, ixs, avals, op, starts, ends) -> np.ndarray:
+    """Serial old values for elements sorted by address (segments = one address each)."""
+    if op == ATOM_EXCH:
+        first = np.zeros(ixs.size, dtype=bool)
+        first[starts] = True
+        prev = np.r_[avals[:1], avals[:-1]]
+        olds = np.where(first, view[ixs], prev)
+        view[ixs[ends - 1]] = avals[ends - 1]
+        return olds
+    uf = _UFUNCS[op]
+    olds = np.empty(ixs.size, dtype=view.dtype)
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        seq = np.empty(e - s + 1, dtype=view.dtype)
+        seq[0] = view[ixs[s]]
+        seq[1:] = avals[s:e]
+        acc = uf.accumulate(seq, dtype=view.dtype)
+        olds[s:e] = acc[:-1]
+        view[ixs[s]] = acc[-1]
+    return olds
 
 
 def _int_add(view: np.ndarray, ix: np.ndarray, a: np.ndarray) -> np.ndarray:
