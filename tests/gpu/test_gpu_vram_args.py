@@ -37,7 +37,7 @@ def test_vram_views_outlive_close_safely() -> None:
     vram.close()
     vram.close()
     with pytest.raises(GdevError) as info:
-        vram.buffer
+        _ = vram.buffer
     assert info.value.errno == errno.EBADF
     del vram
     gc.collect()
