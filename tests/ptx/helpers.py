@@ -77,7 +77,7 @@ class Device:
         info = mod.kernels[kernel]
         assert len(args) == len(info.params)
         buf = bytearray(info.param_size)
-        for p, a in zip(info.params, args):
+        for p, a in zip(info.params, args, strict=False):
             if isinstance(a, tuple):
                 raw = struct.pack("<" + a[1], a[0])
             elif isinstance(a, float):

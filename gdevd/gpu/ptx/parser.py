@@ -10,8 +10,23 @@ from __future__ import annotations
 from .errors import PtxError
 from .lexer import Token, tokenize
 from .ptxtypes import TYPE_NAMES, parse_number
-from .syntax import (Addr, Function, Group, Imm, Instr, Label, ModuleAst, Not, Pair, Reg,
-                     Sink, Special, Sym, VarDecl, Vec)
+from .syntax import (
+    Addr,
+    Function,
+    Group,
+    Imm,
+    Instr,
+    Label,
+    ModuleAst,
+    Not,
+    Pair,
+    Reg,
+    Sink,
+    Special,
+    Sym,
+    VarDecl,
+    Vec,
+)
 
 SPACES = ("global", "const", "shared", "local", "param", "reg")
 SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",

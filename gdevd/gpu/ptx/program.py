@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import (ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int,  # noqa: F401
-               ops_mem, ops_warp)
+from . import ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .syntax import Group, Instr, Label, Sym
