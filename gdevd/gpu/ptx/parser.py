@@ -313,11 +313,16 @@ class Parser:
             guard = (self.resolve(self.ident()), neg)
         opcode = self.ident()
         args = []
-        if not self.accept(";"):
-            args.append(self.operand())
-            while self.accept(","):
+        try:
+            if not self.accept(";"):
                 args.append(self.operand())
-            self.expect(";")
+                while self.accept(","):
+                    args.append(self.operand())
+                self.expect(";")
+        except PtxError as exc:
+            msg = exc.detail.split(": ", 1)[-1].rsplit(" (", 1)[0]
+            raise PtxError(exc.line, opcode, f"malformed operands: {msg} at "
+                           f"{exc.construct!r}", self.name) from None
         return Instr(opcode, args, line, guard)
 
     def operand(self):
