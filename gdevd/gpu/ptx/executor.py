@@ -122,9 +122,10 @@ class Wave:
             if term.guard is None:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
             p = self._guard(term.guard, lanes)
-            if p.all():
+            count = np.count_nonzero(p)
+            if count == p.size:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
-            if not p.any():
+            if not count:
                 return self._goto(lanes, pc + 1)
             if kind == BRA:
                 return self._split(pc, lanes, p, term.target)

@@ -51,9 +51,10 @@ def guarded(binder, guard: tuple[str, bool]):
             p = pred if idx is None else pred[idx]
             if neg:
                 p = ~p
-            if p.all():
+            count = np.count_nonzero(p)
+            if count == p.size:
                 return f(idx)
-            if not p.any():
+            if not count:
                 return None
             return f(np.flatnonzero(p) if idx is None else idx[p])
         return run

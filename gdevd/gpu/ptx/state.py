@@ -68,6 +68,34 @@ class Env:
             return lambda idx: s
         raise TypeError(f"operand {op!r} cannot be read")
 
+    _NOT_FIXED = object()
+
+    def fixed(self, op, t: str):
+        """The value operand ``op`` reads as for all lanes if it never changes identity (a
+        register view or an immediate), else ``Env._NOT_FIXED``."""
+        if isinstance(op, Imm):
+            return scalar(op.value, t)
+        if isinstance(op, Reg):
+            arr = self.regs[op.name]
+            dt = DTYPES[t]
+            if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+                return arr
+            if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+                return arr.view(dt)
+        return self._NOT_FIXED
+
+    def dst_view(self, op, t: str):
+        """The array a plain write of type ``t`` to register ``op`` assigns into, or None."""
+        if not isinstance(op, Reg):
+            return None
+        arr = self.regs[op.name]
+        dt = DTYPES[t]
+        if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+            return arr
+        if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+            return arr.view(dt)
+        return None
+
     def wr(self, op, t: str):
         """A writer ``f(idx, value)`` storing a type-``t`` value into operand ``op``."""
         if isinstance(op, Sink) or op is None:
