@@ -222,3 +222,29 @@ def test_launch_checks(dev, grid, block, shared, plen):
     with pytest.raises(GdevError) as ei:
         MOD.launch("faulty", grid, block, bytes(plen), dev.mmu, 0, shared_dynamic=shared)
     assert ei.value.errno == errno.EINVAL
+
+
+def test_32bit_shared_address_wraps(dev):
+    """[%r+imm] with a 32-bit register wraps modulo 2**32 (nvcc's tile addressing)."""
+    from gdevd.gpu.ptx import load_module
+    text = """.version 7.5
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+.reg .b32 %r<4>; .reg .b64 %rd<3>;
+.shared .align 4 .b8 sm[64];
+mov.u32 %r0, sm;
+add.u32 %r1, %r0, -16;
+mov.u32 %r2, 77;
+st.shared.u32 [%r1+20], %r2;
+ld.shared.u32 %r3, [%r0+4];
+ld.param.u64 %rd0, [out];
+st.global.u32 [%rd0], %r3;
+ret;
+}
+"""
+    mod = load_module(text)
+    po = dev.alloc(4)
+    dev.launch(mod, "k", (1,), (1,), po)
+    assert dev.get(po, 1, np.uint32)[0] == 77
