@@ -240,6 +240,8 @@ class Launch:
             syms[name] = ("local", off)
         for p in info.params:
             syms[p.name] = ("kparam", p.offset)
+        for name, addr in module.function_addresses.items():
+            syms.setdefault(name, ("func", addr))
         return syms
 
     def run(self, budget: int | None = None) -> bool:
