@@ -27,6 +27,7 @@ def test_function_pointers_struct_returns_many_args():
         vx, vy, vz = (np.float32(t) for t in v)
         cx, cy, cz = ay * vz - az * vy, az * vx - ax * vz, ax * vy - ay * vx
         exp0 = f(a, i) + a * (a & 7) + int(a * 0.5)
-        exp1 = a + (i << 35) + int(cx) + int(a * 0.5) + int(np.int16(i)) + (i & 255) + int(x[0]) + 12
+        exp1 = (a + (i << 35) + int(cx) + int(a * 0.5) + int(np.int16(i)) + (i & 255)
+                + int(x[0]) + 12)
         assert out[i].tolist() == [exp0, exp1], i
         assert fout[i] == np.float32(cx + cy + cz)
