@@ -247,37 +247,42 @@ class Launch:
     def run(self, budget: int | None = None) -> bool:
         """Execute up to ``budget`` instructions (all if None); True once the grid is done.
 
-        Raises KernelFault (EFAULT illegal address, EIO trap, ETIME watchdog); a faulted
-        launch is finished and must not be resumed.
+        Raises KernelFault (EFAULT illegal address, EIO trap or engine error, ETIME
+        watchdog); a faulted launch is finished (later calls return True at once).
         """
         if self.done:
             return True
         t0 = time.monotonic()
         deadline = None if self.watchdog is None else t0 + self.watchdog - self.stats.elapsed
         try:
-            while True:
-                if self.wave is None:
-                    if self.next_block >= self.total_blocks:
-                        self.done = True
-                        return True
-                    nb = min(self.wave_blocks, self.total_blocks - self.next_block)
-                    self.wave = Wave(self, self.next_block, nb)
-                    self.next_block += nb
-                left = None if budget is None else budget
-                finished, used = self.wave.run(left, deadline)
-                if budget is not None:
-                    budget -= used
-                if finished:
-                    self.wave = None
-                    continue
-                if budget is not None and budget <= 0:
-                    return False
-        except KernelFault:
-            self.done = True
-            self.wave = None
+            with np.errstate(all="ignore"):      # PTX arithmetic never traps
+                return self._run(budget, deadline)
+        except GdevError:
+            self.done, self.wave = True, None
             raise
+        except Exception as exc:   # an engine bug must not take the daemon down
+            self.done, self.wave = True, None
+            raise KernelFault(errno.EIO, f"engine error in {self.info.name}: {exc!r}") from exc
         finally:
             self.stats.elapsed += time.monotonic() - t0
+
+    def _run(self, budget: int | None, deadline: float | None) -> bool:
+        while True:
+            if self.wave is None:
+                if self.next_block >= self.total_blocks:
+                    self.done = True
+                    return True
+                nb = min(self.wave_blocks, self.total_blocks - self.next_block)
+                self.wave = Wave(self, self.next_block, nb)
+                self.next_block += nb
+            finished, used = self.wave.run(budget, deadline)
+            if budget is not None:
+                budget -= used
+            if finished:
+                self.wave = None
+                continue
+            if budget is not None and budget <= 0:
+                return False
 
 
 def _dims(d, limits, what: str) -> tuple[int, int, int]:

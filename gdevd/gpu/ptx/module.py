@@ -204,7 +204,7 @@ class Module:
             import errno
 
             from gdevd.errors import GdevError
-            raise GdevError(errno.ENOENT, f"no kernel {kernel_name!r} in {self.name}")
+            raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)
 
