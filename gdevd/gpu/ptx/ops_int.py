@@ -13,7 +13,6 @@ from .decode import Ins, binary, op, ternary, unary
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, is_float
 
 
-
 def _wide(t: str) -> str:
     return ("s" if t[0] == "s" else "u") + str(2 * int(t[1:]))
 
