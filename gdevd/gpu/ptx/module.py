@@ -120,6 +120,8 @@ class Module:
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}
         self.function_addresses = function_addresses(ast)
+        from .executor import WavePool
+        self.wave_pool = WavePool()
         self._layout = self._build_layout()
         self.kernels: dict[str, KernelInfo] = {}
         for fn in ast.functions.values():
