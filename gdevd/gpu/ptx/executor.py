@@ -36,6 +36,7 @@ PC_EXIT = 1 << 30
 WAVE_THREADS = 1 << 17
 WAVE_BYTES = 256 << 20
 POOL_MAX_THREADS = 1 << 14
+FAIRNESS_PERIOD = 64
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
@@ -67,6 +68,7 @@ class Wave:
         self.n_alive = self.n
         self.upc = 0
         self.ulanes = None
+        self.divergent_steps = 0
 
     def reset(self, launch: Launch, first_block: int) -> None:
         """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
@@ -85,12 +87,28 @@ class Wave:
         if m >= WAIT:   # every live thread waits at a barrier: release them all
             pcs[pcs < PC_EXIT] -= WAIT
             m = int(pcs.min())
+        self.divergent_steps += 1
+        if self.divergent_steps % FAIRNESS_PERIOD == 0:
+            # Now and then: release blocks whose live threads all wait at a barrier, and run
+            # the threads furthest ahead, so that a lock holder or a flag setter progresses
+            # while others spin at lower PCs (independent thread scheduling).
+            self._release_complete_blocks()
+            m = int(pcs[pcs < WAIT].max()) if (pcs < WAIT).any() else int(pcs.min())
         lanes = np.flatnonzero(pcs == m)
         if lanes.size == self.n_alive:
             self.upc = m
             self.ulanes = None if lanes.size == self.n else lanes
             return m, self.ulanes
         return m, lanes
+
+    def _release_complete_blocks(self) -> None:
+        blk = self.pc.reshape(self.env.geom.nblocks, self.env.geom.tpb)
+        waiting = (blk >= WAIT) & (blk < PC_EXIT)
+        done = (blk >= WAIT).all(axis=1) & waiting.any(axis=1)
+        if done.any():
+            rows = blk[done]
+            rows[waiting[done]] -= WAIT
+            blk[done] = rows
 
     def _goto(self, lanes, target: int) -> None:
         if self.upc >= 0:
