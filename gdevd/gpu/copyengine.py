@@ -146,6 +146,10 @@ class CopyEngine:
                             as_int(src_va, "src_va"), ffi.NULL, as_int(size, "size"),
                             (mmu_dst, mmu_src))
 
+    def queued(self) -> int:
+        """Jobs queued or running: async ones and stages of synchronous copies."""
+        return int(lib.gdev_ce_queued(self._p))
+
     def completed(self) -> int:
         """Highest sequence number completed (jobs complete in order); 0 if none."""
         done = int(lib.gdev_ce_completed(self._p))
