@@ -153,8 +153,8 @@ class CopyEngine:
     def completed(self) -> int:
         """Highest sequence number completed (jobs complete in order); 0 if none."""
         done = int(lib.gdev_ce_completed(self._p))
-        for seq in [s for s in self._pending if s <= done]:
-            del self._pending[seq]
+        for seq in [s for s in list(self._pending) if s <= done]:  # other threads may submit
+            self._pending.pop(seq, None)
         return done
 
     def wait(self, seq: int, timeout: float | None = None) -> bool:
@@ -205,8 +205,11 @@ class CopyEngine:
         lib.gdev_ce_hold(self._p, 1 if on else 0)
 
     def close(self) -> None:
-        """Finish queued jobs, join the engine thread and free it (idempotent)."""
-        if self._ce is not None:
+        """Finish queued jobs, join the engine thread and free it (idempotent).
+
+        Must not race with calls on this engine from other threads.
+        """
+        if getattr(self, "_ce", None) is not None:
             lib.gdev_ce_destroy(self._ce)
             self._ce = None
             self._pending.clear()
