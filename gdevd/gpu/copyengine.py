@@ -19,6 +19,7 @@ spaces and buffers referenced until then too.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from types import TracebackType
@@ -36,6 +37,15 @@ CHUNK_MAX = lib.GDEV_CHUNK_MAX
 DEPTH_MAX = lib.GDEV_DEPTH_MAX
 #: chunk used by dtod when the caller names none
 DTOD_CHUNK = 4 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineStats:
+    """A copy engine's counters (``/proc/gdev`` bandwidth utilisation is built on them)."""
+
+    jobs: int  #: jobs run: async jobs and stages of synchronous copies
+    bytes: int  #: bytes moved by jobs that succeeded
+    busy_s: float  #: seconds the engine thread spent copying
 
 
 def _bounce_ptr(bounce: Any, chunk: int, depth: int) -> tuple[Any, int]:
@@ -145,6 +155,12 @@ class CopyEngine:
         return self._submit(lib.GDEV_CE_DTOD, mmu_dst, as_int(dst_va, "dst_va"), mmu_src,
                             as_int(src_va, "src_va"), ffi.NULL, as_int(size, "size"),
                             (mmu_dst, mmu_src))
+
+    def stats(self) -> EngineStats:
+        """Counters since creation: jobs run, bytes moved, seconds busy copying."""
+        jobs, nbytes, busy = ffi.new("uint64_t *"), ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        lib.gdev_ce_stats(self._p, jobs, nbytes, busy)
+        return EngineStats(int(jobs[0]), int(nbytes[0]), busy[0] / 1e9)
 
     def queued(self) -> int:
         """Jobs queued or running: async ones and stages of synchronous copies."""

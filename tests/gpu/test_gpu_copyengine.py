@@ -278,3 +278,16 @@ def test_page_vanishing_mid_copy_stops_it_cleanly(to_dev: bool) -> None:
             assert (mem[:6 * chunk] == 7).all() and (mem[8 * chunk:] == 3).all()
         else:
             assert (host[:6 * chunk] == 3).all() and (host[7 * chunk:] == 0).all()
+
+
+def test_stats_count_jobs_bytes_and_busy_time(dev: Device) -> None:
+    with CopyEngine("stats") as ce:
+        assert ce.stats().jobs == 0 and ce.stats().bytes == 0 and ce.stats().busy_s == 0
+        bounce = np.empty(2 * MiB, np.uint8)
+        ce.htod(dev.mmu, BASE, dev.model[:3 * MiB], chunk=MiB, depth=2, bounce=bounce)
+        ce.wait(ce.submit_dtod(dev.mmu, BASE + 3 * MiB, dev.mmu, BASE, 12345))
+        dev.model[3 * MiB:3 * MiB + 12345] = dev.model[:12345]
+        stats = ce.stats()
+        assert (stats.jobs, stats.bytes) == (4, 3 * MiB + 12345)
+        assert stats.busy_s > 0
+    dev.check()

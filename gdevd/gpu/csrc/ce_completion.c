@@ -87,3 +87,12 @@ uint64_t gdev_ce_queued(struct gdev_ce *ce)
 	pthread_mutex_unlock(&ce->mu);
 	return n;
 }
+
+void gdev_ce_stats(struct gdev_ce *ce, uint64_t *jobs, uint64_t *bytes, uint64_t *busy_ns)
+{
+	pthread_mutex_lock(&ce->mu);
+	*jobs = ce->jobs;
+	*bytes = ce->bytes;
+	*busy_ns = ce->busy_ns;
+	pthread_mutex_unlock(&ce->mu);
+}

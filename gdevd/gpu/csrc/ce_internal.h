@@ -37,6 +37,7 @@ struct gdev_ce {
 	int stop, hold, efd;
 	uint64_t issued, completed;
 	uint64_t queued; /* jobs queued or running */
+	uint64_t jobs, bytes, busy_ns; /* statistics: jobs run, bytes moved, time busy */
 	struct {
 		uint64_t seq;
 		int err;

@@ -80,10 +80,19 @@ static void retire_async(struct gdev_ce *ce, struct job *j)
 	free(j);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void *engine_main(void *arg)
 {
 	struct gdev_ce *ce = arg;
 	struct job *j;
+	uint64_t t0;
 	int err;
 
 	pthread_mutex_lock(&ce->mu);
@@ -97,8 +106,13 @@ static void *engine_main(void *arg)
 		if (!ce->head)
 			ce->tail = NULL;
 		pthread_mutex_unlock(&ce->mu);
+		t0 = now_ns();
 		err = run_job(j);
+		t0 = now_ns() - t0;
 		pthread_mutex_lock(&ce->mu);
+		ce->jobs++;
+		ce->bytes += err ? 0 : j->size;
+		ce->busy_ns += t0;
 		j->err = err;
 		j->done = 1; /* a stage job belongs to its caller from here on */
 		ce->queued--;
