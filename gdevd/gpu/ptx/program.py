@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_mem,
     ops_simd,
     ops_warp,
+    ops_wmma,
 )
 from .decode import DECODERS, Ins
 from .errors import PtxError
