@@ -129,6 +129,7 @@ def dec_fma(ins: Ins):
 
 @op("fma")
 def dec_fma_op(ins: Ins):
+    """Decoder of ``fma`` (see the module docstring)."""
     return dec_fma(ins)
 
 
@@ -182,6 +183,7 @@ _UNARY = {"sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": 
 
 @op(*_UNARY)
 def dec_unary(ins: Ins):
+    """Decoder of the ``unary`` forms (see the module docstring)."""
     t = ins.type()
     ins.nargs(2)
     ins.only(_ROUND | {"ftz", "approx", "full"})
@@ -196,6 +198,7 @@ def dec_unary(ins: Ins):
 
 @op("copysign")
 def dec_copysign(ins: Ins):
+    """Decoder of ``copysign`` (see the module docstring)."""
     t = ins.type()
     ins.nargs(3)
     return binary(ins, lambda a, b: np.copysign(b, a).astype(DTYPES[t]), t)
@@ -209,6 +212,7 @@ _TESTP = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.i
 
 @op("testp")
 def dec_testp(ins: Ins):
+    """Decoder of ``testp`` (see the module docstring)."""
     t = ins.type()
     ins.nargs(2)
     kinds = ins.flags & set(_TESTP)

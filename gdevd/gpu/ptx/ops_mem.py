@@ -79,6 +79,7 @@ def _mem_space(space: str) -> str:
 
 @op("ld", "ldu")
 def dec_ld(ins: Ins):
+    """Decoder of ``ld``/``ldu`` (see the module docstring)."""
     space = space_of(ins)
     ins.only(_IGNORED | set(SPACES))
     ins.nargs(2)
@@ -137,6 +138,7 @@ def _ld_param(ins, a: Addr, dests, t, count):
 
 @op("st")
 def dec_st(ins: Ins):
+    """Decoder of ``st`` (see the module docstring)."""
     space = space_of(ins)
     ins.only(_IGNORED | set(SPACES))
     ins.nargs(2)
@@ -222,6 +224,7 @@ def dec_cvta(ins: Ins):
 
 @op("isspacep")
 def dec_isspacep(ins: Ins):
+    """Decoder of ``isspacep`` (see the module docstring)."""
     ins.nargs(2)
     space = space_of(ins)
     d, a = ins.dst(0), ins.src(1)
@@ -236,4 +239,5 @@ def dec_isspacep(ins: Ins):
 @op("prefetch", "prefetchu", "membar", "fence", "nanosleep", "pmevent", "brkpt",
     "discard", "applypriority", "createpolicy")
 def dec_hint(ins: Ins):
+    """Decoder of the ``hint`` forms (see the module docstring)."""
     return nop(ins)

@@ -30,6 +30,7 @@ def warp_info(env):
 
 @op("shfl")
 def dec_shfl(ins: Ins):
+    """Decoder of ``shfl`` (see the module docstring)."""
     mode = [m for m in ("up", "down", "bfly", "idx") if m in ins.flags]
     if len(mode) != 1:
         raise ins.fail("shfl needs one of .up/.down/.bfly/.idx")
@@ -77,6 +78,7 @@ def dec_shfl(ins: Ins):
 
 @op("vote")
 def dec_vote(ins: Ins):
+    """Decoder of ``vote`` (see the module docstring)."""
     mode = [m for m in ("all", "any", "uni", "ballot") if m in ins.flags]
     if len(mode) != 1:
         raise ins.fail("vote needs one of .all/.any/.uni/.ballot")
@@ -112,6 +114,7 @@ def dec_vote(ins: Ins):
 
 @op("activemask")
 def dec_activemask(ins: Ins):
+    """Decoder of ``activemask`` (see the module docstring)."""
     ins.nargs(1)
     d = ins.dst(0)
 

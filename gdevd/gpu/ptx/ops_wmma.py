@@ -51,6 +51,7 @@ def _lane_info(env, idx):
 
 @op("wmma")
 def dec_wmma(ins: Ins):
+    """Decoder of ``wmma`` (see the module docstring)."""
     if "load" in ins.flags:
         return _load(ins)
     if "store" in ins.flags:

@@ -51,10 +51,12 @@ class Parser:
 
     # -- token helpers -------------------------------------------------------------------
     def err(self, msg: str, tok: Token | None = None) -> PtxError:
+        """A PtxError at ``tok`` (default: the next token)."""
         tok = tok or self.peek()
         return PtxError(tok.line, tok.text, msg, self.name)
 
     def peek(self, k: int = 0) -> Token:
+        """The token ``k`` places ahead (an eof token past the end)."""
         j = self.i + k
         if j < len(self.toks):
             return self.toks[j]
@@ -62,6 +64,7 @@ class Parser:
         return Token("eof", "<end of file>", last)
 
     def next(self) -> Token:
+        """Consume and return the next token; fails at end of file."""
         tok = self.peek()
         if tok.kind == "eof":
             raise self.err("unexpected end of file")
@@ -69,24 +72,28 @@ class Parser:
         return tok
 
     def accept(self, text: str) -> bool:
+        """Consume the next token if its text is ``text``."""
         if self.peek().text == text:
             self.i += 1
             return True
         return False
 
     def expect(self, text: str) -> Token:
+        """Consume the next token, which must be ``text``."""
         tok = self.next()
         if tok.text != text:
             raise self.err(f"expected {text!r}", tok)
         return tok
 
     def ident(self) -> str:
+        """Consume an identifier."""
         tok = self.next()
         if tok.kind != "id":
             raise self.err("expected an identifier", tok)
         return tok.text
 
     def integer(self) -> int:
+        """Consume an optionally negative integer literal."""
         neg = self.accept("-")
         tok = self.next()
         if tok.kind != "num":
@@ -98,6 +105,7 @@ class Parser:
 
     # -- module level ----------------------------------------------------------------------
     def parse(self) -> ModuleAst:
+        """The whole module."""
         mod = ModuleAst("", [], 64, {}, {})
         while self.peek().kind != "eof":
             self.top_level(mod)
@@ -106,6 +114,7 @@ class Parser:
         return mod
 
     def top_level(self, mod: ModuleAst) -> None:
+        """One module-level directive or declaration."""
         tok = self.next()
         t = tok.text
         if t == ".version":
@@ -132,6 +141,7 @@ class Parser:
             raise self.err("unsupported module-level directive", tok)
 
     def skip_section(self) -> None:
+        """Skip a ``.section name { ... }`` debug block."""
         self.ident()
         self.expect("{")
         depth = 1
@@ -140,6 +150,7 @@ class Parser:
             depth += (t == "{") - (t == "}")
 
     def declaration(self, mod: ModuleAst, extern: bool) -> None:
+        """A linkage-qualified function or module variable."""
         while self.peek().text in (".visible", ".extern", ".weak", ".common"):
             extern = extern or self.next().text == ".extern"
         t = self.peek().text
@@ -156,6 +167,7 @@ class Parser:
 
     # -- functions -------------------------------------------------------------------------
     def function(self, mod: ModuleAst, extern: bool) -> None:
+        """An ``.entry``/``.func`` header with its body or a prototype."""
         kind = self.next().text[1:]
         line = self.peek().line
         rets: list[VarDecl] = []
@@ -181,6 +193,7 @@ class Parser:
         self.body(fn)
 
     def param_list(self) -> list[VarDecl]:
+        """A parenthesized parameter list."""
         self.expect("(")
         out: list[VarDecl] = []
         while not self.accept(")"):
@@ -189,6 +202,7 @@ class Parser:
         return out
 
     def body(self, fn: Function) -> None:
+        """A function body ``{ ... }``."""
         self.fn = fn
         self.scopes = [{p.name: p.name for p in fn.params + fn.rets}]
         self.expect("{")
@@ -198,6 +212,7 @@ class Parser:
         self.fn = None
 
     def statement(self, fn: Function) -> None:
+        """One body statement: scope, declaration, label or instruction."""
         tok = self.peek()
         t = tok.text
         if t == "{":
@@ -227,6 +242,7 @@ class Parser:
             raise self.err("unexpected token in function body", tok)
 
     def declare_local(self, fn: Function, v: VarDecl) -> None:
+        """Declare ``v`` in the current scope (renamed if nested)."""
         unique = v.name
         if len(self.scopes) > 2 or unique in fn.regs or unique in fn.vars:
             self.uniq += 1
@@ -239,6 +255,7 @@ class Parser:
             fn.vars[unique] = v
 
     def resolve(self, name: str) -> str:
+        """The unique name ``name`` refers to in the current scopes."""
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
@@ -246,6 +263,7 @@ class Parser:
 
     # -- declarations --------------------------------------------------------------------
     def var_decl(self, in_list: bool = False) -> list[VarDecl]:
+        """A variable declaration (one or more declarators)."""
         line = self.peek().line
         space = self.next().text.lstrip(".")
         if space not in SPACES:
@@ -275,6 +293,7 @@ class Parser:
         return out
 
     def declarator(self, space, typ, align, vec, line) -> list[VarDecl]:
+        """One declarator: name, ``<N>`` range, array dims, initializer."""
         name = self.ident()
         if self.accept("<"):
             n = self.integer()
@@ -292,6 +311,7 @@ class Parser:
         return [VarDecl(space, name, typ, align, count, init, line, vec=vec)]
 
     def initializer(self) -> list:
+        """A scalar or brace-list initializer, flattened."""
         if self.accept("{"):
             out: list = []
             while not self.accept("}"):
@@ -310,6 +330,7 @@ class Parser:
 
     # -- instructions ------------------------------------------------------------------
     def instruction(self) -> Instr:
+        """An instruction with optional guard and operands."""
         line = self.peek().line
         guard = None
         if self.accept("@"):
@@ -330,6 +351,7 @@ class Parser:
         return Instr(opcode, args, line, guard)
 
     def operand(self):
+        """One operand of an instruction."""
         tok = self.peek()
         t = tok.text
         if t == "[":
@@ -370,6 +392,7 @@ class Parser:
         return first
 
     def name_operand(self, t: str):
+        """A named operand: register, special register, symbol or ``_``."""
         if t == "_":
             return Sink()
         base = t.split(".")[0]
@@ -381,6 +404,7 @@ class Parser:
         return Sym(u)
 
     def address(self) -> Addr:
+        """A memory operand ``[base+offset]``."""
         self.expect("[")
         base = None
         off = 0

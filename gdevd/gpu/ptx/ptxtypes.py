@@ -60,6 +60,7 @@ class FloatBits(float):
     width: int
 
     def __new__(cls, value: float, bits: int, width: int) -> FloatBits:
+        """A float equal to ``value`` whose literal had bit pattern ``bits``."""
         obj = super().__new__(cls, value)
         obj.bits, obj.width = bits, width
         return obj
