@@ -183,7 +183,7 @@ _UNARY = {"sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": 
 
 @op(*_UNARY)
 def dec_unary(ins: Ins):
-    """Decoder of the ``unary`` forms (see the module docstring)."""
+    """Decoder of sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh (.approx uses exact numpy)."""
     t = ins.type()
     ins.nargs(2)
     ins.only(_ROUND | {"ftz", "approx", "full"})

@@ -239,5 +239,5 @@ def dec_isspacep(ins: Ins):
 @op("prefetch", "prefetchu", "membar", "fence", "nanosleep", "pmevent", "brkpt",
     "discard", "applypriority", "createpolicy")
 def dec_hint(ins: Ins):
-    """Decoder of the ``hint`` forms (see the module docstring)."""
+    """Decoder of fences, prefetches and hints: no effect on an in-order emulated GPU."""
     return nop(ins)
