@@ -331,7 +331,7 @@ class Launch:
 
     def _release(self, wave: Wave) -> None:
         if wave.n <= POOL_MAX_THREADS:
-            wave.launch = None                 # keep no context alive through the pool
+            wave.launch = None  # type: ignore[assignment]  # keep no context alive in the pool
             wave.env.mem.mmu = None
             self.module.wave_pool.give(self._key(wave.env.geom.nblocks), wave)
 

@@ -121,7 +121,7 @@ class Linker:
         if not args or not isinstance(args[0], Sym | Reg):
             raise self.err(st.line, st.opcode, "malformed call")
         callee_op = args.pop(0)
-        params = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
+        params: list = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
         actual_rets = [self.param_name(st, a, rn) for a in rets]
         actual_params = [self.param_name(st, a, rn) for a in params]
         if isinstance(callee_op, Reg):

@@ -110,6 +110,7 @@ def dec_ld(ins: Ins):
 
 
 def _ld_param(ins, a: Addr, dests, t, count):
+    assert isinstance(a.base, Sym)
     kind = ins.ctx.symbol_space(a.base.name)
     dt = DTYPES[t]
     w_size = size_of(t)
@@ -150,7 +151,7 @@ def dec_st(ins: Ins):
     a = _check_addr(ins, space)
     dt = DTYPES[t]
     if space == "param":
-        if ins.ctx.symbol_space(a.base.name) != "param":
+        if not isinstance(a.base, Sym) or ins.ctx.symbol_space(a.base.name) != "param":
             raise ins.fail("st.param to a kernel parameter")
         return _st_param(a, srcs, t, count)
     mspace = _mem_space(space)
@@ -237,7 +238,7 @@ def dec_isspacep(ins: Ins):
 
 
 @op("prefetch", "prefetchu", "membar", "fence", "nanosleep", "pmevent", "brkpt",
-    "discard", "applypriority", "createpolicy")
+    "discard", "applypriority")
 def dec_hint(ins: Ins):
     """Decoder of fences, prefetches and hints: no effect on an in-order emulated GPU."""
     return nop(ins)

@@ -396,6 +396,7 @@ class Parser:
         if t == "_":
             return Sink()
         base = t.split(".")[0]
+        assert self.fn is not None
         if base in SPECIALS and self.resolve(t) == t and t not in self.fn.regs:
             return Special(t)
         u = self.resolve(t)
