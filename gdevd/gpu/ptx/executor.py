@@ -242,7 +242,7 @@ class Launch:
             raise GdevError(errno.EINVAL, f"{self.shared_total} bytes of shared memory")
         if watchdog is not None and watchdog <= 0:
             raise GdevError(errno.EINVAL, "watchdog must be positive")
-        self.params = params + bytes(8)
+        self.params = params + bytes(16 - len(params) % 16)
         self.mmu, self.shared_dynamic, self.watchdog = mmu, shared_dynamic, watchdog
         self.data_base = data_base
         self.module = module
