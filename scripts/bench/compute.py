@@ -33,6 +33,7 @@ class Dev:
     """Device memory mapped at BASE with a bump allocator."""
 
     def __init__(self, size: int) -> None:
+        size = (size + 4095) // 4096 * 4096
         self.vram = Vram(size)
         self.mmu = Mmu()
         self.mmu.set_aperture(0, self.vram.buffer)
@@ -76,7 +77,8 @@ def wide(mod, kernel: str, threads: int, n: int) -> dict:
         params((out, 8), (n, 4))
     dt, st = timed(lambda: mod.launch(kernel, ((threads + 255) // 256, 1, 1), (256, 1, 1),
                                       p, dev.mmu, 0))
-    return {"bench": f"wide-{kernel}", "threads": threads, "trip": n, "cpu_seconds": round(dt, 3),
+    name = f"wide-{kernel}" + ("-partial-block" if threads % 256 else "")
+    return {"bench": name, "threads": threads, "trip": n, "cpu_seconds": round(dt, 3),
             "thread_inst_per_s": round(st.thread_instructions / dt)}
 
 
