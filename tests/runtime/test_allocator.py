@@ -71,14 +71,15 @@ class AllocatorModel(RuleBasedStateMachine):
 
 
 def _runs(pages: set[int]) -> list[int]:
-    runs, n, prev = [], 0, None
+    """Lengths of the maximal runs of consecutive page numbers."""
+    runs: list[int] = []
+    prev = None
     for p in sorted(pages):
-        n = n + 1 if prev is not None and p == prev + 1 else 1
-        if prev is not None and p != prev + 1:
-            runs.append(last)
-        last, prev = n, p
-    if prev is not None:
-        runs.append(last)
+        if prev is not None and p == prev + 1:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+        prev = p
     return runs
 
 

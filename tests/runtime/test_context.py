@@ -139,3 +139,14 @@ def test_two_gpus_and_equal_shares() -> None:
         assert s.physical[1].name == "Gdev Emulated GPU"
         assert s.physical[1].compute_capability == (7, 5)
     run_system(body, gpus=2, vgpus=3)
+
+
+def test_body_exceptions_leave_the_system_unwrapped() -> None:
+    async def main() -> None:
+        async with rt.GdevSystem(rt.GdevConfig(memory=4 * MiB)) as s:
+            h = await rt.gopen(s, 0)
+            await rt.gmalloc(h, 4096)
+            raise KeyError("mine")
+    with pytest.raises(KeyError):
+        import trio
+        trio.run(main)
