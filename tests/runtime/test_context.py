@@ -80,7 +80,7 @@ def test_gquery_values() -> None:
     run_system(body, mp_count=7)
 
 
-@pytest.mark.parametrize("qtype", [0, 8, 0x101, -1, 0x2FF, "1"])
+@pytest.mark.parametrize("qtype", [0, 8, 0x101, -1, 0x2FF, "1", True, 1.0])
 def test_gquery_unknown_type(qtype: object) -> None:
     async def body(s: rt.GdevSystem) -> None:
         with raises_errno(errno.EINVAL):
