@@ -227,7 +227,8 @@ async def main(args: argparse.Namespace) -> list[str]:
         pin.array[:] = host
         await rt.gmemcpy_to_device(h, va, host, size)       # fault the device pages in
         b = Bench(system, h, size, args.reps)
-        b.out(f"Command: `{' '.join([Path(sys.executable).name, *sys.argv])}`  ")
+        exe = os.path.relpath(sys.executable, DOC.parents[1])
+        b.out(f"Command: `{' '.join([exe, *sys.argv])}` (or `make bench`)  ")
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         b.out(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
               f"shared with other jobs (load average at start: {load}), "
