@@ -16,7 +16,7 @@ from ..errors import GdevError
 from . import constants as C
 from . import defaults as D
 from .config import check_chunk_size, check_pipeline_count
-from .handle import Handle
+from .handle import Handle, check_handle
 from .memory import DeviceBlock, MemObject
 from .system import Credentials, GdevSystem
 
@@ -45,7 +45,7 @@ async def gclose(handle: Handle) -> None:
 
     Errors: EBADF if it was closed already.  Cancellation-safe: the teardown is shielded.
     """
-    handle.check_open()
+    check_handle(handle)
     handle.closed = True
     handle.cancel_pending()
     with trio.CancelScope(shield=True):
@@ -107,7 +107,7 @@ async def gquery(handle: Handle, qtype: int) -> int:
     Errors: EBADF (closed handle), EINVAL (unknown type).
     """
     await trio.lowlevel.checkpoint()
-    handle.check_open()
+    check_handle(handle)
     query = _QUERIES.get(qtype) if type(qtype) is int else None
     if query is None:
         raise GdevError(errno.EINVAL, f"unknown query type {qtype!r}")
@@ -122,7 +122,7 @@ async def gtune(handle: Handle, ttype: int, value: int) -> None:
     earlier copies are done.  Errors: EBADF, EINVAL (unknown type or out-of-range value;
     nothing changes then).
     """
-    handle.check_open()
+    check_handle(handle)
     chunk, depth = handle.chunk_size, handle.pipeline_count
     if ttype == C.GDEV_TUNE_MEMCPY_CHUNK_SIZE:
         check_chunk_size(value)
