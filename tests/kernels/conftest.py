@@ -5,10 +5,11 @@ import zlib
 import numpy as np
 import pytest
 
-from .harness import CpuDevice
+from .harness import CpuDevice, EngineDevice
 
-# The PTX engine joins as a backend once it runs these kernels (see kernels/README.md).
-BACKENDS = {"cpu": CpuDevice}
+# "cpu": the kernels' CUDA C on the host (an oracle independent of the engine);
+# "engine": the committed PTX on the emulated GPU (gdevd.gpu.ptx).
+BACKENDS = {"cpu": CpuDevice, "engine": EngineDevice}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -146,21 +146,25 @@ class EngineDevice(_Device):
         return self.mmu.read(ptr, n)
 
     def _module(self, file: str):
+        """Load ``kernels/<file>.ptx`` once; its data segment is placed and initialised then,
+        and kept across launches as a CUDA module's globals are."""
         if file not in self._modules:
             from gdevd.gpu.ptx import load_module
 
-            text = (KERNELS / f"{file}.ptx").read_text()
-            self._modules[file] = load_module(text, file)
+            mod = load_module((KERNELS / f"{file}.ptx").read_text(), file)
+            layout = mod.data_layout()
+            data_base = self.alloc(layout.size) if layout.size else 0
+            if layout.size:
+                self.write(data_base, layout.image)
+            self._modules[file] = (mod, data_base)
         return self._modules[file]
 
     def launch(self, file: str, kernel: str, grid, block, args, shared_dynamic: int = 0):
         """Run ``kernel`` of ``kernels/<file>.ptx`` over ``grid`` x ``block`` to completion."""
-        mod = self._module(file)
+        mod, data_base = self._module(file)
         info = mod.kernels[kernel]
         layout = [(p.offset, p.size) for p in info.params]
         params = pack_params(args, layout).ljust(info.param_size, b"\0")
-        data_size = getattr(mod, "data_size", 0)
-        data_base = self.alloc(data_size) if data_size else 0
         launch = mod.launch(kernel, grid=_dim3(grid), block=_dim3(block), params=params,
                             mmu=self.mmu, data_base=data_base, shared_dynamic=shared_dynamic)
         while not launch.run():
