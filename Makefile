@@ -53,3 +53,8 @@ figures: bench
 
 clean:
 	rm -rf build *.egg-info gdevd/gpu/_core.c gdevd/gpu/_core*.so .pytest_cache .hypothesis
+
+# What nvcc emits for our kernels and the survey corpus, and whether the engine loads it.
+.PHONY: ptx-survey
+ptx-survey: build kernels
+	$(PY) scripts/ptx_survey.py --build-corpus --engine --markdown docs/ptx-coverage.md kernels/*.ptx
