@@ -12,8 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import PtxError
-from .syntax import (Addr, Function, Group, Instr, Label, ModuleAst, Not, Pair, Reg, Sym,
-                     VarDecl, Vec)
+from .syntax import (
+    Addr,
+    Function,
+    Group,
+    Instr,
+    Label,
+    ModuleAst,
+    Not,
+    Pair,
+    Reg,
+    Sym,
+    VarDecl,
+    Vec,
+)
 
 # calls to these extern functions are executed by the engine itself
 BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
@@ -116,7 +128,7 @@ class Linker:
         if len(actual_rets) != len(callee.rets) or len(actual_params) != len(callee.params):
             raise self.err(st.line, target, "argument count does not match the callee")
         formals = {f.name: a for f, a in zip(callee.rets + callee.params,
-                                             actual_rets + actual_params)}
+                                             actual_rets + actual_params, strict=False)}
         out.sites += 1
         cont = f"$ret@{out.sites}"
         self.expand(out, callee, f"{target}::", formals, f"@{out.sites}", stack + [target],

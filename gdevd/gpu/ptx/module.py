@@ -198,8 +198,9 @@ class Module:
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch`."""
         from .executor import Launch
         if kernel_name not in self.kernels:
-            from gdevd.errors import GdevError
             import errno
+
+            from gdevd.errors import GdevError
             raise GdevError(errno.ENOENT, f"no kernel {kernel_name!r} in {self.name}")
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)

@@ -88,6 +88,10 @@ def dec_fma(ins: Ins):
     mode = _rmode(ins)
     if t == "f64":
         fn = lambda a, b, c: a * b + c  # noqa: E731
+    elif mode == "rn":
+        def fn(a, b, c):
+            p = np.multiply(a, b, dtype=np.float64)
+            return np.add(p, c, out=p if np.ndim(p) else None).astype(dt)
     else:
         def fn(a, b, c):
             return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)

@@ -89,7 +89,7 @@ def dec_ld(ins: Ins):
     def bind(env):
         ws = [env.wr(d, t) for d in dests]
         ra = addr_reader(env, a)
-        mem, lanes_all, n = env.mem, env.lanes_all, env.n
+        mem, lanes_all = env.mem, env.lanes_all
 
         def run(idx):
             lanes = lanes_all if idx is None else idx
