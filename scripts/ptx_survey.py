@@ -49,6 +49,7 @@ opcode (`decodes`: its file loads once the rejected statements are blanked; deco
 prove execution right, the tests in tests/ do that), rejects it (**no**) or rejects some of its
 operand forms (**partly**); "Rejected by the engine" lists each rejection with its message.
 Out of scope so far: textures and surfaces (`tex`, `suld`), printf.
+
 """
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
