@@ -222,3 +222,51 @@ def test_launch_checks(dev, grid, block, shared, plen):
     with pytest.raises(GdevError) as ei:
         MOD.launch("faulty", grid, block, bytes(plen), dev.mmu, 0, shared_dynamic=shared)
     assert ei.value.errno == errno.EINVAL
+
+
+def test_32bit_shared_address_wraps(dev):
+    """[%r+imm] with a 32-bit register wraps modulo 2**32 (nvcc's tile addressing)."""
+    from gdevd.gpu.ptx import load_module
+    text = """.version 7.5
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+.reg .b32 %r<4>; .reg .b64 %rd<3>;
+.shared .align 4 .b8 sm[64];
+mov.u32 %r0, sm;
+add.u32 %r1, %r0, -16;
+mov.u32 %r2, 77;
+st.shared.u32 [%r1+20], %r2;
+ld.shared.u32 %r3, [%r0+4];
+ld.param.u64 %rd0, [out];
+st.global.u32 [%rd0], %r3;
+ret;
+}
+"""
+    mod = load_module(text)
+    po = dev.alloc(4)
+    dev.launch(mod, "k", (1,), (1,), po)
+    assert dev.get(po, 1, np.uint32)[0] == 77
+
+
+def test_bound_waves_are_reused_across_launches_correctly():
+    """A second launch of the same shape reuses the bound wave: new parameters, data
+    segment, address space and block numbers must all take effect; state starts clean."""
+    dev1, dev2 = Device(), Device()
+    mod = load("exec")
+    for dev, base_fill in ((dev1, 0), (dev2, 100)):
+        dev.alloc(4096 * (1 + base_fill // 100))     # different data_base per device
+        x = np.arange(128, dtype=np.int32) + base_fill
+        px, po = dev.put(x), dev.alloc(16)
+        dev.launch(mod, "dyn_reduce", (2,), (64,), px, po, shared=256)
+        assert dev.get(po, 2, np.int32).tolist() == x.reshape(2, 64).sum(1).tolist()
+    assert mod.wave_pool._waves                     # the shape was pooled
+    # globals follow the data segment of each launch
+    params = struct.pack("<i f d", 1, 1.0, 0.0)
+    for dev in (dev1, dev2):
+        base = dev.load_data(mod)
+        po, pt = dev.alloc(64), dev.alloc(8)
+        dev.launch(mod, "globals_and_params", (1,), (16,), (params, "16s"), po, pt,
+                   data_base=base)
+        assert dev.get(po, 4, np.float32).tolist() == [8.5, 7.0, 10.0, 8.25]

@@ -216,6 +216,10 @@ class Parser:
         elif tok.kind == "id" and self.peek(1).text == ":" and t[0] != ".":
             self.next()
             self.next()
+            if self.peek().text == ".callprototype":   # a call prototype: types only
+                while self.next().text != ";":
+                    pass
+                return
             fn.body.append(Label(t, tok.line))
         elif tok.kind == "id" or t == "@":
             fn.body.append(self.instruction())
