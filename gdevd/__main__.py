@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def build_config(args: argparse.Namespace) -> Any:
     """GdevConfig from --config then the flags; Refused on anything invalid."""
-    from gdevd.runtime.config import GdevConfig, parse_size
+    from gdevd.runtime import GdevConfig, parse_size
 
     fields: dict[str, Any] = {}
     if args.config:

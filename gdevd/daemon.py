@@ -24,8 +24,7 @@ from gdevd.fuse.ops import GdevOperations
 from gdevd.fuse.tree import Tree
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import SessionTable
-from gdevd.runtime.config import GdevConfig
-from gdevd.runtime.system import GdevSystem
+from gdevd.runtime import GdevConfig, GdevSystem
 
 log = logging.getLogger("gdevd")
 MOUNT_OPTIONS = ("fsname=gdev", "subtype=gdev", "allow_other", "default_permissions")

@@ -201,11 +201,16 @@ BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
 STATUS = struct.Struct("<iI")
 
 
+def encode_header(command: int, request_id: int, payload_len: int, flags: int = 0) -> bytes:
+    """The header of a message whose payload (struct + tail) is ``payload_len`` bytes."""
+    if payload_len > MAX_PAYLOAD:
+        raise ValueError(f"payload of {payload_len} bytes exceeds {MAX_PAYLOAD}")
+    return HEADER.pack(MAGIC, ABI_VERSION, flags, command, payload_len, request_id, 0)
+
+
 def encode(command: int, request_id: int, payload: bytes, flags: int = 0) -> bytes:
     """One whole message: header + payload."""
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    return HEADER.pack(MAGIC, ABI_VERSION, flags, command, len(payload), request_id, 0) + payload
+    return encode_header(command, request_id, len(payload), flags) + payload
 
 
 def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any) -> bytes:

@@ -66,7 +66,8 @@ class Connection:
         rid = self._next_id
         self._next_id += 1
         cmd = abi.BY_NAME[name]
-        msg = abi.encode(cmd.number, rid, cmd.request.pack(fields))
+        body = cmd.request.pack(fields)
+        msg = abi.encode_header(cmd.number, rid, len(body) + len(tail)) + body
         try:
             _sendall(self.sock, msg, tail)
         except OSError as exc:

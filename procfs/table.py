@@ -8,7 +8,7 @@ the FUSE tree builds its inodes from it.
 
 Gdev prints ``"%u"`` without a newline and accepts any write (restoring out-of-range values
 yet reporting success).  We print a newline and refuse a bad write with EINVAL, changing
-nothing.  Changing ``memory_share`` recomputes that vGPU's ``memory_size`` (share of its
+nothing.  Changing ``memory_share`` changes that vGPU's ``memory_size`` (share of its
 physical GPU's memory); shrinking it below ``memory_used`` is refused with EBUSY until
 swapping (a later issue) can make room.
 """
@@ -68,12 +68,11 @@ def _set_attr(attr: str) -> Callable[[Any, int], None]:
 
 
 def _set_memory_share(vgpu: Any, value: int) -> None:
-    size = vgpu.phys.memory * value // 100
+    size = vgpu.phys.memory_size * value // 100
     if size < vgpu.memory_used:
         raise GdevError(errno.EBUSY, f"memory_share {value}% is below the {vgpu.memory_used} "
                                      "bytes in use")
-    vgpu.memory_share = value
-    vgpu.memory_size = size
+    vgpu.memory_share = value  # memory_size follows (the runtime derives it from the share)
 
 
 RO, RW = 0o444, 0o644

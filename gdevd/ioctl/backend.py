@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from gdevd.errors import GdevError
-from gdevd.runtime import api as rt
-from gdevd.runtime.system import Credentials
+from gdevd import runtime as rt
+from gdevd.runtime import Credentials
 from libgdev import abi
 
 STAGING_SLOTS = 4
