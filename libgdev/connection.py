@@ -84,6 +84,8 @@ class Connection:
         if frame.header.request_id != rid:
             raise ProtocolViolation(_errno.EPROTO, f"reply {frame.header.request_id} for {rid}")
         fd = -1
+        if cmd is None:
+            raise ProtocolViolation(_errno.EPROTO, f"reply to unknown command {status}")
         if cmd.passes_fd and status == 0:
             if not self._fds:
                 raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")

@@ -126,6 +126,9 @@ class IoctlServer:
         except GdevError as exc:
             log.debug("%s: %s", abi.BY_NUMBER[h.command].name, exc)
             return abi.encode_error(h.command, h.request_id, exc.errno), -1
+        except Exception:  # a bug must cost one call, not the daemon
+            log.exception("%s failed", abi.BY_NUMBER[h.command].name)
+            return abi.encode_error(h.command, h.request_id, errno.EIO), -1
         return abi.encode_reply(cmd, h.request_id, 0, out.tail, **out.fields), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:
