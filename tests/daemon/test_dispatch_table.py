@@ -7,7 +7,6 @@ import inspect
 
 import pytest
 
-pytest.importorskip("gdevd.runtime.system", reason="TEMPORARY until the runtime branch lands")
 
 import libgdev  # noqa: E402
 from gdevd import runtime  # noqa: E402

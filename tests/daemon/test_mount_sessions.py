@@ -20,7 +20,6 @@ from conftest import run_as
 from libgdev import abi, gate
 
 pytestmark = pytest.mark.mount
-pytest.importorskip("gdevd.runtime.system", reason="TEMPORARY until the runtime branch lands")
 
 
 def _used(gdevd, minor: int) -> int:

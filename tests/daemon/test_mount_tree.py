@@ -14,7 +14,6 @@ import pytest
 from conftest import run_as, start_gdevd, stop_gdevd
 
 pytestmark = pytest.mark.mount
-pytest.importorskip("gdevd.runtime.system", reason="TEMPORARY until the runtime branch lands")
 
 VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
               "compute_bandwidth_used", "memory_bandwidth_used", "phys", "memory_size",

@@ -21,7 +21,6 @@ import libgdev
 from libgdev import abi, gate
 
 pytestmark = pytest.mark.mount
-pytest.importorskip("gdevd.runtime.system", reason="TEMPORARY until the runtime branch lands")
 TIMEOUT = 10.0
 
 
