@@ -84,10 +84,12 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
     _count(handle, path, size)
 
 
-def _bounce_args(handle: Handle, size: int) -> tuple[str, dict[str, Any]]:
+def _bounce_args(handle: Handle, size: int, src_addr: int,
+                 dst_addr: int) -> tuple[str, dict[str, Any]]:
     depth = handle.pipeline_count if size > handle.chunk_size else 1
     path = C.PATH_PIPELINED if depth > 1 else C.PATH_CHUNKED
-    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": handle.bounce}
+    bounce = handle.bounce_for(src_addr, dst_addr)
+    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": bounce}
 
 
 def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:
@@ -119,7 +121,7 @@ async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> N
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_htod, handle.mmu,
                           dst, host)
     else:
-        path, kw = _bounce_args(handle, size)
+        path, kw = _bounce_args(handle, size, host.ctypes.data, dst)
         await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst, host, **kw)
 
 
@@ -144,7 +146,7 @@ async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) ->
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_dtoh, handle.mmu,
                           host, src)
     else:
-        path, kw = _bounce_args(handle, size)
+        path, kw = _bounce_args(handle, size, src, host.ctypes.data)
         await _engine_copy(handle, path, size, handle.phys.dtoh.dtoh, handle.mmu, host, src, **kw)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 
-import numpy as np
 import trio
 
 from ..errors import GdevError
@@ -58,7 +57,7 @@ def release_all(handle: Handle) -> None:
     for obj in list(handle.objects):
         unmap_object(handle, obj)
     handle.mmu.close()
-    handle.bounce = np.empty(0, dtype=np.uint8)
+    handle.set_bounce(0, 0)
     handle.vgpu.handles.discard(handle)
     handle.system.handles.pop(handle.cid, None)
 
@@ -131,8 +130,7 @@ async def gtune(handle: Handle, ttype: int, value: int) -> None:
         raise GdevError(errno.EINVAL, f"unknown tune type {ttype!r}")
     async with handle.exclusive():
         handle.check_open()
-        handle.bounce = np.empty(chunk * depth, dtype=np.uint8)
-        handle.chunk_size, handle.pipeline_count = chunk, depth
+        handle.set_bounce(chunk, depth)
 
 
 async def gdevice_count(system: GdevSystem) -> int:

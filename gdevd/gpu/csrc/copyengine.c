@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mmu_internal.h"
+#include "stream.h"
 
 #define ERR_RING 4096
 
@@ -36,7 +37,7 @@ struct gdev_ce {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	struct job *head, *tail;
-	int stop, efd;
+	int stop, hold, efd;
 	uint64_t issued, completed;
 	struct { uint64_t seq; int err; } errs[ERR_RING];
 };
@@ -73,9 +74,9 @@ static int run_job(struct job *j)
 	if (j->kind == GDEV_CE_DTOD && j->src != m)
 		pthread_rwlock_rdlock(&j->src->lock);
 	if (j->kind == GDEV_CE_HTOD)
-		ret = mmu_copy_locked(m, j->dst_va, j->host, j->size, 1);
+		ret = mmu_copy_locked(m, j->dst_va, j->host, j->size, 1, 1);
 	else if (j->kind == GDEV_CE_DTOH)
-		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0);
+		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0, 0);
 	else
 		ret = copy_d2d(j);
 	if (j->kind == GDEV_CE_DTOD && j->src != m)
@@ -105,7 +106,7 @@ static void *engine_main(void *arg)
 
 	pthread_mutex_lock(&ce->mu);
 	for (;;) {
-		while (!ce->head && !ce->stop)
+		while (!ce->stop && (!ce->head || ce->hold))
 			pthread_cond_wait(&ce->work, &ce->mu);
 		if (!ce->head)
 			break;
@@ -302,7 +303,7 @@ int gdev_ce_dtoh(struct gdev_ce *ce, struct gdev_mmu *mmu, void *dst, uint64_t s
 			break;
 		len = slots[s].size;
 		slot = (uint8_t *)bounce + (uint64_t)s * chunk;
-		memcpy((uint8_t *)dst + off, slot, len);
+		gdev_stream_copy((uint8_t *)dst + off, slot, len);
 		if (issue < size) {
 			uint64_t n = size - issue < chunk ? size - issue : chunk;
 
@@ -456,4 +457,12 @@ int gdev_ce_error(struct gdev_ce *ce, uint64_t seq)
 		ret = result_locked(ce, seq);
 	pthread_mutex_unlock(&ce->mu);
 	return ret;
+}
+
+void gdev_ce_hold(struct gdev_ce *ce, int hold)
+{
+	pthread_mutex_lock(&ce->mu);
+	ce->hold = hold;
+	pthread_cond_signal(&ce->work);
+	pthread_mutex_unlock(&ce->mu);
 }

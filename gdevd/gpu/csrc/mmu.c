@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mmu_internal.h"
+#include "stream.h"
 
 int gdev_mmu_create(struct gdev_mmu **out)
 {
@@ -179,7 +180,8 @@ int gdev_mmu_translate(struct gdev_mmu *mmu, uint64_t va, int access, int *ap, u
 	return ret;
 }
 
-/* gdev_mmu_check with the lock held */
+/* gdev_mmu_check with the lock held: the first bad byte is reported, pages past the
+ * 40-bit limit count as unmapped */
 static int check_locked(const struct gdev_mmu *mmu, uint64_t va, uint64_t size, int access,
 			uint64_t *fault_va)
 {
@@ -188,11 +190,7 @@ static int check_locked(const struct gdev_mmu *mmu, uint64_t va, uint64_t size, 
 
 	if (!size)
 		return 0;
-	if (va >= VA_LIMIT || size > VA_LIMIT - va) {
-		*fault_va = va >= VA_LIMIT ? va : VA_LIMIT;
-		return -EFAULT;
-	}
-	end = va + size;
+	end = (va >= VA_LIMIT || size > VA_LIMIT - va) ? VA_LIMIT + GDEV_PAGE_SIZE : va + size;
 	for (page = va & ~PAGE_MASK; page < end; page += GDEV_PAGE_SIZE) {
 		ret = mmu_fault_kind(mmu, page, access);
 		if (ret) {
@@ -214,7 +212,8 @@ int gdev_mmu_check(struct gdev_mmu *mmu, uint64_t va, uint64_t size, int access,
 	return ret;
 }
 
-int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev)
+int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev,
+		    int stream)
 {
 	uint8_t *h = host, *run, *next;
 	uint64_t len, step;
@@ -231,7 +230,10 @@ int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size
 			step = size - len < GDEV_PAGE_SIZE ? size - len : GDEV_PAGE_SIZE;
 			len += step;
 		}
-		memcpy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
+		if (stream && to_dev)
+			gdev_stream_copy(run, h, len);
+		else
+			memcpy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
 		h += len;
 		va += len;
 		size -= len;
@@ -248,7 +250,7 @@ static int direct(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, 
 	pthread_rwlock_rdlock(&mmu->lock);
 	ret = check_locked(mmu, va, size, to_dev ? GDEV_ACC_WRITE : GDEV_ACC_READ, fault_va);
 	if (!ret)
-		ret = mmu_copy_locked(mmu, va, host, size, to_dev);
+		ret = mmu_copy_locked(mmu, va, host, size, to_dev, 0);
 	pthread_rwlock_unlock(&mmu->lock);
 	return ret;
 }
