@@ -2,8 +2,9 @@
 
 Mounts the Gdev tree (``MOUNT/dev/gdevN``, ``MOUNT/proc/gdev``) and serves it until SIGINT or
 SIGTERM, then unmounts.  Without ``--foreground`` it detaches once the mount is ready (the
-parent exits 0 then, or with the child's error) and logs only to ``--log``.  Exit status 2: refused to start (bad
-arguments, missing/non-empty mount point, already a mount); 1: failed while running.
+parent exits 0 then, or with the child's error) and logs only to ``--log``.
+Exit status 2: refused to start (bad arguments, missing or non-empty mount point, already a
+mount); 1: failed while running.
 """
 
 from __future__ import annotations

@@ -288,7 +288,7 @@ class ReceiveBuffer:
     def __len__(self) -> int:
         return len(self._buf)
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes."""
         self._buf += data
 

@@ -228,7 +228,7 @@ def _sized(view: memoryview, size: int | None) -> memoryview:
     if size is None:
         return view
     if size < 0 or size > len(view):
-        raise error_from_errno(errno.EINVAL, f"size {size} exceeds the host buffer of {len(view)} bytes")
+        raise error_from_errno(errno.EINVAL, f"size {size} > host buffer of {len(view)} bytes")
     return view[:size]
 
 

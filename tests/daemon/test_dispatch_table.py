@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import inspect
 
-import pytest
-
-
 import libgdev  # noqa: E402
 from gdevd import runtime  # noqa: E402
 from gdevd.ioctl import dispatch  # noqa: E402

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 import pytest
+from conftest import run_as
 
 import libgdev
-from conftest import run_as
 from libgdev import abi, gate
 
 pytestmark = pytest.mark.mount
@@ -56,7 +56,7 @@ def test_processes_on_different_vgpus_at_once(gdevd) -> None:
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for m in range(4)]
     outs = [p.communicate(timeout=120) for p in procs]
-    for m, (p, (out, err)) in enumerate(zip(procs, outs)):
+    for m, (p, (out, err)) in enumerate(zip(procs, outs, strict=True)):
         assert p.returncode == 0 and out.strip() == f"ok {m}", err
     assert [_wait_used(gdevd, m, 0) for m in range(4)] == [0, 0, 0, 0]
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run_as, start_gdevd, stop_gdevd
 
 pytestmark = pytest.mark.mount

@@ -12,7 +12,6 @@ import errno
 import os
 import socket
 
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
