@@ -69,7 +69,13 @@ def test_sigkill_during_a_launch_frees_memory_and_spares_others(gdevd) -> None:
                               stdout=subprocess.PIPE, text=True)
     try:
         assert victim.stdout.readline().strip() == "launched"
-        time.sleep(0.3)
+        with libgdev.gopen(1, gdevd.mount) as other:  # same vGPU: does not queue behind gsync
+            a = other.gmalloc(1 << 20)
+            other.gmemcpy_to_device(a, b"z" * (1 << 20))
+            out = bytearray(1 << 20)
+            other.gmemcpy_from_device(out, a)
+            assert out == b"z" * (1 << 20) and other.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
+        assert victim.poll() is None  # still in its gsync
         os.kill(victim.pid, signal.SIGKILL)
         assert victim.wait(10) == -signal.SIGKILL
         deadline = time.monotonic() + 30
