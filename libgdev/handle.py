@@ -44,8 +44,13 @@ class Handle:
         self._staging: Staging | None = None
         try:
             self._conn = Connection.connect(ticket.socket)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        try:
             self.session = self._conn.call("HELLO", token=ticket.token).fields.session
         except BaseException:
+            self._conn.close()
             os.close(self._fd)
             raise
 

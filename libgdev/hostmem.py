@@ -19,7 +19,9 @@ from libgdev.errors import error_from_errno
 
 
 def host_view(buf: Any, writable: bool) -> memoryview:
-    """A flat byte view of ``buf`` (bytes-like or numpy array, C-contiguous)."""
+    """A flat byte view of ``buf`` (bytes-like, numpy array or DmaBuffer; C-contiguous)."""
+    if isinstance(buf, DmaBuffer):
+        buf = buf.array
     try:
         view = memoryview(buf)
     except TypeError:

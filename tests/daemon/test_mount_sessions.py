@@ -206,3 +206,15 @@ def test_sigkill_during_a_large_copy_frees_memory_and_spares_others(gdevd) -> No
         victim.kill()
         victim.wait()
     assert _wait_used(gdevd, 3, 0) == 0
+
+
+def test_dma_buffer_objects_are_host_memory(gdevd) -> None:
+    with libgdev.gopen(0, gdevd.mount) as h:
+        a = h.gmalloc(4096)
+        buf = h.gmalloc_dma(4096)
+        np.asarray(buf)[:] = 9
+        h.gmemcpy_to_device(a, buf)
+        assert h.gvirtget(buf) == buf.addr
+        back = h.gmalloc_dma(4096)
+        h.gsync(h.gmemcpy_from_device_async(back, a))
+        assert (back.array == 9).all()
