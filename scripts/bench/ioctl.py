@@ -27,7 +27,7 @@ import libgdev
 
 MiB = 1 << 20
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "benchmarks.md")
-BEGIN, END = "<!-- bench:ioctl:begin -->", "<!-- bench:ioctl:end -->"
+BEGIN, END = "<!-- BEGIN ioctl.py -->", "<!-- END ioctl.py -->"
 
 
 def start_daemon(base: str) -> subprocess.Popen:
@@ -78,7 +78,7 @@ def calls_per_second(clients: int, seconds: float = 1.5) -> float:
     return sum(int(p.communicate()[0]) for p in procs) / seconds
 
 
-def _best(fn, repeat: int = 3) -> float:
+def _best(fn, repeat: int = 5) -> float:
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
