@@ -195,3 +195,15 @@ def test_bounce_slots_avoid_small_relative_page_offsets(src: int, dst: int) -> N
         for rel in ((b - src) % 4096, (dst - b) % 4096):
             assert rel == 0 or rel >= 2048, rel
     run_system(body)
+
+
+def test_fence_ids_wrap_to_1_and_skip_0() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        va = await rt.gmalloc(h, 2 * 8192)
+        h._seq = 4093                                     # as if 4093 operations ran before
+        ids = [await rt.gmemcpy_async(h, va, va + 8192, 8192) for _ in range(4)]
+        assert ids == [4094, 4095, 1, 2]
+        await rt.gbarrier(h)
+        assert not h.pending
+    run_system(body)
