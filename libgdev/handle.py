@@ -65,8 +65,11 @@ class Handle:
         if self._staging is not None:
             self._staging.close()
         self._conn.close()
-        os.close(self._fd)
-        self._fd = -1
+        fd, self._fd = self._fd, -1
+        try:
+            os.close(fd)
+        except OSError:
+            pass  # the daemon is gone (ENOTCONN); the descriptor is closed all the same
 
     def __enter__(self) -> Handle:
         return self
