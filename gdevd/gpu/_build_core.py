@@ -27,7 +27,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(_cdef_from_header((CSRC / "gdev_core.h").read_text()))
 ffibuilder.set_source(
     "gdevd.gpu._core",
-    '#include "gdev_core.h"',
+    '#include <stdint.h>\n#include "gdev_core.h"',
     sources=SOURCES,
     include_dirs=[str(CSRC)],
     extra_compile_args=["-O3", "-Wall", "-Wextra", "-std=c11", "-D_GNU_SOURCE", "-pthread"],
