@@ -51,6 +51,14 @@ def copy_size(buf: Any, size: int | None, writable: bool) -> int:
     return size
 
 
+def pinned_array(buf: Any) -> np.ndarray:
+    """The bytes of a buffer from ``gmalloc_dma`` as a numpy uint8 array (no copy)."""
+    if isinstance(buf, np.ndarray):
+        return buf
+    arr = getattr(buf, "array", None)  # DmaBuffer of the runtime and of libgdev
+    return arr if isinstance(arr, np.ndarray) else np.asarray(memoryview(buf))
+
+
 def _pattern(value: int, itemsize: int, count: int) -> np.ndarray:
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[itemsize]
     if not 0 <= value < 1 << (8 * itemsize):
@@ -101,7 +109,7 @@ class MemoryAPI:
         if bytesize <= 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {bytesize}")
         buf = ctx.backend.gmalloc_dma(ctx.handle, bytesize)
-        arr = np.asarray(buf)  # the DmaBuffer's bytes, no copy
+        arr = pinned_array(buf)
         ctx.host[id(arr)] = (arr, buf)
         return arr
 
