@@ -109,7 +109,7 @@ class MemoryAPI:
         if bytesize <= 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {bytesize}")
         buf = ctx.backend.gmalloc_dma(ctx.handle, bytesize)
-        arr = pinned_array(buf)
+        arr = pinned_array(buf)[:bytesize]  # the runtime rounds up to whole pages
         ctx.host[id(arr)] = (arr, buf)
         return arr
 

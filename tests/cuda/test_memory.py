@@ -110,6 +110,7 @@ def test_memset_larger_than_one_pattern_chunk(drv, ctx, monkeypatch) -> None:
 
 
 def test_pinned_memory(drv, ctx) -> None:
+    assert drv.cuMemAllocHost(1000).nbytes == 1000  # freed with the context
     h = drv.cuMemAllocHost(256 * 1024)
     assert isinstance(h, np.ndarray) and h.dtype == np.uint8 and h.nbytes == 256 * 1024
     h[:] = np.arange(h.size, dtype=np.uint64).astype(np.uint8)
