@@ -100,8 +100,10 @@ class ComputeEngine:
 
     def _run(self, job: LaunchJob) -> None:
         try:
-            while not job.cancelled:
+            while True:
                 self.hold.wait()
+                if job.cancelled:
+                    break
                 if job.launch.run(self.slice_budget):
                     return
             job.error = GdevError(errno.ECANCELED, "launch cancelled: its context closed")

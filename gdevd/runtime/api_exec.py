@@ -154,6 +154,7 @@ async def gsync(handle: Handle, fence_id: int, timeout: float | None = None) -> 
     if isinstance(fence_id, bool) or not isinstance(fence_id, int) or \
             not 0 <= fence_id < 4096:
         raise GdevError(errno.EINVAL, f"fence id out of range: {fence_id!r}")
+    _check_timeout(timeout)
     fence = handle.pending.get(fence_id) if fence_id else None
     if fence is not None:
         await _wait(fence.done, timeout, f"fence {fence_id}")
@@ -168,17 +169,22 @@ async def gbarrier(handle: Handle, timeout: float | None = None) -> None:
     Errors: EBADF; ETIME (timeout); the context's sticky fault.
     """
     handle.check_open()
+    _check_timeout(timeout)
     tail = handle.tail
     await _wait(tail, timeout, "barrier")
     handle.check_fault()
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and (isinstance(timeout, bool) or
+                                not isinstance(timeout, int | float) or not timeout >= 0):
+        raise GdevError(errno.EINVAL, f"timeout must be None or >= 0 seconds: {timeout!r}")
 
 
 async def _wait(event: trio.Event, timeout: float | None, what: str) -> None:
     if timeout is None:
         await event.wait()
         return
-    if not timeout >= 0:
-        raise GdevError(errno.EINVAL, f"timeout must be >= 0: {timeout!r}")
     with trio.move_on_after(timeout):
         await event.wait()
     if not event.is_set():

@@ -130,6 +130,10 @@ class GdevSystem:
             self.nursery = None
             try:
                 result: bool | None = await self._nursery_cm.__aexit__(*exc)
+            except BaseExceptionGroup as group:
+                if exc[1] is None or list(group.exceptions) != [exc[1]]:
+                    raise
+                result = False  # the body's own exception: let it go on unwrapped
             finally:
                 self._teardown()
         return result
