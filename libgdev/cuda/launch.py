@@ -19,6 +19,7 @@ import numpy as np
 from .errors import CUresult, api, fail
 
 _FLOAT_FORMATS = {2: "<e", 4: "<f", 8: "<d"}
+MAX_PARAM_BYTES = 4096  # the driver API's limit on a kernel's parameter buffer
 
 
 def pack_value(value: Any, size: int) -> bytes:
@@ -70,8 +71,9 @@ class Function:
         self.info = info
         self.block: tuple[int, int, int] | None = None  # cuFuncSetBlockShape
         self.shared_size = 0  # cuFuncSetSharedSize
-        self.param_buf = bytearray(int(info.param_size))  # cuParamSet*
+        self.param_buf = bytearray(MAX_PARAM_BYTES)  # cuParamSet*
         self.param_size = 0  # cuParamSetSize
+        self.param_end = max((p.offset + p.size for p in info.params), default=0)
 
     @property
     def name(self) -> str:
@@ -131,9 +133,9 @@ class LaunchAPI:
 
     @api
     def cuParamSetSize(self, f: Function, numbytes: int) -> None:
-        """Legacy: the total size of the parameters (must equal the kernel's at launch)."""
+        """Legacy: the total size of the parameters (must cover the kernel's at launch)."""
         f = self._function(f)
-        if not 0 <= numbytes <= len(f.param_buf):
+        if not 0 <= numbytes <= MAX_PARAM_BYTES:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"param size {numbytes}")
         f.param_size = numbytes
 
@@ -164,10 +166,11 @@ class LaunchAPI:
         f = self._function(f)
         if f.block is None:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"{f!r}: no cuFuncSetBlockShape")
-        if f.param_size != len(f.param_buf):
+        if f.param_size < f.param_end:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
-                       f"{f!r}: cuParamSetSize({f.param_size}), kernel takes {len(f.param_buf)}")
-        self._launch(f, _dims(gw, gh, 1), f.block, f.shared_size, hstream, bytes(f.param_buf))
+                       f"{f!r}: cuParamSetSize({f.param_size}), its parameters need {f.param_end}")
+        params = bytes(f.param_buf[:int(f.info.param_size)])
+        self._launch(f, _dims(gw, gh, 1), f.block, f.shared_size, hstream, params)
 
     @api
     def cuLaunch(self, f: Function) -> None:

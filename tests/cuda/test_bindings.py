@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import kcuda
@@ -80,7 +79,26 @@ def _mounted(libgdev: Any, mount: str) -> Any:
     return ModuleBackend(Mounted())
 
 
-BINDINGS = ["kcuda_driver", "libgdev_driver"]
+@pytest.fixture(scope="module")
+def inprocess_driver() -> Iterator[Any]:
+    """``libgdev.cuda.bind(gdevd.gdev)``: the driver over the in-process runtime facade."""
+    from gdevd import gdev
+    from gdevd.runtime import GdevConfig
+
+    from .conftest import SMALL
+
+    gdev.boot(GdevConfig(**SMALL))
+    try:
+        drv = bind(gdev)
+        drv.cuInit(0)
+        yield drv
+        drv.shutdown()
+        gdev.check_invariants()
+    finally:
+        gdev.shutdown()
+
+
+BINDINGS = ["kcuda_driver", "libgdev_driver", "inprocess_driver"]
 
 
 @pytest.fixture(params=BINDINGS)

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from libgdev.cuda import CUdevice_attribute as A
 from libgdev.cuda import CudaError, bind
+from libgdev.cuda import CUdevice_attribute as A
 from libgdev.cuda import CUresult as R
 
 from .conftest import MiB
