@@ -56,12 +56,24 @@ def attach(system: Any, trio_token: Any) -> None:
 
 
 def detach() -> None:
-    """Destroy the contexts kcuda users left open and forget the runtime (idempotent)."""
-    global _facade
+    """Destroy the contexts kcuda users left open and forget the runtime (idempotent).
+
+    Called on the runtime's own loop thread (the daemon's teardown), it cannot wait for the
+    loop: the contexts are only marked destroyed, and the system's shutdown closes their
+    handles with everything else.
+    """
+    global _facade, driver
     if _facade is None:
         return
-    driver.shutdown()
+    if _facade.on_loop_thread():
+        for ctx in list(driver.contexts):
+            ctx.destroyed = True
+        driver.contexts.clear()
+    else:
+        driver.shutdown()
     _facade = None
+    driver = CudaDriver(_backend)  # a later attach starts from scratch
+    globals().update(driver.exports())
 
 
 def attached() -> bool:

@@ -36,6 +36,13 @@ class RuntimeFacade:
         for verb in _HANDLE_VERBS:
             setattr(self, verb, functools.partial(self._call, getattr(rt, verb)))
 
+    def on_loop_thread(self) -> bool:
+        """Whether the caller runs in the runtime's own trio loop (where verbs cannot block)."""
+        try:
+            return trio.lowlevel.current_trio_token() is self.token
+        except RuntimeError:
+            return False
+
     def _call(self, fn: Any, *args: Any) -> Any:
         return trio.from_thread.run(fn, *args, trio_token=self.token)
 
