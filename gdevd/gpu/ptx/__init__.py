@@ -1,1 +1,13 @@
-"""The compute engine's ISA: PTX as emitted by ``nvcc -ptx``, loaded and executed (SIMT)."""
+"""The compute engine's ISA: PTX as emitted by ``nvcc -ptx``, loaded and executed (SIMT).
+
+``load_module(text)`` parses, validates and pre-decodes a module once; ``Module.launch``
+prepares a grid and ``Launch.run(budget)`` executes it, resumably.  See ``executor`` for
+the scheduling model and ``memory`` for how addresses reach the MMU.
+"""
+
+from .errors import PtxError
+from .executor import Launch, LaunchStats
+from .module import DataLayout, GlobalInfo, KernelInfo, Module, ParamInfo, load_module
+
+__all__ = ["load_module", "PtxError", "Module", "KernelInfo", "ParamInfo", "GlobalInfo",
+           "DataLayout", "Launch", "LaunchStats"]

@@ -1,0 +1,287 @@
+"""The SIMT executor: runs a grid in waves of blocks, vectorized over all threads of a wave.
+
+Theory of operation
+-------------------
+A *wave* is a run of consecutive blocks whose threads execute together; every register is a
+numpy array over the wave's threads.  Each thread has a program counter naming a basic
+block.  A step picks the smallest PC among runnable threads and runs that block for exactly
+the threads at it (min-PC scheduling: structured code reconverges at the immediate
+post-dominator because lagging threads always go first).  While all live threads share one
+PC the wave is *uniform* and no PC array is consulted at all; this is the fast path.
+
+A thread that reaches ``bar.sync`` while its block-mates are elsewhere waits (its PC is
+offset by ``WAIT``) until no thread is runnable, which happens exactly when every live
+thread of the wave has arrived at a barrier; then all waiting threads are released.  Exited
+threads hold PC ``EXIT``.  All of this state lives in the :class:`Wave` object, so a launch
+can stop after any block (``run(budget)``) and resume later with identical results.
+"""
+
+from __future__ import annotations
+
+import errno
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gdevd.errors import GdevError, KernelFault, MmuFault
+
+from .memory import MemSys
+from .program import BAR, BRA, EXIT, FALL, TRAP
+from .state import Env, Geometry
+
+WAIT = 1 << 29
+PC_EXIT = 1 << 30
+WAVE_THREADS = 1 << 17
+WAVE_BYTES = 256 << 20
+MAX_BLOCK = (1024, 1024, 64)
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+
+
+@dataclass
+class LaunchStats:
+    """Counters of a launch: warp-agnostic dynamic instructions (one per block step and
+    instruction), thread-instructions (the same weighted by active threads), run seconds."""
+
+    instructions: int = 0
+    thread_instructions: int = 0
+    elapsed: float = 0.0
+
+
+class Wave:
+    """Execution state of one wave (see module docstring)."""
+
+    def __init__(self, launch: Launch, first_block: int, nblocks: int) -> None:
+        info = launch.info
+        self.launch = launch
+        geom = Geometry(launch.grid, launch.block, first_block, nblocks)
+        mem = MemSys(launch.mmu, geom.n, geom.tpb, launch.shared_total, info.local_size)
+        self.env = Env(info, geom, mem, launch.params, launch.symbols,
+                       lambda: launch.stats.instructions, launch.shared_dynamic)
+        self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines)
+                     for blk in info.blocks]
+        self.n = geom.n
+        self.pc = np.zeros(self.n, dtype=np.int32)
+        self.n_alive = self.n
+        self.upc = 0
+        self.ulanes = None
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _pick(self):
+        pcs = self.pc
+        m = int(pcs.min())
+        if m >= PC_EXIT:
+            return None
+        if m >= WAIT:   # every live thread waits at a barrier: release them all
+            pcs[pcs < PC_EXIT] -= WAIT
+            m = int(pcs.min())
+        lanes = np.flatnonzero(pcs == m)
+        if lanes.size == self.n_alive:
+            self.upc = m
+            self.ulanes = None if lanes.size == self.n else lanes
+            return m, self.ulanes
+        return m, lanes
+
+    def _goto(self, lanes, target: int) -> None:
+        if self.upc >= 0:
+            self.upc = target
+        elif lanes is None:
+            self.pc[:] = target
+        else:
+            self.pc[lanes] = target
+
+    def _split(self, pc: int, lanes, p: np.ndarray, target: int) -> None:
+        """Lanes with ``p`` go to ``target``, the others fall through to ``pc + 1``."""
+        dest = np.where(p, np.int32(target), np.int32(pc + 1))
+        if lanes is None:
+            self.pc[:] = dest
+        else:
+            self.pc[lanes] = dest
+        self.upc = -1
+
+    def _exit(self, lanes) -> None:
+        if lanes is None:
+            self.pc[:] = PC_EXIT
+            self.n_alive = 0
+        else:
+            self.pc[lanes] = PC_EXIT
+            self.n_alive -= lanes.size
+        self.upc = -1
+
+    def _guard(self, guard, lanes) -> np.ndarray:
+        name, neg = guard
+        p = self.env.regs[name]
+        p = p if lanes is None else p[lanes]
+        return ~p if neg else p
+
+    def _terminate(self, pc: int, lanes, term) -> None:
+        kind = term.kind
+        if kind == FALL:
+            self._goto(lanes, pc + 1)
+        elif kind == BRA or kind == EXIT:
+            if term.guard is None:
+                return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
+            p = self._guard(term.guard, lanes)
+            if p.all():
+                return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
+            if not p.any():
+                return self._goto(lanes, pc + 1)
+            if kind == BRA:
+                return self._split(pc, lanes, p, term.target)
+            lanes = np.arange(self.n) if lanes is None else lanes
+            if self.upc >= 0:   # still uniform: the survivors stay together
+                self.pc[lanes[p]] = PC_EXIT
+                self.n_alive -= int(p.sum())
+                self.upc, self.ulanes = pc + 1, lanes[~p]
+            else:
+                self.pc[lanes[p]] = PC_EXIT
+                self.pc[lanes[~p]] = pc + 1
+                self.n_alive -= int(p.sum())
+        elif kind == BAR:
+            if self.upc >= 0:
+                self.upc = pc + 1
+            else:
+                self._goto(lanes, pc + 1 + WAIT)
+        elif kind == TRAP:
+            if term.guard is None or self._guard(term.guard, lanes).any():
+                raise KernelFault(errno.EIO, f"trap in {self.launch.info.name} at line "
+                                  f"{term.line}")
+            self._goto(lanes, pc + 1)
+        return None
+
+    # -- execution --------------------------------------------------------------------
+    def run(self, budget: int | None, deadline: float | None) -> tuple[bool, int]:
+        """Run until the wave finishes (True) or ``budget`` instructions ran (False)."""
+        stats = self.launch.stats
+        code = self.code
+        used = 0
+        while True:
+            if self.upc >= 0:
+                pc, lanes = self.upc, self.ulanes
+            else:
+                sel = self._pick()
+                if sel is None:
+                    return True, used
+                pc, lanes = sel
+            ops, term, lines = code[pc]
+            k = 0
+            try:
+                for k, f in enumerate(ops):
+                    f(lanes)
+            except MmuFault as e:
+                raise KernelFault(errno.EFAULT, f"illegal address 0x{e.va:x} ({e.reason}) in "
+                                  f"{self.launch.info.name} at line {lines[k]}") from e
+            n = len(ops) + (term.kind != FALL)
+            used += n
+            stats.instructions += n
+            stats.thread_instructions += n * (self.n_alive if lanes is None else lanes.size)
+            self._terminate(pc, lanes, term)
+            if self.upc >= 0 and self.n_alive == 0:
+                self.upc = -1
+            if deadline is not None and time.monotonic() > deadline:
+                raise KernelFault(errno.ETIME, f"watchdog: {self.launch.info.name} ran longer "
+                                  f"than {self.launch.watchdog} s")
+            if budget is not None and used >= budget:
+                return self._pick_done(), used
+
+    def _pick_done(self) -> bool:
+        return self.upc < 0 and self.n_alive == 0
+
+
+class Launch:
+    """One kernel launch; ``run(budget)`` executes it, resumably.  See Module.launch."""
+
+    def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
+                 shared_dynamic: int = 0, watchdog: float | None = None) -> None:
+        self.info = info
+        self.grid = _dims(grid, MAX_GRID, "grid")
+        self.block = _dims(block, MAX_BLOCK, "block")
+        tpb = self.block[0] * self.block[1] * self.block[2]
+        if tpb > 1024 or (info.max_threads and tpb > info.max_threads):
+            raise GdevError(errno.EINVAL, f"block of {tpb} threads is too large")
+        params = bytes(params)
+        if not info.param_size <= len(params) <= (info.param_size + 7) // 8 * 8:
+            raise GdevError(errno.EINVAL, f"parameter buffer of {len(params)} bytes, kernel "
+                            f"{info.name} takes {info.param_size}")
+        if shared_dynamic < 0:
+            raise GdevError(errno.EINVAL, "negative dynamic shared size")
+        self.dyn_offset = (info.static_shared + 15) // 16 * 16
+        self.shared_total = self.dyn_offset + shared_dynamic if shared_dynamic else \
+            info.static_shared
+        if self.shared_total > 64 * 1024:
+            raise GdevError(errno.EINVAL, f"{self.shared_total} bytes of shared memory")
+        if watchdog is not None and watchdog <= 0:
+            raise GdevError(errno.EINVAL, "watchdog must be positive")
+        self.params = params + bytes(8)
+        self.mmu, self.shared_dynamic, self.watchdog = mmu, shared_dynamic, watchdog
+        self.symbols = self._symbols(module, data_base)
+        self.stats = LaunchStats()
+        self.total_blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        per_thread = sum(np.dtype(np.uint64).itemsize for _ in info.regs) + \
+            sum(info.pvars.values()) + info.local_size + 64
+        wave_threads = max(tpb, min(WAVE_THREADS, WAVE_BYTES // per_thread))
+        self.wave_blocks = max(1, wave_threads // tpb)
+        self.next_block = 0
+        self.wave: Wave | None = None
+        self.done = False
+
+    def _symbols(self, module, data_base: int) -> dict[str, tuple[str, int]]:
+        info = self.info
+        syms: dict[str, tuple[str, int]] = {}
+        for name, off in module.data_layout().offsets.items():
+            syms[name] = ("global", data_base + off)
+        for name, off in info.shared_offsets.items():
+            syms[name] = ("shared", off)
+        for name in info.dynamic_shared:
+            syms[name] = ("shared", self.dyn_offset)
+        for name, off in info.local_offsets.items():
+            syms[name] = ("local", off)
+        for p in info.params:
+            syms[p.name] = ("kparam", p.offset)
+        return syms
+
+    def run(self, budget: int | None = None) -> bool:
+        """Execute up to ``budget`` instructions (all if None); True once the grid is done.
+
+        Raises KernelFault (EFAULT illegal address, EIO trap, ETIME watchdog); a faulted
+        launch is finished and must not be resumed.
+        """
+        if self.done:
+            return True
+        t0 = time.monotonic()
+        deadline = None if self.watchdog is None else t0 + self.watchdog - self.stats.elapsed
+        try:
+            while True:
+                if self.wave is None:
+                    if self.next_block >= self.total_blocks:
+                        self.done = True
+                        return True
+                    nb = min(self.wave_blocks, self.total_blocks - self.next_block)
+                    self.wave = Wave(self, self.next_block, nb)
+                    self.next_block += nb
+                left = None if budget is None else budget
+                finished, used = self.wave.run(left, deadline)
+                if budget is not None:
+                    budget -= used
+                if finished:
+                    self.wave = None
+                    continue
+                if budget is not None and budget <= 0:
+                    return False
+        except KernelFault:
+            self.done = True
+            self.wave = None
+            raise
+        finally:
+            self.stats.elapsed += time.monotonic() - t0
+
+
+def _dims(d, limits, what: str) -> tuple[int, int, int]:
+    try:
+        t = tuple(int(x) for x in d)
+    except TypeError:
+        t = (int(d),)
+    t = t + (1,) * (3 - len(t))
+    if len(t) != 3 or any(x <= 0 for x in t) or any(x > m for x, m in zip(t, limits)):
+        raise GdevError(errno.EINVAL, f"bad {what} dimensions {d!r}")
+    return t

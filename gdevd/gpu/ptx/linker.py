@@ -1,0 +1,151 @@
+"""Linking a kernel: device functions inlined at their call sites, names made unique.
+
+A ``call`` is replaced by a copy of the callee's body whose registers and variables carry
+the callee's prefix, whose formal ``.param``s are the caller's actual argument variables and
+whose ``ret`` jumps to the instruction after the call.  Inlining in place keeps program
+counters monotonic along the source, which is what min-PC scheduling needs to reconverge
+after a divergent call.  Recursion is rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import PtxError
+from .syntax import (Addr, Function, Group, Instr, Label, ModuleAst, Not, Pair, Reg, Sym,
+                     VarDecl, Vec)
+
+# calls to these extern functions are executed by the engine itself
+BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
+
+
+@dataclass
+class Linked:
+    """The flat code of one kernel and every name it uses."""
+
+    kernel: Function
+    code: list = field(default_factory=list)          # Instr and Label
+    regs: dict[str, str] = field(default_factory=dict)
+    pvars: dict[str, int] = field(default_factory=dict)
+    locals: list[VarDecl] = field(default_factory=list)
+    shared: list[VarDecl] = field(default_factory=list)
+    sites: int = 0
+
+
+class Linker:
+    """Builds a :class:`Linked` for one kernel of a module."""
+
+    def __init__(self, mod: ModuleAst, name: str) -> None:
+        self.mod = mod
+        self.name = name
+
+    def err(self, line: int, construct: str, msg: str) -> PtxError:
+        return PtxError(line, construct, msg, self.name)
+
+    def link(self, kernel: Function) -> Linked:
+        out = Linked(kernel)
+        self.expand(out, kernel, "", {}, "", [kernel.name])
+        return out
+
+    def expand(self, out: Linked, fn: Function, prefix: str, formals: dict[str, str],
+               suffix: str, stack: list[str], ret_label: str | None = None) -> None:
+        """Append ``fn``'s body to ``out.code`` with names renamed."""
+        local_names = set(fn.regs) | set(fn.vars)
+
+        def rn(name: str) -> str:
+            if name in formals:
+                return formals[name]
+            return prefix + name if name in local_names else name
+
+        for reg, t in fn.regs.items():
+            out.regs[prefix + reg] = t
+        for v in fn.vars.values():
+            self.declare(out, v, prefix + v.name)
+        labels = {lb.name for lb in fn.body if isinstance(lb, Label)}
+        for st in fn.body:
+            if isinstance(st, Label):
+                out.code.append(Label(st.name + suffix, st.line))
+                continue
+            base = st.opcode.split(".")[0]
+            guard = (rn(st.guard[0]), st.guard[1]) if st.guard else None
+            if base == "call":
+                self.call(out, st, rn, guard, stack)
+                continue
+            if base == "ret" and ret_label is not None:
+                out.code.append(Instr("bra.uni", [Sym(ret_label)], st.line, guard))
+                continue
+            args = [rename(a, rn, labels, suffix) for a in st.args]
+            out.code.append(Instr(st.opcode, args, st.line, guard))
+
+    def declare(self, out: Linked, v: VarDecl, name: str) -> None:
+        nv = VarDecl(v.space, name, v.type, v.align, v.count, v.init, v.line, v.extern, v.vec)
+        if v.space == "param":
+            out.pvars[name] = max(out.pvars.get(name, 0), nv.size)
+        elif v.space == "local":
+            out.locals.append(nv)
+        elif v.space == "shared":
+            out.shared.append(nv)
+        else:
+            raise self.err(v.line, v.name, f".{v.space} variable inside a function")
+
+    def call(self, out: Linked, st: Instr, rn, guard, stack: list[str]) -> None:
+        args = list(st.args)
+        rets: list = []
+        if args and isinstance(args[0], Group):
+            rets = list(args.pop(0).items)
+        if not args or not isinstance(args[0], Sym):
+            raise self.err(st.line, st.opcode, "indirect calls are not supported")
+        target = args.pop(0).name
+        params = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
+        if args:
+            raise self.err(st.line, st.opcode, "call prototypes are not supported")
+        actual_rets = [self.param_name(st, a, rn) for a in rets]
+        actual_params = [self.param_name(st, a, rn) for a in params]
+        if target in BUILTINS:
+            out.code.append(Instr(f"builtin.{target}",
+                                  [Group(tuple(Sym(n) for n in actual_rets)),
+                                   Group(tuple(Sym(n) for n in actual_params))], st.line, guard))
+            return
+        callee = self.mod.functions.get(target)
+        if callee is None or not callee.defined:
+            raise self.err(st.line, target, "call of an undefined or extern function")
+        if target in stack:
+            raise self.err(st.line, target, "recursive calls are not supported")
+        if guard is not None:
+            raise self.err(st.line, st.opcode, "predicated calls are not supported")
+        if len(actual_rets) != len(callee.rets) or len(actual_params) != len(callee.params):
+            raise self.err(st.line, target, "argument count does not match the callee")
+        formals = {f.name: a for f, a in zip(callee.rets + callee.params,
+                                             actual_rets + actual_params)}
+        out.sites += 1
+        cont = f"$ret@{out.sites}"
+        self.expand(out, callee, f"{target}::", formals, f"@{out.sites}", stack + [target],
+                    ret_label=cont)
+        out.code.append(Label(cont, st.line))
+
+    def param_name(self, st: Instr, a, rn) -> str:
+        if isinstance(a, Sym):
+            return rn(a.name)
+        raise self.err(st.line, st.opcode, "call arguments must be .param variables")
+
+
+def rename(a, rn, labels: set[str], suffix: str):
+    """Operand ``a`` with register/variable names mapped by ``rn`` and labels suffixed."""
+    if isinstance(a, Reg):
+        return Reg(rn(a.name))
+    if isinstance(a, Sym):
+        if a.name in labels:
+            return Sym(a.name + suffix, a.offset)
+        return Sym(rn(a.name), a.offset)
+    if isinstance(a, Addr):
+        return Addr(rename(a.base, rn, labels, suffix) if a.base is not None else None,
+                    a.offset)
+    if isinstance(a, Vec):
+        return Vec(tuple(rename(x, rn, labels, suffix) for x in a.items))
+    if isinstance(a, Pair):
+        return Pair(rename(a.first, rn, labels, suffix), rename(a.second, rn, labels, suffix))
+    if isinstance(a, Not):
+        return Not(rename(a.operand, rn, labels, suffix))
+    if isinstance(a, Group):
+        return Group(tuple(rename(x, rn, labels, suffix) for x in a.items))
+    return a

@@ -1,0 +1,224 @@
+"""Loading a PTX module: parse, validate, lay out data, link and decode every kernel.
+
+:func:`load_module` does all the work once; a :class:`Module` then only launches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import PtxError
+from .linker import Linker
+from .parser import parse
+from .program import Block, build_blocks
+from .ptxtypes import scalar, size_of
+from .syntax import ModuleAst, VarDecl
+
+MAX_SHARED = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One kernel parameter: byte offset, size and alignment in the parameter buffer."""
+
+    name: str
+    offset: int
+    size: int
+    align: int
+
+
+@dataclass(frozen=True)
+class GlobalInfo:
+    """A module variable in ``.global`` or ``.const`` space with its initial bytes."""
+
+    name: str
+    space: str
+    size: int
+    align: int
+    init: bytes
+
+
+@dataclass(frozen=True)
+class DataLayout:
+    """All module variables packed into one aligned data segment."""
+
+    offsets: dict[str, int]
+    size: int
+    image: bytes
+    align: int = 256
+
+
+@dataclass
+class KernelInfo:
+    """What the launcher needs to know about a kernel."""
+
+    name: str
+    params: list[ParamInfo]
+    param_size: int
+    static_shared: int
+    local_size: int
+    max_threads: int | None = None
+    regs: dict[str, str] = field(default_factory=dict, repr=False)
+    pvars: dict[str, int] = field(default_factory=dict, repr=False)
+    shared_offsets: dict[str, int] = field(default_factory=dict, repr=False)
+    dynamic_shared: list[str] = field(default_factory=list, repr=False)
+    local_offsets: dict[str, int] = field(default_factory=dict, repr=False)
+    blocks: list[Block] = field(default_factory=list, repr=False)
+
+
+def _align_up(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def _var_align(v: VarDecl) -> int:
+    return max(v.align or size_of(v.type) * v.vec, 1)
+
+
+def _image_of(v: VarDecl, name: str) -> bytes:
+    size = v.size
+    if not v.init:
+        return bytes(size)
+    n_elems = size // size_of(v.type)
+    if len(v.init) > n_elems:
+        raise PtxError(v.line, v.name, "too many initializers", name)
+    vals = [scalar(x, v.type) for x in v.init]
+    data = b"".join(np.asarray(x).tobytes() for x in vals)
+    return data + bytes(size - len(data))
+
+
+class _Ctx:
+    """Name lookup used while decoding one kernel's instructions."""
+
+    def __init__(self, name: str, ast: ModuleAst, kernel, linked) -> None:
+        self.module_name = name
+        self.spaces: dict[str, str] = {}
+        for g in ast.globals.values():
+            self.spaces[g.name] = g.space
+        for p in kernel.params:
+            self.spaces[p.name] = "kparam"
+        for v in linked.shared:
+            self.spaces[v.name] = "shared"
+        for v in linked.locals:
+            self.spaces[v.name] = "local"
+        for n in linked.pvars:
+            self.spaces[n] = "param"
+
+    def symbol_space(self, name: str) -> str | None:
+        """State space of a variable name, or None if it names none."""
+        return self.spaces.get(name)
+
+
+class Module:
+    """A loaded module: kernels, globals, and the data layout.  See :func:`load_module`."""
+
+    def __init__(self, ast: ModuleAst, name: str) -> None:
+        self.name = name
+        self.ast = ast
+        self.globals: dict[str, GlobalInfo] = {}
+        self._layout = self._build_layout()
+        self.kernels: dict[str, KernelInfo] = {}
+        for fn in ast.functions.values():
+            if fn.kind == "entry" and fn.defined:
+                self.kernels[fn.name] = self._build_kernel(fn)
+
+    def data_layout(self) -> DataLayout:
+        """Offsets of every ``.global``/``.const`` variable in one data segment."""
+        return self._layout
+
+    def _build_layout(self) -> DataLayout:
+        offsets: dict[str, int] = {}
+        image = bytearray()
+        for v in self.ast.globals.values():
+            if v.space not in ("global", "const") or v.extern:
+                continue
+            a = _var_align(v)
+            off = _align_up(len(image), a)
+            init = _image_of(v, self.name)
+            image += bytes(off - len(image)) + init
+            offsets[v.name] = off
+            self.globals[v.name] = GlobalInfo(v.name, v.space, v.size, a, init)
+        return DataLayout(offsets, len(image), bytes(image))
+
+    def _build_kernel(self, fn) -> KernelInfo:
+        params, off = [], 0
+        for p in fn.params:
+            a = _var_align(p)
+            off = _align_up(off, a)
+            params.append(ParamInfo(p.name, off, p.size, a))
+            off += p.size
+        linked = Linker(self.ast, self.name).link(fn)
+        self._add_module_shared(linked)
+        info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars)
+        info.static_shared = self._layout_shared(linked, info)
+        info.local_size = self._layout_local(linked, info)
+        if info.static_shared > MAX_SHARED:
+            raise PtxError(fn.line, fn.name, "static shared memory exceeds 64 KiB", self.name)
+        if ".maxntid" in fn.directives or ".reqntid" in fn.directives:
+            dims = fn.directives.get(".maxntid") or fn.directives[".reqntid"]
+            info.max_threads = int(np.prod(dims))
+        info.blocks = build_blocks(linked.code, _Ctx(self.name, self.ast, fn, linked))
+        return info
+
+    def _add_module_shared(self, linked) -> None:
+        """Module-scope .shared variables referenced by the kernel's code join its layout."""
+        names = {v.name for v in linked.shared}
+        used = set()
+        for ins in linked.code:
+            for a in getattr(ins, "args", ()):
+                used.update(_names(a))
+        for g in self.ast.globals.values():
+            if g.space == "shared" and g.name in used and g.name not in names:
+                linked.shared.append(g)
+
+    @staticmethod
+    def _layout_shared(linked, info: KernelInfo) -> int:
+        end = 0
+        for v in linked.shared:
+            if v.extern or v.count == 0:
+                info.dynamic_shared.append(v.name)
+                continue
+            end = _align_up(end, _var_align(v))
+            info.shared_offsets[v.name] = end
+            end += v.size
+        return end
+
+    @staticmethod
+    def _layout_local(linked, info: KernelInfo) -> int:
+        end = 0
+        for v in linked.locals:
+            end = _align_up(end, _var_align(v))
+            info.local_offsets[v.name] = end
+            end += v.size
+        return end
+
+    def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
+               shared_dynamic: int = 0, watchdog: float | None = None):
+        """Prepare a launch of ``kernel_name``; see :class:`executor.Launch`."""
+        from .executor import Launch
+        if kernel_name not in self.kernels:
+            from gdevd.errors import GdevError
+            import errno
+            raise GdevError(errno.ENOENT, f"no kernel {kernel_name!r} in {self.name}")
+        return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
+                      shared_dynamic, watchdog)
+
+
+def _names(a) -> set[str]:
+    from .syntax import Addr, Group, Pair, Sym, Vec
+    if isinstance(a, Sym):
+        return {a.name}
+    if isinstance(a, Addr) and isinstance(a.base, Sym):
+        return {a.base.name}
+    if isinstance(a, Vec | Group):
+        return set().union(*(_names(x) for x in a.items)) if a.items else set()
+    if isinstance(a, Pair):
+        return _names(a.first) | _names(a.second)
+    return set()
+
+
+def load_module(text: str, name: str = "<ptx>") -> Module:
+    """Parse, validate and pre-decode a PTX module; raises PtxError (EINVAL) if rejected."""
+    ast = parse(text, name)
+    return Module(ast, name)

@@ -1,0 +1,139 @@
+"""Comparisons and selection: setp (every integer and float comparison, boolean combine,
+two outputs), set, selp, slct."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decode import Ins, op
+from .ptxtypes import DTYPES, is_float
+from .syntax import Pair, Sink
+
+
+def _nan(a, b):
+    return np.isnan(a) | np.isnan(b)
+
+
+_INT_CMP = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal,
+    "hi": np.greater, "hs": np.greater_equal,
+}
+_FLOAT_CMP = {
+    "eq": np.equal, "ne": lambda a, b: np.not_equal(a, b) & ~_nan(a, b),
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "equ": lambda a, b: np.equal(a, b) | _nan(a, b),
+    "neu": np.not_equal,
+    "ltu": lambda a, b: ~np.greater_equal(a, b), "leu": lambda a, b: ~np.greater(a, b),
+    "gtu": lambda a, b: ~np.less_equal(a, b), "geu": lambda a, b: ~np.less(a, b),
+    "num": lambda a, b: ~_nan(a, b), "nan": _nan,
+}
+_BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+
+
+def _compare_type(ins: Ins, t: str) -> str:
+    """Unsigned comparisons (lo/ls/hi/hs) and b-types compare as unsigned."""
+    if t[0] == "b":
+        return "u" + t[1:]
+    return t
+
+
+def _cmp(ins: Ins, t: str):
+    table = _FLOAT_CMP if is_float(t) else _INT_CMP
+    ops = [m for m in ins.mods if m in table]
+    if len(ops) != 1:
+        raise ins.fail("expected one comparison operator")
+    return table[ops[0]]
+
+
+def _boolop(ins: Ins):
+    ops = [m for m in ins.mods if m in _BOOL]
+    if len(ops) > 1:
+        raise ins.fail("more than one boolean operator")
+    return _BOOL[ops[0]] if ops else None
+
+
+@op("setp")
+def dec_setp(ins: Ins):
+    t = _compare_type(ins, ins.type())
+    cmp = _cmp(ins, t)
+    bop = _boolop(ins)
+    ins.nargs(4 if bop else 3)
+    d = ins.args[0]
+    p, q = (d.first, d.second) if isinstance(d, Pair) else (d, Sink())
+    a, b = ins.src(1), ins.src(2)
+    c = ins.src(3) if bop else None
+
+    def bind(env):
+        wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
+        ra, rb = env.rd(a, t), env.rd(b, t)
+        rc = env.rd(c, "pred") if c is not None else None
+
+        def run(idx):
+            r = cmp(ra(idx), rb(idx))
+            if rc is None:
+                wp(idx, r)
+                wq(idx, ~r)
+            else:
+                cv = rc(idx)
+                wp(idx, bop(r, cv))
+                wq(idx, bop(~r, cv))
+        return run
+    return bind
+
+
+@op("set")
+def dec_set(ins: Ins):
+    """set.cmp[.bool].dtype.stype: 0xffffffff / 1.0f when true, 0 otherwise."""
+    if len(ins.types) != 2:
+        raise ins.fail("set needs a destination and a source type")
+    dt_name, st_name = ins.types
+    st_name = _compare_type(ins, st_name)
+    cmp = _cmp(ins, st_name)
+    bop = _boolop(ins)
+    ins.nargs(4 if bop else 3)
+    d, a, b = ins.dst(0), ins.src(1), ins.src(2)
+    c = ins.src(3) if bop else None
+    ddt = DTYPES[dt_name]
+    true = ddt.type(1.0) if ddt.kind == "f" else ddt.type(-1 if ddt.kind == "i" else 0xFFFFFFFF)
+
+    def bind(env):
+        w, ra, rb = env.wr(d, dt_name), env.rd(a, st_name), env.rd(b, st_name)
+        rc = env.rd(c, "pred") if c is not None else None
+
+        def run(idx):
+            r = cmp(ra(idx), rb(idx))
+            if rc is not None:
+                r = bop(r, rc(idx))
+            w(idx, np.where(r, true, ddt.type(0)))
+        return run
+    return bind
+
+
+@op("selp")
+def dec_selp(ins: Ins):
+    ins.nargs(4)
+    t = ins.type()
+    d, a, b, c = ins.dst(0), ins.src(1), ins.src(2), ins.src(3)
+
+    def bind(env):
+        w, ra, rb, rc = env.wr(d, t), env.rd(a, t), env.rd(b, t), env.rd(c, "pred")
+        dt = DTYPES[t]
+        return lambda idx: w(idx, np.where(rc(idx), ra(idx), rb(idx)).astype(dt, copy=False))
+    return bind
+
+
+@op("slct")
+def dec_slct(ins: Ins):
+    """slct.dtype.ctype d, a, b, c: d = (c >= 0) ? a : b."""
+    ins.nargs(4)
+    if len(ins.types) != 2:
+        raise ins.fail("slct needs two types")
+    t, ct = ins.types
+    d, a, b, c = ins.dst(0), ins.src(1), ins.src(2), ins.src(3)
+
+    def bind(env):
+        w, ra, rb, rc = env.wr(d, t), env.rd(a, t), env.rd(b, t), env.rd(c, ct)
+        dt = DTYPES[t]
+        return lambda idx: w(idx, np.where(rc(idx) >= 0, ra(idx), rb(idx)).astype(dt, copy=False))
+    return bind

@@ -1,0 +1,168 @@
+"""Conversions and moves: cvt between every integer and float type (rounding, .sat, .ftz),
+mov of registers, immediates, special registers and symbol addresses, vector pack/unpack."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decode import Ins, op
+from .ops_float import ftz, round_to
+from .ptxtypes import DTYPES, UNSIGNED, size_of
+from .syntax import Reg, Sink, Vec
+
+_IRND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+_FRND = {"rn", "rz", "rm", "rp"}
+
+
+def _int_range(dt):
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def float_to_int(x, dt, rnd) -> np.ndarray:
+    """Round float ``x`` with ``rnd`` and convert to integer ``dt``, saturating; NaN -> 0."""
+    x = np.asarray(x, dtype=np.float64)
+    r = rnd(x)
+    lo, hi = _int_range(dt)
+    nan = np.isnan(r)
+    if dt.itemsize == 8:   # float64 cannot hold 2**63-1 exactly: clamp by comparison
+        big = r >= float(hi) + 1.0
+        small = r < float(lo)
+        safe = np.where(nan | big | small, 0.0, r)
+        out = safe.astype(dt)
+        out = np.where(big, dt.type(hi), out)
+        out = np.where(small, dt.type(lo), out)
+        return np.where(nan, dt.type(0), out).astype(dt)
+    return np.where(nan, 0, np.clip(r, lo, hi)).astype(dt)
+
+
+def convert(x, st: str, dst: str, flags: set[str]):
+    """The value of ``cvt.<flags>.dst.st`` applied to ``x`` (already read as ``st``)."""
+    sdt, ddt = DTYPES[st], DTYPES[dst]
+    x = np.asarray(x)
+    sat = "sat" in flags
+    if sdt.kind == "f" and "ftz" in flags and st == "f32":
+        x = ftz(x)
+    if ddt.kind == "f":
+        if sdt.kind == "f":
+            irnd = flags & set(_IRND)
+            if irnd:
+                r = _IRND[irnd.pop()](x.astype(np.float64))
+                r = r.astype(ddt)
+            else:
+                mode = next(iter(flags & _FRND), "rn")
+                r = round_to(x.astype(np.float64), ddt, mode) if ddt.itemsize < sdt.itemsize \
+                    else x.astype(ddt)
+        else:
+            mode = next(iter(flags & _FRND), "rn")
+            r = round_to(x.astype(np.float64), ddt, mode) if ddt.itemsize == 4 and \
+                mode != "rn" else x.astype(ddt)
+        if sat:
+            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(ddt)
+        if "ftz" in flags and dst == "f32":
+            r = ftz(r)
+        return r
+    if sdt.kind == "f":
+        irnd = flags & set(_IRND)
+        rnd = _IRND[irnd.pop()] if irnd else np.trunc
+        return float_to_int(x, ddt, rnd)
+    if sat:
+        lo, hi = _int_range(ddt)
+        return np.clip(x.astype(np.float64) if sdt.itemsize == 8 else x.astype(np.int64),
+                       lo, hi).astype(ddt) if sdt.itemsize < 8 else _sat64(x, ddt)
+    return x.astype(ddt)
+
+
+def _sat64(x, ddt):
+    lo, hi = _int_range(ddt)
+    if x.dtype.kind == "u":
+        return np.where(x > np.uint64(hi), ddt.type(hi), x.astype(ddt)).astype(ddt)
+    return np.where(x > hi, ddt.type(hi), np.where(x < lo, ddt.type(lo), x.astype(ddt))) \
+        .astype(ddt)
+
+
+@op("cvt")
+def dec_cvt(ins: Ins):
+    if len(ins.types) != 2:
+        raise ins.fail("cvt needs a destination and a source type")
+    ins.nargs(2)
+    dst, st = ins.types
+    if dst in ("bf16", "f16x2", "bf16x2") or st in ("bf16", "f16x2", "bf16x2"):
+        raise ins.fail("bf16/packed-half conversions are not supported")
+    ins.only(set(_IRND) | _FRND | {"sat", "ftz", "relu"})
+    flags = set(ins.flags)
+    d, a = ins.dst(0), ins.src(1)
+
+    def bind(env):
+        w, ra = env.wr(d, dst), env.rd(a, st)
+        return lambda idx: w(idx, convert(ra(idx), st, dst, flags))
+    return bind
+
+
+@op("mov")
+def dec_mov(ins: Ins):
+    ins.nargs(2)
+    t = ins.type()
+    d, a = ins.args
+    if isinstance(d, Vec):
+        return _unpack(ins, t, d, a)
+    if isinstance(a, Vec):
+        return _pack(ins, t, d, a)
+    d, a = ins.dst(0), ins.src(1)
+
+    def bind(env):
+        w, ra = env.wr(d, t), env.rd(a, t)
+        return lambda idx: w(idx, ra(idx))
+    return bind
+
+
+def _parts(ins: Ins, t: str, vec: Vec):
+    n = len(vec.items)
+    size = size_of(t)
+    if size % n:
+        raise ins.fail("vector does not divide the packed type")
+    pt = "b" + str(size * 8 // n)
+    if pt not in DTYPES:
+        raise ins.fail("unsupported pack width")
+    for it in vec.items:
+        if not isinstance(it, Reg | Sink) and not hasattr(it, "value"):
+            raise ins.fail("vector element must be a register")
+    return pt, size * 8 // n
+
+
+def _pack(ins: Ins, t: str, d, vec: Vec):
+    pt, bits = _parts(ins, t, vec)
+    d = ins.dst(0)
+    udt = UNSIGNED[size_of(t)]
+
+    def bind(env):
+        w = env.wr(d, t)
+        rs = [env.rd(it, pt) for it in vec.items]
+
+        def run(idx):
+            acc = None
+            for k, r in enumerate(rs):
+                v = np.asarray(r(idx)).astype(udt) << udt.type(bits * k)
+                acc = v if acc is None else acc | v
+            w(idx, acc.view(DTYPES[t]) if acc.ndim else acc.astype(udt).view(DTYPES[t]))
+        return run
+    return bind
+
+
+def _unpack(ins: Ins, t: str, vec: Vec, a):
+    pt, bits = _parts(ins, t, vec)
+    a = ins.src(1)
+    udt = UNSIGNED[size_of(t)]
+    pdt = DTYPES[pt]
+    mask = udt.type((1 << bits) - 1)
+
+    def bind(env):
+        ra = env.rd(a, "b" + str(size_of(t) * 8))
+        ws = [env.wr(it, pt) for it in vec.items]
+
+        def run(idx):
+            v = np.asarray(ra(idx)).astype(udt)
+            for k, w in enumerate(ws):
+                w(idx, ((v >> udt.type(bits * k)) & mask).astype(pdt))
+        return run
+    return bind

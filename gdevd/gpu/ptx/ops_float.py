@@ -1,0 +1,184 @@
+"""Floating-point arithmetic: add/sub/mul/fma/mad/div with rounding modes, .ftz and .sat,
+rcp/sqrt/rsqrt/ex2/lg2/sin/cos/tanh, abs/neg/min/max, copysign, testp.
+
+f32 results are computed in float32 (round-to-nearest) or, for directed rounding and fma,
+in float64 and rounded once to float32.  ``.approx`` functions use exact numpy ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decode import Ins, binary, op, ternary, unary
+from .ptxtypes import DTYPES
+
+F32_MIN_NORMAL = np.float32(1.1754944e-38)
+_ROUND = {"rn", "rz", "rm", "rp"}
+
+
+def ftz(x):
+    """Flush float32 subnormals to sign-preserving zero."""
+    x = np.asarray(x)
+    return np.where(np.abs(x) < F32_MIN_NORMAL, np.copysign(np.float32(0), x), x).astype(x.dtype)
+
+
+def round_to(x64, dt, mode: str):
+    """Round float64 values ``x64`` to ``dt`` with PTX rounding ``mode``."""
+    r = np.asarray(x64).astype(dt)
+    if mode == "rn" or dt == np.float64:
+        return r
+    back = r.astype(np.float64)
+    if mode == "rz":
+        fix = np.abs(back) > np.abs(x64)
+        toward = np.zeros_like(r)
+    elif mode == "rm":
+        fix = back > x64
+        toward = np.full_like(r, -np.inf)
+    else:
+        fix = back < x64
+        toward = np.full_like(r, np.inf)
+    return np.where(fix, np.nextafter(r, toward), r).astype(dt)
+
+
+def _sat(x):
+    x = np.asarray(x)
+    return np.where(np.isnan(x), x.dtype.type(0), np.clip(x, 0, 1)).astype(x.dtype)
+
+
+def _post(ins: Ins, fn, t: str):
+    """Wrap ``fn`` with the instruction's .ftz (inputs and output) and .sat."""
+    f = fn
+    if "ftz" in ins.flags and t == "f32":
+        inner = f
+        f = lambda *xs: ftz(inner(*map(ftz, xs)))  # noqa: E731
+    if "sat" in ins.flags:
+        inner2 = f
+        f = lambda *xs: _sat(inner2(*xs))  # noqa: E731
+    return f
+
+
+def _rmode(ins: Ins) -> str:
+    r = ins.flags & _ROUND
+    return next(iter(r)) if r else "rn"
+
+
+_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+
+
+def dec_arith(ins: Ins):
+    """add/sub/mul of f16/f32/f64."""
+    t = ins.type()
+    ins.nargs(3)
+    ins.only(_ROUND | {"ftz", "sat"})
+    base = _BIN[ins.base]
+    mode = _rmode(ins)
+    dt = DTYPES[t]
+    if mode == "rn" or t == "f64":
+        return binary(ins, _post(ins, base, t), t)
+    fn = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
+    return binary(ins, _post(ins, fn, t), t)
+
+
+def dec_fma(ins: Ins):
+    """fma / mad of floats (single rounding for f32 via float64)."""
+    t = ins.type()
+    ins.nargs(4)
+    ins.only(_ROUND | {"ftz", "sat"})
+    dt = DTYPES[t]
+    mode = _rmode(ins)
+    if t == "f64":
+        fn = lambda a, b, c: a * b + c  # noqa: E731
+    else:
+        def fn(a, b, c):
+            return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)
+    return ternary(ins, _post(ins, fn, t), t)
+
+
+@op("fma")
+def dec_fma_op(ins: Ins):
+    return dec_fma(ins)
+
+
+def dec_div(ins: Ins):
+    """div.{rn,rz,rm,rp,approx,full} of floats."""
+    t = ins.type()
+    ins.nargs(3)
+    ins.only(_ROUND | {"ftz", "approx", "full", "sat"})
+    mode = _rmode(ins)
+    dt = DTYPES[t]
+    if mode == "rn" or t == "f64":
+        fn = np.divide
+    else:
+        def fn(a, b):
+            return round_to(np.asarray(a, np.float64) / b, dt, mode)
+    return binary(ins, _post(ins, fn, t), t)
+
+
+def dec_absneg(ins: Ins):
+    """abs/neg of floats (sign bit only)."""
+    t = ins.type()
+    ins.nargs(2)
+    ins.only({"ftz"})
+    return unary(ins, _post(ins, np.abs if ins.base == "abs" else np.negative, t), t)
+
+
+def dec_minmax(ins: Ins):
+    """min/max of floats: a NaN operand yields the other one (fmin/fmax)."""
+    t = ins.type()
+    ins.nargs(3)
+    ins.only({"ftz", "NaN", "xorsign", "abs"})
+    if "NaN" in ins.flags:
+        f = np.minimum if ins.base == "min" else np.maximum
+    else:
+        f = np.fmin if ins.base == "min" else np.fmax
+    return binary(ins, _post(ins, f, t), t)
+
+
+def _rsqrt(x):
+    return (1 / np.sqrt(x)).astype(np.asarray(x).dtype)
+
+
+def _rcp(x):
+    return (np.asarray(x).dtype.type(1) / x)
+
+
+_UNARY = {"sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": np.log2,
+          "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+
+
+@op(*_UNARY)
+def dec_unary(ins: Ins):
+    t = ins.type()
+    ins.nargs(2)
+    ins.only(_ROUND | {"ftz", "approx", "full"})
+    fn = _UNARY[ins.base]
+    mode = _rmode(ins)
+    dt = DTYPES[t]
+    if mode != "rn" and t == "f32" and ins.base in ("sqrt", "rcp"):
+        inner = fn
+        fn = lambda a: round_to(inner(np.asarray(a, np.float64)), dt, mode)  # noqa: E731
+    return unary(ins, _post(ins, fn, t), t)
+
+
+@op("copysign")
+def dec_copysign(ins: Ins):
+    t = ins.type()
+    ins.nargs(3)
+    return binary(ins, lambda a, b: np.copysign(b, a).astype(DTYPES[t]), t)
+
+
+_TESTP = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+          "notanumber": np.isnan,
+          "normal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny),
+          "subnormal": lambda x: (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)}
+
+
+@op("testp")
+def dec_testp(ins: Ins):
+    t = ins.type()
+    ins.nargs(2)
+    kinds = ins.flags & set(_TESTP)
+    if len(kinds) != 1:
+        raise ins.fail("testp needs one test")
+    f = _TESTP[kinds.pop()]
+    return unary(ins, lambda x: f(np.asarray(x)), t, "pred")

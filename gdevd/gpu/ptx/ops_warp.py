@@ -1,0 +1,156 @@
+"""Warp-level operations: shfl.sync, vote.sync, activemask, bar.warp.sync, match.sync.
+
+A warp is 32 consecutive threads of a block in linear thread order (the last one may be
+partial).  The member mask is taken to be the set of lanes executing the instruction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .decode import Ins, op
+from .syntax import Pair, Sink
+
+
+def warp_info(env):
+    """Per wave: (lane id, index of the warp's first thread, threads in the warp, warp key)."""
+    cached = getattr(env, "_warp_info", None)
+    if cached is None:
+        g = env.geom
+        t = env.lanes_all
+        lin = t % g.tpb
+        lane = lin % 32
+        start = t - lane
+        size = np.minimum(32, g.tpb - (lin - lane))
+        key = (t // g.tpb) * ((g.tpb + 31) // 32) + lin // 32
+        cached = (lane, start, size, key, int(key[-1]) + 1 if t.size else 0)
+        env._warp_info = cached
+    return cached
+
+
+@op("shfl")
+def dec_shfl(ins: Ins):
+    mode = [m for m in ("up", "down", "bfly", "idx") if m in ins.flags]
+    if len(mode) != 1:
+        raise ins.fail("shfl needs one of .up/.down/.bfly/.idx")
+    mode = mode[0]
+    ins.nargs(5 if "sync" in ins.flags else 4)
+    dst = ins.args[0]
+    d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
+    a, b, c = ins.src(1), ins.src(2), ins.src(3)
+
+    def bind(env):
+        wd, wp = env.wr(d, "b32"), env.wr(p, "pred")
+        ra, rb, rc = env.rd(a, "b32"), env.rd(b, "u32"), env.rd(c, "u32")
+        lane_all, start_all, size_all, _, _ = warp_info(env)
+
+        def run(idx):
+            sel = slice(None) if idx is None else idx
+            lane = lane_all[sel].astype(np.int64)
+            bval = np.asarray(rb(idx)).astype(np.int64) & 31
+            cval = np.asarray(rc(idx)).astype(np.int64)
+            seg = (cval >> 8) & 31
+            clamp = cval & 31
+            max_lane = (lane & seg) | (clamp & ~seg)
+            min_lane = lane & seg
+            if mode == "up":
+                j = lane - bval
+                ok = j >= max_lane
+            elif mode == "down":
+                j = lane + bval
+                ok = j <= max_lane
+            elif mode == "bfly":
+                j = lane ^ bval
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bval & ~seg)
+                ok = j <= max_lane
+            ok = ok & (j < size_all[sel]) & (j >= 0)
+            j = np.where(ok, j, lane)
+            src = np.asarray(ra(None))
+            vals = src[start_all[sel] + j] if src.ndim else np.broadcast_to(src, j.shape)
+            wd(idx, vals)
+            wp(idx, ok)
+        return run
+    return bind
+
+
+@op("vote")
+def dec_vote(ins: Ins):
+    mode = [m for m in ("all", "any", "uni", "ballot") if m in ins.flags]
+    if len(mode) != 1:
+        raise ins.fail("vote needs one of .all/.any/.uni/.ballot")
+    mode = mode[0]
+    ins.nargs(3 if "sync" in ins.flags else 2)
+    d, a = ins.dst(0), ins.src(1)
+    out_t = "b32" if mode == "ballot" else "pred"
+
+    def bind(env):
+        w, ra = env.wr(d, out_t), env.rd(a, "pred")
+        lane_all, _, _, key_all, nwarps = warp_info(env)
+
+        def run(idx):
+            sel = slice(None) if idx is None else idx
+            key = key_all[sel]
+            p = np.broadcast_to(np.asarray(ra(idx)), key.shape)
+            if mode == "ballot":
+                bits = np.where(p, np.ldexp(1.0, lane_all[sel]), 0.0)
+                res = np.bincount(key, weights=bits, minlength=nwarps)[key]
+                w(idx, res.astype(np.uint64).astype(np.uint32))
+                return
+            n_true = np.bincount(key, weights=p.astype(np.float64), minlength=nwarps)[key]
+            n_all = np.bincount(key, minlength=nwarps)[key]
+            if mode == "all":
+                w(idx, n_true == n_all)
+            elif mode == "any":
+                w(idx, n_true > 0)
+            else:
+                w(idx, (n_true == 0) | (n_true == n_all))
+        return run
+    return bind
+
+
+@op("activemask")
+def dec_activemask(ins: Ins):
+    ins.nargs(1)
+    d = ins.dst(0)
+
+    def bind(env):
+        w = env.wr(d, "b32")
+        lane_all, _, _, key_all, nwarps = warp_info(env)
+
+        def run(idx):
+            sel = slice(None) if idx is None else idx
+            key = key_all[sel]
+            bits = np.ldexp(1.0, lane_all[sel])
+            res = np.bincount(key, weights=bits, minlength=nwarps)[key]
+            w(idx, res.astype(np.uint64).astype(np.uint32))
+        return run
+    return bind
+
+
+@op("match")
+def dec_match(ins: Ins):
+    """match.any.sync.b32/b64: mask of the lanes of the warp holding the same value."""
+    if "any" not in ins.flags:
+        raise ins.fail("only match.any is supported")
+    ins.nargs(3)
+    t = ins.type()
+    d, a = ins.dst(0), ins.src(1)
+
+    def bind(env):
+        w, ra = env.wr(d, "b32"), env.rd(a, t)
+        lane_all, _, _, key_all, _ = warp_info(env)
+
+        def run(idx):
+            sel = slice(None) if idx is None else idx
+            key, lane = key_all[sel], lane_all[sel]
+            v = np.broadcast_to(np.asarray(ra(idx)), key.shape)
+            res = np.zeros(key.shape, dtype=np.uint32)
+            for k in range(key.size):   # warps are small; exact and simple
+                same = (key == key[k]) & (v == v[k])
+                res[k] = np.bitwise_or.reduce(np.left_shift(np.uint32(1),
+                                                            lane[same].astype(np.uint32)))
+            w(idx, res)
+        return run
+    return bind

@@ -1,0 +1,378 @@
+"""Recursive-descent parser: PTX tokens -> :class:`ModuleAst`.
+
+Names declared in nested ``{ }`` scopes of a function body (callseq ``.param`` blocks, inline
+asm temporaries) are renamed to be unique within the function, so that later stages see one
+flat namespace per function.
+"""
+
+from __future__ import annotations
+
+from .errors import PtxError
+from .lexer import Token, tokenize
+from .ptxtypes import TYPE_NAMES, parse_number
+from .syntax import (Addr, Function, Group, Imm, Instr, Label, ModuleAst, Not, Pair, Reg,
+                     Sink, Special, Sym, VarDecl, Vec)
+
+SPACES = ("global", "const", "shared", "local", "param", "reg")
+SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
+            "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq",
+            "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
+            "%dynamic_smem_size", "%total_smem_size", "%clock_hi", "%globaltimer_lo",
+            "%globaltimer_hi")
+_PERF = (".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm",
+         ".noreturn", ".explicitcluster", ".reqnctapercluster", ".maxclusterrank")
+
+
+class Parser:
+    """Parses one module; see :func:`parse`."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self.name = name
+        self.toks = tokenize(text, name)
+        self.i = 0
+        self.scopes: list[dict[str, str]] = []
+        self.fn: Function | None = None
+        self.uniq = 0
+
+    # -- token helpers -------------------------------------------------------------------
+    def err(self, msg: str, tok: Token | None = None) -> PtxError:
+        tok = tok or self.peek()
+        return PtxError(tok.line, tok.text, msg, self.name)
+
+    def peek(self, k: int = 0) -> Token:
+        j = self.i + k
+        if j < len(self.toks):
+            return self.toks[j]
+        last = self.toks[-1].line if self.toks else 0
+        return Token("eof", "<end of file>", last)
+
+    def next(self) -> Token:
+        tok = self.peek()
+        if tok.kind == "eof":
+            raise self.err("unexpected end of file")
+        self.i += 1
+        return tok
+
+    def accept(self, text: str) -> bool:
+        if self.peek().text == text:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, text: str) -> Token:
+        tok = self.next()
+        if tok.text != text:
+            raise self.err(f"expected {text!r}", tok)
+        return tok
+
+    def ident(self) -> str:
+        tok = self.next()
+        if tok.kind != "id":
+            raise self.err("expected an identifier", tok)
+        return tok.text
+
+    def integer(self) -> int:
+        neg = self.accept("-")
+        tok = self.next()
+        if tok.kind != "num":
+            raise self.err("expected a number", tok)
+        v = parse_number(tok.text)
+        if not isinstance(v, int):
+            raise self.err("expected an integer", tok)
+        return -v if neg else v
+
+    # -- module level ----------------------------------------------------------------------
+    def parse(self) -> ModuleAst:
+        mod = ModuleAst("", [], 64, {}, {})
+        while self.peek().kind != "eof":
+            self.top_level(mod)
+        if not mod.version:
+            raise PtxError(1, ".version", "missing .version directive", self.name)
+        return mod
+
+    def top_level(self, mod: ModuleAst) -> None:
+        tok = self.next()
+        t = tok.text
+        if t == ".version":
+            mod.version = self.next().text
+        elif t == ".target":
+            mod.target.append(self.ident())
+            while self.accept(","):
+                mod.target.append(self.ident())
+        elif t == ".address_size":
+            mod.address_size = self.integer()
+            if mod.address_size != 64:
+                raise self.err("only .address_size 64 is supported", tok)
+        elif t == ".section":
+            self.skip_section()
+        elif t == ".pragma":
+            self.next()
+            self.expect(";")
+        elif t in (".visible", ".extern", ".weak", ".common"):
+            self.declaration(mod, extern=(t == ".extern"))
+        elif t in (".entry", ".func", ".global", ".const", ".shared", ".alias"):
+            self.i -= 1
+            self.declaration(mod, extern=False)
+        else:
+            raise self.err("unsupported module-level directive", tok)
+
+    def skip_section(self) -> None:
+        self.ident()
+        self.expect("{")
+        depth = 1
+        while depth:
+            t = self.next().text
+            depth += (t == "{") - (t == "}")
+
+    def declaration(self, mod: ModuleAst, extern: bool) -> None:
+        while self.peek().text in (".visible", ".extern", ".weak", ".common"):
+            extern = extern or self.next().text == ".extern"
+        t = self.peek().text
+        if t in (".entry", ".func"):
+            self.function(mod, extern)
+        elif t in (".global", ".const", ".shared"):
+            for v in self.var_decl():
+                v.extern = extern
+                if v.space == "shared" and v.count != 0 and v.init is None:
+                    pass
+                mod.globals[v.name] = v
+        else:
+            raise self.err("unsupported declaration")
+
+    # -- functions -------------------------------------------------------------------------
+    def function(self, mod: ModuleAst, extern: bool) -> None:
+        kind = self.next().text[1:]
+        line = self.peek().line
+        rets: list[VarDecl] = []
+        if kind == "func" and self.peek().text == "(":
+            rets = self.param_list()
+        name = self.ident()
+        params = self.param_list() if self.peek().text == "(" else []
+        fn = mod.functions.get(name) or Function(name, kind, params, rets, line, extern=extern)
+        fn.params, fn.rets, fn.line = params, rets, line
+        mod.functions[name] = fn
+        while self.peek().text in _PERF:
+            d = self.next().text
+            vals = []
+            while self.peek().kind == "num":
+                vals.append(self.integer())
+                self.accept(",")
+            fn.directives[d] = vals
+        if self.accept(";"):
+            return
+        if fn.defined:
+            raise self.err(f"function {name} defined twice")
+        fn.defined = True
+        self.body(fn)
+
+    def param_list(self) -> list[VarDecl]:
+        self.expect("(")
+        out: list[VarDecl] = []
+        while not self.accept(")"):
+            out.extend(self.var_decl(in_list=True))
+            self.accept(",")
+        return out
+
+    def body(self, fn: Function) -> None:
+        self.fn = fn
+        self.scopes = [{p.name: p.name for p in fn.params + fn.rets}]
+        self.expect("{")
+        self.scopes.append({})
+        while not self.accept("}"):
+            self.statement(fn)
+        self.fn = None
+
+    def statement(self, fn: Function) -> None:
+        tok = self.peek()
+        t = tok.text
+        if t == "{":
+            self.next()
+            self.scopes.append({})
+            while not self.accept("}"):
+                self.statement(fn)
+            self.scopes.pop()
+        elif t in (".reg", ".local", ".shared", ".param"):
+            for v in self.var_decl():
+                self.declare_local(fn, v)
+        elif t == ".pragma":
+            self.next()
+            self.next()
+            self.expect(";")
+        elif tok.kind == "id" and self.peek(1).text == ":" and t[0] != ".":
+            self.next()
+            self.next()
+            fn.body.append(Label(t, tok.line))
+        elif tok.kind == "id" or t == "@":
+            fn.body.append(self.instruction())
+        else:
+            raise self.err("unexpected token in function body", tok)
+
+    def declare_local(self, fn: Function, v: VarDecl) -> None:
+        unique = v.name
+        if len(self.scopes) > 2 or unique in fn.regs or unique in fn.vars:
+            self.uniq += 1
+            unique = f"{v.name}${self.uniq}"
+        self.scopes[-1][v.name] = unique
+        v.name = unique
+        if v.space == "reg":
+            fn.regs[unique] = v.type
+        else:
+            fn.vars[unique] = v
+
+    def resolve(self, name: str) -> str:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return name
+
+    # -- declarations --------------------------------------------------------------------
+    def var_decl(self, in_list: bool = False) -> list[VarDecl]:
+        line = self.peek().line
+        space = self.next().text.lstrip(".")
+        if space not in SPACES:
+            raise self.err("expected a state space", self.toks[self.i - 1])
+        align, vec, typ = 0, 1, None
+        while self.peek().text.startswith("."):
+            d = self.next().text
+            if d == ".align":
+                align = self.integer()
+            elif d in (".v2", ".v4", ".v8"):
+                vec = int(d[2:])
+            elif d[1:] in TYPE_NAMES:
+                typ = d[1:]
+            elif d in (".ptr", ".global", ".const", ".shared", ".local", ".volatile"):
+                pass
+            else:
+                raise self.err("unsupported variable qualifier", self.toks[self.i - 1])
+        if typ is None:
+            raise self.err("variable without a type")
+        out = []
+        while True:
+            out.extend(self.declarator(space, typ, align, vec, line))
+            if in_list or not self.accept(","):
+                break
+        if not in_list:
+            self.expect(";")
+        return out
+
+    def declarator(self, space, typ, align, vec, line) -> list[VarDecl]:
+        name = self.ident()
+        if self.accept("<"):
+            n = self.integer()
+            self.expect(">")
+            return [VarDecl(space, f"{name}{k}", typ, align, None, None, line, vec=vec)
+                    for k in range(n)]
+        count = None
+        while self.accept("["):
+            dim = 0 if self.peek().text == "]" else self.integer()
+            count = dim if count is None else count * dim
+            self.expect("]")
+        init = None
+        if self.accept("="):
+            init = self.initializer()
+        return [VarDecl(space, name, typ, align, count, init, line, vec=vec)]
+
+    def initializer(self) -> list:
+        if self.accept("{"):
+            out: list = []
+            while not self.accept("}"):
+                out.extend(self.initializer())
+                self.accept(",")
+            return out
+        tok = self.peek()
+        if tok.kind == "id":
+            raise self.err("symbol addresses in initializers are not supported", tok)
+        neg = self.accept("-")
+        tok = self.next()
+        if tok.kind != "num":
+            raise self.err("expected a constant initializer", tok)
+        v = parse_number(tok.text)
+        return [-v if neg else v]
+
+    # -- instructions ------------------------------------------------------------------
+    def instruction(self) -> Instr:
+        line = self.peek().line
+        guard = None
+        if self.accept("@"):
+            neg = self.accept("!")
+            guard = (self.resolve(self.ident()), neg)
+        opcode = self.ident()
+        args = []
+        if not self.accept(";"):
+            args.append(self.operand())
+            while self.accept(","):
+                args.append(self.operand())
+            self.expect(";")
+        return Instr(opcode, args, line, guard)
+
+    def operand(self):
+        tok = self.peek()
+        t = tok.text
+        if t == "[":
+            return self.address()
+        if t == "{":
+            self.next()
+            items = [self.operand()]
+            while self.accept(","):
+                items.append(self.operand())
+            self.expect("}")
+            return Vec(tuple(items))
+        if t == "(":
+            self.next()
+            items = []
+            while not self.accept(")"):
+                items.append(self.operand())
+                self.accept(",")
+            return Group(tuple(items))
+        if t == "!":
+            self.next()
+            return Not(self.operand())
+        if t == "-" or tok.kind == "num":
+            neg = self.accept("-")
+            num = self.next()
+            if num.kind != "num":
+                raise self.err("expected a number", num)
+            v = parse_number(num.text)
+            return Imm(-v if neg else v)
+        if tok.kind != "id":
+            raise self.err("unexpected operand", tok)
+        self.next()
+        first = self.name_operand(t)
+        if self.accept("|"):
+            return Pair(first, self.name_operand(self.ident()))
+        if isinstance(first, Sym) and self.peek().text == "+":
+            self.next()
+            return Sym(first.name, self.integer())
+        return first
+
+    def name_operand(self, t: str):
+        if t == "_":
+            return Sink()
+        base = t.split(".")[0]
+        if base in SPECIALS and self.resolve(t) == t and t not in self.fn.regs:
+            return Special(t)
+        u = self.resolve(t)
+        if u in self.fn.regs:
+            return Reg(u)
+        return Sym(u)
+
+    def address(self) -> Addr:
+        self.expect("[")
+        base = None
+        off = 0
+        if self.peek().kind == "id":
+            nm = self.next().text
+            op = self.name_operand(nm)
+            base = Sym(op.name) if isinstance(op, Sym) else op
+        else:
+            off = self.integer()
+        while self.peek().text in ("+", "-"):
+            sign = -1 if self.next().text == "-" else 1
+            off += sign * self.integer()
+        self.expect("]")
+        return Addr(base, off)
+
+
+def parse(text: str, name: str = "<ptx>") -> ModuleAst:
+    """Parse PTX ``text``; raises PtxError (with line and construct) on malformed input."""
+    return Parser(text, name).parse()

@@ -1,0 +1,152 @@
+"""A kernel's executable form: decoded instructions grouped into basic blocks.
+
+Every instruction is decoded once at load time into a binder (see :mod:`decode`); control
+flow (``bra``, ``ret``/``exit``, ``bar.sync``, ``trap``) ends a basic block and is carried by
+the block's terminator, which the executor interprets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import (ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int,  # noqa: F401
+               ops_mem, ops_warp)
+from .decode import DECODERS, Ins
+from .errors import PtxError
+from .syntax import Group, Instr, Label, Sym
+
+FALL, BRA, EXIT, BAR, TRAP = range(5)
+
+
+@dataclass
+class Terminator:
+    """How a block ends: kind, target block (BRA), guard ``(pred, negated)``, source line."""
+
+    kind: int
+    target: int = -1
+    guard: tuple[str, bool] | None = None
+    line: int = 0
+
+
+@dataclass
+class Block:
+    """A basic block: binders of its straight-line instructions and its terminator."""
+
+    binders: list = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    term: Terminator = field(default_factory=lambda: Terminator(FALL))
+    labels: list[str] = field(default_factory=list)
+
+
+def guarded(binder, guard: tuple[str, bool]):
+    """Wrap a binder so its closure only runs for lanes whose guard predicate holds."""
+    name, neg = guard
+
+    def bind(env):
+        f = binder(env)
+        pred = env.regs[name]
+
+        def run(idx):
+            p = pred if idx is None else pred[idx]
+            if neg:
+                p = ~p
+            if p.all():
+                return f(idx)
+            if not p.any():
+                return None
+            return f(np.flatnonzero(p) if idx is None else idx[p])
+        return run
+    return bind
+
+
+def _control(ins: Ins, instr: Instr):
+    """Terminator of a control instruction, or None if ``instr`` is not one."""
+    base = ins.base
+    if base == "bra":
+        tgt = instr.args[0] if instr.args else None
+        if not isinstance(tgt, Sym):
+            raise ins.fail("bra needs a label")
+        return Terminator(BRA, guard=instr.guard, line=instr.line), tgt.name
+    if base in ("ret", "exit"):
+        return Terminator(EXIT, guard=instr.guard, line=instr.line), None
+    if base == "trap" or instr.opcode.startswith("builtin.__assert"):
+        return Terminator(TRAP, guard=instr.guard, line=instr.line), None
+    if base in ("bar", "barrier") and "warp" not in ins.flags:
+        if ins.flags & {"arrive", "red"}:
+            raise ins.fail("bar.arrive/bar.red are not supported")
+        if instr.guard is not None:
+            raise ins.fail("predicated barriers are not supported")
+        return Terminator(BAR, line=instr.line), None
+    return None
+
+
+def _builtin_binder(ins: Ins, instr: Instr):
+    """vprintf: returns 0 (the format is not evaluated)."""
+    rets = instr.args[0].items if isinstance(instr.args[0], Group) else ()
+
+    def bind(env):
+        stores = [env.pvars[r.name] for r in rets]
+
+        def run(idx):
+            for s in stores:
+                if idx is None:
+                    s[:, :4] = 0
+                else:
+                    s[idx, :4] = 0
+        return run
+    return bind
+
+
+def decode_instr(instr: Instr, ctx):
+    """Binder of one non-control instruction (PtxError if unsupported)."""
+    ins = Ins(instr, ctx)
+    if instr.opcode == "builtin.vprintf":
+        return _builtin_binder(ins, instr)
+    if ins.base in ("bar", "barrier") and "warp" in ins.flags:
+        return lambda env: (lambda idx: None)
+    dec = DECODERS.get(ins.base)
+    if dec is None:
+        raise ins.fail(f"unsupported instruction {ins.base}")
+    try:
+        binder = dec(ins)
+    except PtxError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+        raise ins.fail(f"malformed instruction: {exc}") from exc
+    return guarded(binder, instr.guard) if instr.guard else binder
+
+
+def build_blocks(code: list, ctx) -> list[Block]:
+    """Split linked code into basic blocks with resolved branch targets."""
+    blocks: list[Block] = [Block()]
+    pending: list[tuple[Block, str, Instr]] = []
+    label_block: dict[str, int] = {}
+
+    for item in code:
+        if isinstance(item, Label):
+            cur = blocks[-1]
+            if cur.binders or cur.term.kind != FALL:
+                blocks.append(Block())
+            blocks[-1].labels.append(item.name)
+            label_block[item.name] = len(blocks) - 1
+            continue
+        ins = Ins(item, ctx)
+        ctl = _control(ins, item)
+        if ctl is None:
+            blocks[-1].binders.append(decode_instr(item, ctx))
+            blocks[-1].lines.append(item.line)
+            continue
+        term, target = ctl
+        blocks[-1].term = term
+        if target is not None:
+            pending.append((blocks[-1], target, item))
+        blocks.append(Block())
+    for blk, target, item in pending:
+        if target not in label_block:
+            raise PtxError(item.line, target, "branch to an undefined label", ctx.module_name)
+        blk.term.target = label_block[target]
+    if blocks[-1].term.kind == FALL:
+        blocks[-1].term = Terminator(EXIT, line=0)   # falling off the end returns
+    return blocks

@@ -1,0 +1,82 @@
+"""Test helpers: a tiny device (MMU + bump allocator) and kernel launching with packed args."""
+
+from __future__ import annotations
+
+import pathlib
+import struct
+
+import numpy as np
+
+from gdevd.gpu.ptx import load_module
+
+from .fakemmu import FakeMmu
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def load(name: str):
+    """Load tests/ptx/data/<name>.ptx."""
+    return load_module((DATA / f"{name}.ptx").read_text(), name)
+
+
+class Device:
+    """Device memory for tests: ``alloc``/``put``/``get`` and ``launch`` with Python args."""
+
+    def __init__(self, size: int = 64 << 20) -> None:
+        self.mmu = FakeMmu(size)
+        self.top = self.mmu.base
+
+    def alloc(self, nbytes: int, align: int = 256) -> int:
+        va = (self.top + align - 1) // align * align
+        self.top = va + max(nbytes, 1)
+        assert self.top <= self.mmu.base + self.mmu.mem.size
+        return va
+
+    def put(self, arr) -> int:
+        arr = np.ascontiguousarray(arr)
+        va = self.alloc(arr.nbytes)
+        self.mmu.write(va, arr)
+        return va
+
+    def get(self, va: int, n: int, dtype) -> np.ndarray:
+        return self.mmu.read(va, n, dtype)
+
+    def load_data(self, mod) -> int:
+        lay = mod.data_layout()
+        base = self.alloc(lay.size or 1)
+        self.mmu.write(base, np.frombuffer(lay.image, np.uint8))
+        return base
+
+    def launch(self, mod, kernel: str, grid, block, *args, shared: int = 0,
+               budget_steps: int | None = None, watchdog=None, data_base=None):
+        """Pack ``args`` by the kernel's parameter layout and run the launch to completion.
+
+        A Python int is packed by parameter size (4 or 8 bytes), a float as f32/f64 by size,
+        an ``(value, fmt)`` tuple with struct ``fmt``.
+        """
+        launch = self.prepare(mod, kernel, grid, block, *args, shared=shared,
+                              watchdog=watchdog, data_base=data_base)
+        if budget_steps is None:
+            assert launch.run() is True
+        else:
+            while not launch.run(budget_steps):
+                pass
+        return launch
+
+    def prepare(self, mod, kernel, grid, block, *args, shared=0, watchdog=None,
+                data_base=None):
+        info = mod.kernels[kernel]
+        assert len(args) == len(info.params)
+        buf = bytearray(info.param_size)
+        for p, a in zip(info.params, args):
+            if isinstance(a, tuple):
+                raw = struct.pack("<" + a[1], a[0])
+            elif isinstance(a, float):
+                raw = struct.pack("<f" if p.size == 4 else "<d", a)
+            else:
+                raw = int(a).to_bytes(p.size, "little", signed=a < 0)
+            buf[p.offset:p.offset + p.size] = raw
+        if data_base is None:
+            data_base = self.load_data(mod)
+        return mod.launch(kernel, grid, block, bytes(buf), self.mmu, data_base,
+                          shared_dynamic=shared, watchdog=watchdog)
