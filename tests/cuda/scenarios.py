@@ -103,3 +103,82 @@ def expected_loop(size: int = 300, n: int = 20) -> np.ndarray:
     i = np.arange(size, dtype=np.uint64)[:, None]
     k = np.arange(n, dtype=np.uint64)[None, :]
     return ((i * k + (k ^ i)).sum(axis=1) % 2**32).astype(np.uint32)
+
+
+def _run(drv: Any, ptx: str, name: str, inputs: dict[str, np.ndarray], outputs: dict[str, Any],
+         grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any],
+         shared: int = 0, stream: bool = False) -> dict[str, np.ndarray]:
+    """Upload ``inputs``, allocate ``outputs`` (name -> (shape, dtype)), launch ``name`` of
+    kernels/``ptx`` with ``args`` (strings name buffers), read the outputs back."""
+    ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+    try:
+        mod = drv.cuModuleLoad(str(KERNELS / ptx))
+        f = drv.cuModuleGetFunction(mod, name)
+        dev: dict[str, int] = {}
+        for key, arr in inputs.items():
+            dev[key] = drv.cuMemAlloc(max(arr.nbytes, 4))
+            drv.cuMemcpyHtoD(dev[key], arr)
+        for key, (shape, dtype) in outputs.items():
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            dev[key] = drv.cuMemAlloc(nbytes)
+            drv.cuMemsetD8(dev[key], 0, nbytes)
+        s = drv.cuStreamCreate(0) if stream else None
+        params = [dev[a] if isinstance(a, str) else a for a in args]
+        drv.cuLaunchKernel(f, *grid, *block, shared, s, params)
+        if s is not None:
+            drv.cuStreamSynchronize(s)
+        out = {}
+        for key, (shape, dtype) in outputs.items():
+            out[key] = np.zeros(shape, dtype)
+            drv.cuMemcpyDtoH(out[key], dev[key])
+        return out
+    finally:
+        drv.cuCtxDestroy(ctx)
+
+
+def mmul_tiled(drv: Any, n: int = 37) -> np.ndarray:
+    """The paper's MMUL, shared-memory tiled (kernels/mmul.ptx ``multiply_tiled``)."""
+    a, b = _mmul_inputs(n)
+    g = (n + 15) // 16
+    return _run(drv, "mmul.ptx", "multiply_tiled", {"a": a, "b": b}, {"c": ((n, n), np.uint32)},
+                (g, g, 1), (16, 16, 1), ["a", "b", "c", n], stream=True)["c"]
+
+
+def _mmul_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    return (rng.integers(0, 1000, (n, n), dtype=np.uint32),
+            rng.integers(0, 1000, (n, n), dtype=np.uint32))
+
+
+def expected_mmul(n: int = 37) -> np.ndarray:
+    """numpy's answer for :func:`mmul_tiled` (modulo 2^32)."""
+    a, b = _mmul_inputs(n)
+    return (a.astype(np.uint64) @ b.astype(np.uint64) % 2**32).astype(np.uint32)
+
+
+def histogram(drv: Any, n: int = 5000, nbins: int = 37) -> np.ndarray:
+    """Atomic histogram with dynamic shared memory (kernels/histogram.ptx)."""
+    x = np.random.default_rng(7).integers(0, 2**32, n, dtype=np.uint32)
+    return _run(drv, "histogram.ptx", "histogram_shared", {"x": x},
+                {"bins": ((nbins,), np.uint32)}, (4, 1, 1), (128, 1, 1),
+                ["x", n, "bins", nbins], shared=nbins * 4)["bins"]
+
+
+def expected_histogram(n: int = 5000, nbins: int = 37) -> np.ndarray:
+    """numpy's answer for :func:`histogram`."""
+    x = np.random.default_rng(7).integers(0, 2**32, n, dtype=np.uint32)
+    return np.bincount(x % nbins, minlength=nbins).astype(np.uint32)
+
+
+def nn(drv: Any, n: int = 1000) -> np.ndarray:
+    """Rodinia NN ``euclid`` (kernels/nn.ptx): distances to a point, float params."""
+    loc = np.random.default_rng(11).random((n, 2), dtype=np.float32) * 90
+    return _run(drv, "nn.ptx", "euclid", {"loc": loc}, {"d": ((n,), np.float32)},
+                ((n + 255) // 256, 1, 1), (256, 1, 1), ["loc", "d", n, 30.0, 60.0])["d"]
+
+
+def expected_nn(n: int = 1000) -> np.ndarray:
+    """numpy's answer for :func:`nn`."""
+    loc = np.random.default_rng(11).random((n, 2), dtype=np.float32) * 90
+    lat, lng = np.float32(30.0), np.float32(60.0)
+    return np.sqrt((lat - loc[:, 0]) ** 2 + (lng - loc[:, 1]) ** 2).astype(np.float32)

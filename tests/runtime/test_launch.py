@@ -186,18 +186,3 @@ def test_glaunch_errors() -> None:
             await rt.glaunch(h, _fill((binary, 4), va, 1, 1))
         assert not h.pending and h.fault is None
     run_system(body)
-
-
-def test_without_an_executor_glaunch_is_enosys() -> None:
-    async def body(s: rt.GdevSystem) -> None:
-        h = await rt.gopen(s, 0)
-        code = await _upload(h, "FAKE x")
-        try:
-            import gdevd.gpu.ptx as ptx
-            if hasattr(ptx, "load_module"):
-                pytest.fail("the PTX executor is installed: this test must go")
-        except ImportError:
-            pass
-        with raises_errno(errno.ENOSYS):
-            await rt.glaunch(h, _spin(code, 1, 1))
-    run_system(body)
