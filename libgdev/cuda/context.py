@@ -56,7 +56,7 @@ class Context:
             return True
         try:
             self.backend.gsync(self.handle, fence, 0)
-        except Exception as exc:
+        except (OSError, _gdev_error_types()) as exc:
             if is_not_ready(exc):
                 return False
             raise

@@ -27,6 +27,7 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_OUT_OF_MEMORY = 2
     CUDA_ERROR_NOT_INITIALIZED = 3
     CUDA_ERROR_DEINITIALIZED = 4
+    CUDA_ERROR_DEVICE_UNAVAILABLE = 46
     CUDA_ERROR_NO_DEVICE = 100
     CUDA_ERROR_INVALID_DEVICE = 101
     CUDA_ERROR_INVALID_IMAGE = 200
@@ -86,8 +87,8 @@ _ERRNO_TO_RESULT: dict[int, CUresult] = {
     E.EIO: CUresult.CUDA_ERROR_LAUNCH_FAILED,  # trap, or a context already faulted
     E.ETIME: CUresult.CUDA_ERROR_LAUNCH_TIMEOUT,  # watchdog; gsync polls are handled apart
     E.ETIMEDOUT: CUresult.CUDA_ERROR_TIMEOUT,
-    E.EAGAIN: CUresult.CUDA_ERROR_NOT_READY,
-    E.EBUSY: CUresult.CUDA_ERROR_NOT_READY,
+    E.EAGAIN: CUresult.CUDA_ERROR_NOT_READY,  # every fence id of the context in flight
+    E.EBUSY: CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE,  # the GPU has its maximum of contexts
     E.EACCES: CUresult.CUDA_ERROR_NOT_PERMITTED,
     E.EPERM: CUresult.CUDA_ERROR_NOT_PERMITTED,
     E.ENOSYS: CUresult.CUDA_ERROR_NOT_SUPPORTED,

@@ -89,6 +89,15 @@ class MemoryAPI:
         ctx.mem.pop(dptr, None)
 
     @api
+    def cuMemGetAddressRange(self, dptr: int) -> tuple[int, int]:
+        """(base, size) of the cuMemAlloc allocation containing ``dptr``."""
+        ctx = self._current()  # type: ignore[attr-defined]
+        for base, size in ctx.mem.items():
+            if base <= dptr < base + size:
+                return base, size
+        raise fail(CUresult.CUDA_ERROR_NOT_FOUND, f"{dptr:#x} is in no allocation")
+
+    @api
     def cuMemAllocHost(self, bytesize: int) -> np.ndarray:
         """Allocate pinned host memory (Gdev's gmalloc_dma): a numpy uint8 array."""
         return self.cuMemHostAlloc(bytesize, 0)

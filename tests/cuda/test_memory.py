@@ -21,6 +21,9 @@ def test_alloc_free_and_info(drv, ctx) -> None:
     free0, total = drv.cuMemGetInfo()
     assert total == 16 * MiB and free0 == total
     d = drv.cuMemAlloc(MiB + 1)
+    assert drv.cuMemGetAddressRange(d + MiB) == (d, MiB + 1)
+    with _raises(R.CUDA_ERROR_NOT_FOUND):
+        drv.cuMemGetAddressRange(d + MiB + 1)
     free1, _ = drv.cuMemGetInfo()
     assert free0 - free1 >= MiB + 1
     drv.cuMemFree(d)
