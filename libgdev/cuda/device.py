@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from .core import DriverCore
 from .errors import CUresult, _gdev_error_types, api, fail
 
 GDEV_CUDA_VERSION = 4000  # cuDriverGetVersion, as Gdev reports
@@ -139,23 +140,23 @@ def probe(backend: Any, ordinal: int) -> DeviceInfo:
         backend.gclose(h)
 
 
-class DeviceAPI:
+class DeviceAPI(DriverCore):
     """cuInit, cuDriverGetVersion and cuDevice* entry points (mixed into the driver)."""
 
     def _device(self, dev: Any) -> int:
         """Validate a CUdevice (an int in [0, count))."""
-        self._require_init()  # type: ignore[attr-defined]
+        self._require_init()
         if isinstance(dev, bool) or not isinstance(dev, int):
             raise fail(CUresult.CUDA_ERROR_INVALID_DEVICE, f"bad device {dev!r}")
-        if not 0 <= dev < self.device_count:  # type: ignore[attr-defined]
+        if not 0 <= dev < self.device_count:
             raise fail(CUresult.CUDA_ERROR_INVALID_DEVICE, f"no device {dev}")
         return dev
 
     def _info(self, dev: Any) -> DeviceInfo:
         dev = self._device(dev)
-        cache: dict[int, DeviceInfo] = self._device_info  # type: ignore[attr-defined]
+        cache = self._device_info
         if dev not in cache:
-            cache[dev] = probe(self.backend, dev)  # type: ignore[attr-defined]
+            cache[dev] = probe(self.backend, dev)
         return cache[dev]
 
     @api
@@ -166,18 +167,18 @@ class DeviceAPI:
         """
         if flags != 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuInit flags {flags:#x}")
-        if self.initialized:  # type: ignore[attr-defined]
+        if self.initialized:
             return
         try:
-            backend = self._resolve_backend()  # type: ignore[attr-defined]
+            backend = self._resolve_backend()
             count = int(backend.gdevice_count())
         except (OSError, _gdev_error_types()) as exc:
             raise fail(CUresult.CUDA_ERROR_NO_DEVICE, str(exc)) from exc
         if count <= 0:
             raise fail(CUresult.CUDA_ERROR_NO_DEVICE, "Gdev reports no virtual device")
-        self.backend, self.device_count = backend, count  # type: ignore[attr-defined]
-        self._device_info = {}
-        self.initialized = True  # type: ignore[attr-defined]
+        self.backend, self.device_count = backend, count
+        self._device_info.clear()
+        self.initialized = True
 
     @api
     def cuDriverGetVersion(self) -> int:
@@ -187,8 +188,8 @@ class DeviceAPI:
     @api
     def cuDeviceGetCount(self) -> int:
         """The number of devices (Gdev's virtual devices)."""
-        self._require_init()  # type: ignore[attr-defined]
-        return self.device_count  # type: ignore[attr-defined]
+        self._require_init()
+        return self.device_count
 
     @api
     def cuDeviceGet(self, ordinal: int) -> int:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import ContextAPI, DriverCore
+from .context import ContextAPI
+from .core import DriverCore
 from .device import DeviceAPI
 from .event import EventAPI
 from .launch import LaunchAPI

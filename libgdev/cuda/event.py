@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .core import DriverCore
 from .errors import CUresult, api, fail
 
 CU_EVENT_DEFAULT = 0x0
@@ -111,11 +112,11 @@ def _marker(ctx: Any, driver: Any) -> Any:
     return fn
 
 
-class EventAPI:
+class EventAPI(DriverCore):
     """cuEvent* entry points (mixed into the driver)."""
 
     def _event(self, hevent: Any) -> Event:
-        self._require_init()  # type: ignore[attr-defined]
+        self._require_init()
         if not isinstance(hevent, Event) or hevent.destroyed or hevent.ctx.destroyed:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, f"bad event {hevent!r}")
         return hevent
@@ -123,7 +124,7 @@ class EventAPI:
     @api
     def cuEventCreate(self, flags: int = CU_EVENT_DEFAULT) -> Event:
         """Create an event in the current context."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if flags & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING):
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"event flags {flags:#x}")
         ev = Event(ctx, flags)
@@ -137,13 +138,13 @@ class EventAPI:
     def cuEventRecord(self, hevent: Any, hstream: Any = None) -> None:
         """Record the event in ``hstream``: it completes when the work before it has."""
         ev = self._event(hevent)
-        s = self._stream(hstream)  # type: ignore[attr-defined]
+        s = self._stream(hstream)
         if s.ctx is not ev.ctx:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, "event and stream contexts differ")
         with s.ctx.lock:
             if ev.timing:
                 fn = _marker(s.ctx, self)
-                self._launch(fn, (1, 1, 1), (1, 1, 1), 0, hstream,  # type: ignore[attr-defined]
+                self._launch(fn, (1, 1, 1), (1, 1, 1), 0, hstream,
                              ev.slot.to_bytes(8, "little"))
             ev.fences = s.fences()
             ev.recorded = True

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .core import DriverCore
 from .errors import CUresult, api, fail
 
 _FLOAT_FORMATS = {2: "<e", 4: "<f", 8: "<d"}
@@ -84,18 +85,18 @@ class Function:
         return f"<CUfunction {self.name}>"
 
 
-class LaunchAPI:
+class LaunchAPI(DriverCore):
     """Launch entry points (mixed into the driver)."""
 
     def _function(self, f: Any) -> Function:
         if not isinstance(f, Function) or f.module.unloaded:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, f"bad function {f!r}")
-        self._module(f.module)  # type: ignore[attr-defined]  # current-context check
+        self._module(f.module)  # current-context check
         return f
 
     def _launch(self, f: Function, grid: Any, block: Any, shared: int, hstream: Any,
                 params: bytes) -> int:
-        s = self._stream(hstream)  # type: ignore[attr-defined]
+        s = self._stream(hstream)
         if shared < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"shared {shared}")
         mod = f.module

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .core import DriverCore
 from .errors import CUresult, api, fail
 
 CU_MEMHOSTALLOC_PORTABLE = 0x1
@@ -66,13 +67,13 @@ def _pattern(value: int, itemsize: int, count: int) -> np.ndarray:
     return np.full(count, value, dtype=dtype)
 
 
-class MemoryAPI:
+class MemoryAPI(DriverCore):
     """cuMem* entry points (mixed into the driver)."""
 
     @api
     def cuMemAlloc(self, bytesize: int) -> int:
         """Allocate ``bytesize`` bytes of device memory; returns the CUdeviceptr."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if bytesize <= 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {bytesize}")
         addr = int(ctx.backend.gmalloc(ctx.handle, bytesize))
@@ -82,7 +83,7 @@ class MemoryAPI:
     @api
     def cuMemFree(self, dptr: int) -> None:
         """Free device memory (waits for the context's pending work first, as Gdev does)."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if not dptr:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "NULL device pointer")
         ctx.backend.gfree(ctx.handle, dptr)  # the runtime drains the handle first
@@ -91,7 +92,7 @@ class MemoryAPI:
     @api
     def cuMemGetAddressRange(self, dptr: int) -> tuple[int, int]:
         """(base, size) of the cuMemAlloc allocation containing ``dptr``."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         for base, size in ctx.mem.items():
             if base <= dptr < base + size:
                 return base, size
@@ -109,7 +110,7 @@ class MemoryAPI:
         PORTABLE (usable from every context) is CUDA_ERROR_NOT_SUPPORTED: a pinned buffer
         belongs to one Gdev handle.
         """
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
                      | CU_MEMHOSTALLOC_WRITECOMBINED):
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"flags {flags:#x}")
@@ -125,7 +126,7 @@ class MemoryAPI:
     @api
     def cuMemFreeHost(self, buf: np.ndarray) -> None:
         """Free pinned host memory from cuMemAllocHost/cuMemHostAlloc."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         entry = ctx.host.get(id(buf))
         if entry is None or entry[0] is not buf:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "not pinned memory of this context")
@@ -135,7 +136,7 @@ class MemoryAPI:
     @api
     def cuMemHostGetDevicePointer(self, buf: np.ndarray, flags: int = 0) -> int:
         """The device address of pinned host memory (Gdev's gvirtget)."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if flags != 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"flags {flags:#x}")
         return int(ctx.backend.gvirtget(ctx.handle, buf))
@@ -143,14 +144,14 @@ class MemoryAPI:
     @api
     def cuMemGetInfo(self) -> tuple[int, int]:
         """(free, total) device memory of the current context's vGPU."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         total = int(ctx.backend.gquery(ctx.handle, GDEV_QUERY_DEVICE_MEM_SIZE))
         free = int(ctx.backend.gquery(ctx.handle, GDEV_QUERY_DEVICE_MEM_FREE))
         return free, total
 
     # ---- memset -------------------------------------------------------------------------
     def _memset(self, dst: int, value: int, count: int, itemsize: int, hstream: Any) -> None:
-        s = self._stream(hstream)  # type: ignore[attr-defined]
+        s = self._stream(hstream)
         if count < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"count {count}")
         if dst % itemsize:
@@ -200,14 +201,14 @@ class MemoryAPI:
     def cuMemcpyHtoD(self, dst: int, src: Any, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all of ``src``) from host ``src`` to device ``dst``."""
         n = copy_size(src, size, writable=False)
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         ctx.backend.gmemcpy_to_device(ctx.handle, dst, src, n)
 
     @api
     def cuMemcpyDtoH(self, dst: Any, src: int, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all of ``dst``) from device ``src`` into host ``dst``."""
         n = copy_size(dst, size, writable=True)
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         ctx.backend.gmemcpy_from_device(ctx.handle, dst, src, n)
 
     @api
@@ -215,11 +216,11 @@ class MemoryAPI:
         """Copy ``size`` bytes between two device addresses of the current context."""
         if size < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {size}")
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         ctx.backend.gmemcpy(ctx.handle, dst, src, size)
 
     def _async_copy(self, hstream: Any, issue: Any) -> None:
-        s = self._stream(hstream)  # type: ignore[attr-defined]
+        s = self._stream(hstream)
         with s.ctx.lock:
             s.record(int(issue(s.ctx) or 0))
 

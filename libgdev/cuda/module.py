@@ -15,6 +15,7 @@ import errno
 import os
 from typing import Any
 
+from .core import DriverCore
 from .errors import CUresult, api, fail
 
 _BINARY_MAGICS = (b"\x7fELF", b"\x50\xed\x55\xba", b"\xba\x55\xed\x50")
@@ -98,11 +99,11 @@ class Module:
         return f"<CUmodule {self.name!r}{' unloaded' if self.unloaded else ''}>"
 
 
-class ModuleAPI:
+class ModuleAPI(DriverCore):
     """cuModule* entry points (mixed into the driver)."""
 
     def _module(self, hmod: Any) -> Module:
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if not isinstance(hmod, Module) or hmod.unloaded:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, f"bad module {hmod!r}")
         if hmod.ctx is not ctx:
@@ -110,7 +111,7 @@ class ModuleAPI:
         return hmod
 
     def _load(self, image: Any, name: str) -> Module:
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         text = ptx_text(image)
         mod = Module(ctx, _load_ptx(text, name), name)
         mod.upload(text)
@@ -120,7 +121,7 @@ class ModuleAPI:
     @api
     def cuModuleLoad(self, fname: str | os.PathLike[str]) -> Module:
         """Load a PTX module from the file ``fname``."""
-        self._current()  # type: ignore[attr-defined]
+        self._current()
         try:
             with open(fname, "rb") as f:
                 image = f.read()

@@ -16,66 +16,20 @@ an id reused by newer work makes a wait conservative, never early.
 
 from __future__ import annotations
 
-import errno
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .core import CU_STREAM_DEFAULT, CU_STREAM_NON_BLOCKING, DriverCore, Stream
 from .errors import CUresult, api, fail
 
-if TYPE_CHECKING:
-    from .context import Context
-
-CU_STREAM_DEFAULT = 0x0
-CU_STREAM_NON_BLOCKING = 0x1
+__all__ = ["CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING", "Stream", "StreamAPI"]
 
 
-class Stream:
-    """A CUstream of a context; ``ctx.null_stream`` is the NULL stream."""
-
-    def __init__(self, ctx: Context, flags: int = CU_STREAM_DEFAULT, null: bool = False) -> None:
-        self.ctx = ctx
-        self.flags = flags
-        self.null = null
-        self.last = 0  # fence of the newest asynchronous op issued here; 0 = none pending
-        self.destroyed = False
-
-    def record(self, fence: int) -> None:
-        """Note that an op with ``fence`` was issued in this stream (0: already complete)."""
-        if fence:
-            self.last = fence
-
-    def fences(self) -> list[int]:
-        """The fences whose completion means this stream's work is complete."""
-        if self.null:  # legacy NULL stream: also covers the work of every other stream
-            return [s.last for s in self.ctx.all_streams() if s.last]
-        return [self.last] if self.last else []
-
-    def synchronize(self) -> None:
-        """Block until the stream's work completed; device errors propagate."""
-        for fence in self.fences():
-            self.ctx.sync_fence(fence)
-        self._forget()
-
-    def idle(self) -> bool:
-        """Whether the stream's work completed (never blocks; device errors propagate)."""
-        if all(self.ctx.fence_done(f) for f in self.fences()):
-            self._forget()
-            return True
-        return False
-
-    def _forget(self) -> None:
-        for s in self.ctx.all_streams() if self.null else [self]:
-            s.last = 0
-
-    def __repr__(self) -> str:
-        return "<CUstream NULL>" if self.null else f"<CUstream {id(self):#x} flags={self.flags}>"
-
-
-class StreamAPI:
+class StreamAPI(DriverCore):
     """cuStream* entry points (mixed into the driver)."""
 
     def _stream(self, hstream: Any) -> Stream:
         """Resolve a CUstream argument (None or 0 = NULL stream of the current context)."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if hstream is None or (isinstance(hstream, int) and hstream == 0):
             return ctx.null_stream
         if not isinstance(hstream, Stream) or hstream.destroyed or hstream.ctx is not ctx:
@@ -85,7 +39,7 @@ class StreamAPI:
     @api
     def cuStreamCreate(self, flags: int = 0) -> Stream:
         """Create a stream in the current context; ``flags`` 0 or CU_STREAM_NON_BLOCKING."""
-        ctx = self._current()  # type: ignore[attr-defined]
+        ctx = self._current()
         if flags & ~CU_STREAM_NON_BLOCKING:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"stream flags {flags:#x}")
         s = Stream(ctx, flags)
@@ -126,19 +80,9 @@ class StreamAPI:
         another context (another handle) is waited for on the host.
         """
         s = self._stream(hstream)
-        ev = self._event(hevent)  # type: ignore[attr-defined]
+        ev = self._event(hevent)
         if flags != 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"flags {flags:#x}")
         if ev.ctx is not s.ctx:
             with ev.ctx.lock:
                 ev.wait()
-
-
-def is_not_ready(exc: BaseException) -> bool:
-    """Whether a ``gsync`` poll failed only because its fence is still pending (ETIME).
-
-    In-process a watchdog-killed kernel is a ``KernelFault`` (also ETIME) and is not "not
-    ready"; through libgdev the two cannot be told apart, so a poll reports NOT_READY and the
-    blocking wait (cuStreamSynchronize, cuEventSynchronize) reports CUDA_ERROR_LAUNCH_TIMEOUT.
-    """
-    return getattr(exc, "errno", None) == errno.ETIME and type(exc).__name__ != "KernelFault"
