@@ -82,12 +82,15 @@ class MemoryAPI(DriverCore):
 
     @api
     def cuMemFree(self, dptr: int) -> None:
-        """Free device memory (waits for the context's pending work first, as Gdev does)."""
+        """Free the allocation ``dptr`` (its base address, as cuMemAlloc returned it).
+
+        Work issued before still completes first: the runtime drains the handle.
+        """
         ctx = self._current()
-        if not dptr:
-            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "NULL device pointer")
-        ctx.backend.gfree(ctx.handle, dptr)  # the runtime drains the handle first
-        ctx.mem.pop(dptr, None)
+        if dptr not in ctx.mem:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"{dptr:#x} is no cuMemAlloc pointer")
+        ctx.backend.gfree(ctx.handle, dptr)
+        del ctx.mem[dptr]
 
     @api
     def cuMemGetAddressRange(self, dptr: int) -> tuple[int, int]:
@@ -202,14 +205,16 @@ class MemoryAPI(DriverCore):
         """Copy ``size`` bytes (default: all of ``src``) from host ``src`` to device ``dst``."""
         n = copy_size(src, size, writable=False)
         ctx = self._current()
-        ctx.backend.gmemcpy_to_device(ctx.handle, dst, src, n)
+        if n:
+            ctx.backend.gmemcpy_to_device(ctx.handle, dst, src, n)
 
     @api
     def cuMemcpyDtoH(self, dst: Any, src: int, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all of ``dst``) from device ``src`` into host ``dst``."""
         n = copy_size(dst, size, writable=True)
         ctx = self._current()
-        ctx.backend.gmemcpy_from_device(ctx.handle, dst, src, n)
+        if n:
+            ctx.backend.gmemcpy_from_device(ctx.handle, dst, src, n)
 
     @api
     def cuMemcpyDtoD(self, dst: int, src: int, size: int) -> None:
@@ -217,10 +222,13 @@ class MemoryAPI(DriverCore):
         if size < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {size}")
         ctx = self._current()
-        ctx.backend.gmemcpy(ctx.handle, dst, src, size)
+        if size:
+            ctx.backend.gmemcpy(ctx.handle, dst, src, size)
 
-    def _async_copy(self, hstream: Any, issue: Any) -> None:
+    def _async_copy(self, hstream: Any, issue: Any, size: int) -> None:
         s = self._stream(hstream)
+        if not size:
+            return  # CUDA: copying nothing succeeds
         with s.ctx.lock:
             s.record(int(issue(s.ctx) or 0))
 
@@ -229,18 +237,19 @@ class MemoryAPI(DriverCore):
         """Async HtoD in ``hstream``; truly async only from pinned memory (else synchronous)."""
         n = copy_size(src, size, writable=False)
         self._async_copy(hstream, lambda c: c.backend.gmemcpy_to_device_async(
-            c.handle, dst, src, n))
+            c.handle, dst, src, n), n)
 
     @api
     def cuMemcpyDtoHAsync(self, dst: Any, src: int, size: int | None, hstream: Any) -> None:
         """Async DtoH in ``hstream``; truly async only into pinned memory."""
         n = copy_size(dst, size, writable=True)
         self._async_copy(hstream, lambda c: c.backend.gmemcpy_from_device_async(
-            c.handle, dst, src, n))
+            c.handle, dst, src, n), n)
 
     @api
     def cuMemcpyDtoDAsync(self, dst: int, src: int, size: int, hstream: Any) -> None:
         """Async DtoD in ``hstream``."""
         if size < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {size}")
-        self._async_copy(hstream, lambda c: c.backend.gmemcpy_async(c.handle, dst, src, size))
+        self._async_copy(hstream, lambda c: c.backend.gmemcpy_async(c.handle, dst, src, size),
+                         size)

@@ -26,6 +26,8 @@ def test_alloc_free_and_info(drv, ctx) -> None:
         drv.cuMemGetAddressRange(d + MiB + 1)
     free1, _ = drv.cuMemGetInfo()
     assert free0 - free1 >= MiB + 1
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuMemFree(d + 4096)  # not the base of the allocation
     drv.cuMemFree(d)
     assert drv.cuMemGetInfo()[0] == free0
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
@@ -61,6 +63,10 @@ def test_htod_dtoh_dtod_round_trip(drv, ctx) -> None:
 
 def test_copy_errors(drv, ctx) -> None:
     d = drv.cuMemAlloc(4096)
+    drv.cuMemcpyHtoD(d, b"")  # copying nothing succeeds, as in CUDA
+    drv.cuMemcpyDtoH(bytearray(), d)
+    drv.cuMemcpyDtoD(d, d, 0)
+    drv.cuMemcpyDtoDAsync(d, d, 0, None)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
         drv.cuMemcpyHtoD(d, np.zeros(8, np.uint8), 9)  # longer than the host buffer
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
