@@ -194,6 +194,12 @@ class CopyEngine:
         except BlockingIOError:
             return 0
 
+    def hold(self, on: bool) -> None:
+        """Hold (True) or release the engine: held, it finishes the current job and starts
+        no other (synchronous copies on it then block until release).  For deterministic
+        tests and for suspending a device."""
+        lib.gdev_ce_hold(self._p, 1 if on else 0)
+
     def close(self) -> None:
         """Finish queued jobs, join the engine thread and free it (idempotent)."""
         if self._ce is not None:

@@ -46,7 +46,7 @@ T_U32, T_S32, T_U64 = lib.GDEV_T_U32, lib.GDEV_T_S32, lib.GDEV_T_U64
 T_S64, T_F32, T_F64 = lib.GDEV_T_S64, lib.GDEV_T_F32, lib.GDEV_T_F64
 
 #: numpy dtype of each atomic element type
-ATOMIC_DTYPES = {
+ATOMIC_DTYPES: dict[int, np.dtype] = {
     T_U32: np.dtype(np.uint32), T_S32: np.dtype(np.int32), T_U64: np.dtype(np.uint64),
     T_S64: np.dtype(np.int64), T_F32: np.dtype(np.float32), T_F64: np.dtype(np.float64),
 }

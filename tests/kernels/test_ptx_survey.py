@@ -41,7 +41,7 @@ SAMPLE = """
 $L__BB0_1:
 	ld.global.nc.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd1+16];
 	{ .reg .b16 %tmp;
-	  mov.b32 %r2, {%tmp, %tmp}; }
+	mov.b32 %r2, {%tmp, %tmp}; }
 	{ // callseq 0, 0
 	.param .b32 param0;
 	st.param.b32 	[param0], %r1;

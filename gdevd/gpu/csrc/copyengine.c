@@ -36,7 +36,7 @@ struct gdev_ce {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	struct job *head, *tail;
-	int stop, efd;
+	int stop, hold, efd;
 	uint64_t issued, completed;
 	struct { uint64_t seq; int err; } errs[ERR_RING];
 };
@@ -105,7 +105,7 @@ static void *engine_main(void *arg)
 
 	pthread_mutex_lock(&ce->mu);
 	for (;;) {
-		while (!ce->head && !ce->stop)
+		while (!ce->stop && (!ce->head || ce->hold))
 			pthread_cond_wait(&ce->work, &ce->mu);
 		if (!ce->head)
 			break;
@@ -456,4 +456,12 @@ int gdev_ce_error(struct gdev_ce *ce, uint64_t seq)
 		ret = result_locked(ce, seq);
 	pthread_mutex_unlock(&ce->mu);
 	return ret;
+}
+
+void gdev_ce_hold(struct gdev_ce *ce, int hold)
+{
+	pthread_mutex_lock(&ce->mu);
+	ce->hold = hold;
+	pthread_cond_signal(&ce->work);
+	pthread_mutex_unlock(&ce->mu);
 }

@@ -159,3 +159,6 @@ uint64_t gdev_ce_completed(struct gdev_ce *ce);
 int gdev_ce_wait(struct gdev_ce *ce, uint64_t seq, int64_t timeout_ns, int *job_err);
 /* result of a completed job: 0, -errno, -EAGAIN if not done, -ENOENT if forgotten */
 int gdev_ce_error(struct gdev_ce *ce, uint64_t seq);
+/* hold (1) or release (0) the engine: a held engine finishes its current job and starts no
+ * other until released (or destroyed); for deterministic tests and suspending a device */
+void gdev_ce_hold(struct gdev_ce *ce, int hold);

@@ -179,7 +179,8 @@ int gdev_mmu_translate(struct gdev_mmu *mmu, uint64_t va, int access, int *ap, u
 	return ret;
 }
 
-/* gdev_mmu_check with the lock held */
+/* gdev_mmu_check with the lock held: the first bad byte is reported, pages past the
+ * 40-bit limit count as unmapped */
 static int check_locked(const struct gdev_mmu *mmu, uint64_t va, uint64_t size, int access,
 			uint64_t *fault_va)
 {
@@ -188,11 +189,7 @@ static int check_locked(const struct gdev_mmu *mmu, uint64_t va, uint64_t size, 
 
 	if (!size)
 		return 0;
-	if (va >= VA_LIMIT || size > VA_LIMIT - va) {
-		*fault_va = va >= VA_LIMIT ? va : VA_LIMIT;
-		return -EFAULT;
-	}
-	end = va + size;
+	end = (va >= VA_LIMIT || size > VA_LIMIT - va) ? VA_LIMIT + GDEV_PAGE_SIZE : va + size;
 	for (page = va & ~PAGE_MASK; page < end; page += GDEV_PAGE_SIZE) {
 		ret = mmu_fault_kind(mmu, page, access);
 		if (ret) {

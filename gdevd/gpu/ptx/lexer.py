@@ -52,6 +52,9 @@ def tokenize(text: str, name: str = "<ptx>") -> list[Token]:
             line += 1
         elif kind == "bc":
             line += tok.count("\n")
+        elif kind == "id" and tok[0] == "." and "." in tok[1:]:
+            # ".reg.b32" (inline asm writes directives without spaces)
+            out.extend(Token("id", "." + part, line) for part in tok[1:].split("."))
         elif kind not in ("ws", "lc"):
             out.append(Token(kind, tok, line))
         pos = m.end()

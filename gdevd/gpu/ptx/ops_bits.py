@@ -157,15 +157,15 @@ def dec_bfe(ins: Ins):
         mask = np.where(ln >= 64, ~np.uint64(0),
                         (np.uint64(1) << np.minimum(ln, 63).astype(np.uint64)) - np.uint64(1))
         field = shifted & mask
-        if dt.kind == "i":
-            top = np.minimum(pos + ln, bits) - 1
-            sbit = np.where(ln == 0, 0,
-                            (np.asarray(a).astype(np.int64) >> np.clip(top, 0, bits - 1)) & 1)
-            keep = np.minimum(ln, bits)
-            ext = np.where((sbit != 0) & (keep < 64),
-                           ~((np.uint64(1) << keep.astype(np.uint64)) - np.uint64(1)), 0)
-            field = np.where(ln == 0, 0, field | ext.astype(np.uint64))
-            return field.astype(np.int64).astype(dt) if bits < 64 else field.view(np.int64)
+        if dt.kind == "i":   # sign-extend from bit min(pos+len-1, msb) of a
+            msb = np.minimum(pos + ln - 1, bits - 1)
+            sbit = (np.asarray(a).astype(np.int64) >> np.clip(msb, 0, bits - 1)) & 1
+            valid = np.clip(msb - pos + 1, 0, 63).astype(np.uint64)
+            vmask = (np.uint64(1) << valid) - np.uint64(1)
+            field = (shifted & vmask) | np.where(sbit != 0, ~vmask, np.uint64(0))
+            field = np.where(ln == 0, np.uint64(0), field)
+            return field.view(np.int64).astype(dt) if np.ndim(field) else \
+                np.asarray(field).view(np.int64).astype(dt)
         return field.astype(dt)
     return ternary(ins, fn, t, t_b="u32", t_c="u32")
 

@@ -141,8 +141,10 @@ def dec_mad(ins: Ins):
     if is_float(t):
         return ops_float.dec_fma(ins)
     ins.nargs(4)
-    ins.only({"lo", "hi", "wide", "sat"})
+    ins.only({"lo", "hi", "wide", "sat", "cc"})
     mode = _mode(ins)
+    if "cc" in ins.flags:
+        return _mad_carry(ins, t, mode, carry_in=False)
     if mode == "lo":
         return ternary(ins, lambda a, b, c: a * b + c, t)
     if mode == "hi":
@@ -154,6 +156,50 @@ def dec_mad(ins: Ins):
     wdt = DTYPES[wt]
     return ternary(ins, lambda a, b, c: np.asarray(a).astype(wdt) * np.asarray(b).astype(wdt)
                    + c, t, wt, t_c=wt)
+
+
+@op("madc")
+def dec_madc(ins: Ins):
+    ins.nargs(4)
+    ins.only({"lo", "hi", "cc"})
+    return _mad_carry(ins, ins.type(), _mode(ins), carry_in=True)
+
+
+def _mad_carry(ins: Ins, t: str, mode: str, carry_in: bool):
+    """mad.lo.cc / madc.{lo,hi}[.cc]: d = (a*b).{lo,hi} + c (+ CF), optionally setting CF."""
+    if t not in ("u32", "s32", "u64", "s64"):
+        raise ins.fail("mad.cc/madc need a 32- or 64-bit integer type")
+    d, a, b, c = ins.dst(0), ins.src(1), ins.src(2), ins.src(3)
+    ut = "u" + t[1:]
+    udt = DTYPES[ut]
+    write_cc = "cc" in ins.flags
+
+    def bind(env):
+        w = env.wr(d, ut)
+        ra, rb, rc = env.rd(a, t), env.rd(b, t), env.rd(c, ut)
+        cc = env.regs.setdefault("%%cc", np.zeros(env.n, dtype=np.uint8))
+
+        def run(idx):
+            x, y = ra(idx), rb(idx)
+            p = mul_hi(x, y, t) if mode == "hi" else x * y
+            p = np.asarray(p).astype(DTYPES[t]).view(udt) if np.ndim(p) else \
+                np.asarray(p).astype(DTYPES[t]).astype(udt)
+            z = rc(idx)
+            r = p + z
+            cout = r < p
+            if carry_in:
+                cin = (cc if idx is None else cc[idx]).astype(udt)
+                r2 = r + cin
+                cout = cout | (r2 < r)
+                r = r2
+            w(idx, r)
+            if write_cc:
+                if idx is None:
+                    cc[...] = cout
+                else:
+                    cc[idx] = cout
+        return run
+    return bind
 
 
 def _i24(v, t):

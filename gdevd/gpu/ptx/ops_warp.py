@@ -131,26 +131,66 @@ def dec_activemask(ins: Ins):
 
 @op("match")
 def dec_match(ins: Ins):
-    """match.any.sync.b32/b64: mask of the lanes of the warp holding the same value."""
-    if "any" not in ins.flags:
-        raise ins.fail("only match.any is supported")
+    """match.any.sync: mask of the warp's lanes holding the same value;
+    match.all.sync: the mask of active lanes if all hold the same value (p set), else 0."""
+    if not ins.flags & {"any", "all"}:
+        raise ins.fail("match needs .any or .all")
     ins.nargs(3)
     t = ins.type()
-    d, a = ins.dst(0), ins.src(1)
+    all_mode = "all" in ins.flags
+    dst = ins.args[0]
+    d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
+    a = ins.src(1)
 
     def bind(env):
-        w, ra = env.wr(d, "b32"), env.rd(a, t)
-        lane_all, _, _, key_all, _ = warp_info(env)
+        w, wp, ra = env.wr(d, "b32"), env.wr(p, "pred"), env.rd(a, t)
+        lane_all, _, _, key_all, nwarps = warp_info(env)
 
         def run(idx):
             sel = slice(None) if idx is None else idx
             key, lane = key_all[sel], lane_all[sel]
-            v = np.broadcast_to(np.asarray(ra(idx)), key.shape)
-            res = np.zeros(key.shape, dtype=np.uint32)
-            for k in range(key.size):   # warps are small; exact and simple
-                same = (key == key[k]) & (v == v[k])
-                res[k] = np.bitwise_or.reduce(np.left_shift(np.uint32(1),
-                                                            lane[same].astype(np.uint32)))
+            v = np.broadcast_to(np.asarray(ra(idx)), key.shape).astype(np.uint64)
+            _, grp = np.unique(np.stack([key.astype(np.uint64), v]), axis=1,
+                               return_inverse=True)
+            grp = grp.ravel()
+            bits = np.ldexp(1.0, lane)
+            res = np.bincount(grp, weights=bits)[grp].astype(np.uint64).astype(np.uint32)
+            if all_mode:
+                active = np.bincount(key, weights=bits, minlength=nwarps)[key]
+                ok = res == active.astype(np.uint64).astype(np.uint32)
+                w(idx, np.where(ok, res, np.uint32(0)))
+                wp(idx, ok)
+                return
             w(idx, res)
+        return run
+    return bind
+
+
+@op("barred")
+def dec_barred(ins: Ins):
+    """The reduction half of bar.red.{popc,and,or}, run by a block's threads right after
+    they all passed the barrier half: popc counts, and/or combine the predicate."""
+    kind = [m for m in ("popc", "and", "or") if m in ins.flags]
+    if len(kind) != 1:
+        raise ins.fail("bar.red needs .popc, .and or .or")
+    kind = kind[0]
+    ins.nargs(3, 4)
+    d, c = ins.dst(0), ins.args[-1]
+
+    def bind(env):
+        out_t = "u32" if kind == "popc" else "pred"
+        w, rc = env.wr(d, out_t), env.rd(c, "pred")
+        tpb, nblocks = env.geom.tpb, env.geom.nblocks
+
+        def run(idx):
+            lanes = env.lanes_all if idx is None else idx
+            blk = lanes // tpb
+            p = np.broadcast_to(np.asarray(rc(idx)), lanes.shape)
+            n_true = np.bincount(blk, weights=p.astype(np.float64), minlength=nblocks)[blk]
+            if kind == "popc":
+                w(idx, n_true.astype(np.uint32))
+                return
+            n_all = np.bincount(blk, minlength=nblocks)[blk]
+            w(idx, n_true == n_all if kind == "and" else n_true > 0)
         return run
     return bind

@@ -74,8 +74,8 @@ def _control(ins: Ins, instr: Instr):
     if base == "trap" or instr.opcode.startswith("builtin.__assert"):
         return Terminator(TRAP, guard=instr.guard, line=instr.line), None
     if base in ("bar", "barrier") and "warp" not in ins.flags:
-        if ins.flags & {"arrive", "red"}:
-            raise ins.fail("bar.arrive/bar.red are not supported")
+        if "arrive" in ins.flags:
+            raise ins.fail("bar.arrive is not supported")
         if instr.guard is not None:
             raise ins.fail("predicated barriers are not supported")
         return Terminator(BAR, line=instr.line), None
@@ -143,6 +143,10 @@ def build_blocks(code: list, ctx) -> list[Block]:
         if target is not None:
             pending.append((blocks[-1], target, item))
         blocks.append(Block())
+        if term.kind == BAR and "red" in ins.flags:   # the reduction runs after release
+            red = Instr("barred." + ".".join(ins.mods), item.args, item.line)
+            blocks[-1].binders.append(decode_instr(red, ctx))
+            blocks[-1].lines.append(item.line)
     for blk, target, item in pending:
         if target not in label_block:
             raise PtxError(item.line, target, "branch to an undefined label", ctx.module_name)
