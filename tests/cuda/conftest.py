@@ -1,13 +1,16 @@
 """Fixtures for the CUDA layer: a runtime on a kernel thread, and drivers bound to it.
 
-``system`` runs a small GdevSystem in its own trio loop on a background thread (as the daemon
-and ``gdevd.gdev`` do).  ``drv`` is a fresh ``CudaDriver`` over ``kcuda``'s facade of that
-runtime (the in-daemon binding); ``any_drv`` runs a test once per binding that can run here.
+``kernel_thread`` runs a small GdevSystem in its own trio loop on a background thread (as the
+daemon and ``gdevd.gdev`` do).  ``drv`` is a fresh ``CudaDriver`` over ``kcuda``'s facade of
+that runtime.  ``kcuda_driver``, ``libgdev_driver`` (through a real gdevd mount) and
+``inprocess_driver`` (``gdevd.gdev``) are the three bindings (``BINDINGS``), module-scoped.
 Every test ends like an fsck: contexts destroyed, nothing left allocated, invariants hold.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 import trio
 
+import kcuda
 from gdevd.runtime import GdevConfig, GdevSystem
 from kcuda.facade import RuntimeFacade
 from libgdev.cuda import CudaDriver, bind
@@ -90,3 +94,85 @@ def drv(kernel_thread: KernelThread) -> Iterator[CudaDriver]:
 def ctx(drv: CudaDriver) -> Any:
     """A context on device 0, current in the calling thread."""
     return drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+
+
+def _daemon_fixture_module() -> Any:
+    path = Path(__file__).resolve().parents[1] / "daemon" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("gdevd_mount_fixture", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def kcuda_driver() -> Iterator[Any]:
+    """The real ``kcuda`` module attached to a runtime running on its own trio thread."""
+    kt = KernelThread().start()
+    kcuda.attach(kt.system, kt.token)
+    try:
+        kcuda.cuInit(0)
+        yield kcuda.driver
+        kcuda.detach()
+        kt.fsck()
+    finally:
+        kcuda.detach()
+        kt.stop()
+
+
+@pytest.fixture(scope="module")
+def libgdev_driver() -> Iterator[Any]:
+    """``libgdev.cuda`` over a real gdevd mount (a separate daemon process)."""
+    import libgdev
+
+    mount = _daemon_fixture_module()
+    d = mount.start_gdevd()
+    try:
+        drv = bind(lambda: _mounted(libgdev, d.mount))
+        drv.cuInit(0)
+        yield drv
+        drv.shutdown()
+    finally:
+        mount.stop_gdevd(d)
+
+
+def _mounted(libgdev: Any, mount: str) -> Any:
+    from libgdev.cuda import ModuleBackend
+
+    class Mounted:
+        """libgdev's verbs on one mount point (not the $GDEV_MOUNT default)."""
+
+        GdevKernel = libgdev.GdevKernel
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(libgdev, name)
+
+        def gopen(self, minor: int) -> Any:
+            return libgdev.gopen(minor, mount)
+
+        def gdevice_count(self) -> int:
+            return libgdev.gdevice_count(mount)
+
+    return ModuleBackend(Mounted())
+
+
+@pytest.fixture(scope="module")
+def inprocess_driver() -> Iterator[Any]:
+    """``libgdev.cuda.bind(gdevd.gdev)``: the driver over the in-process runtime facade."""
+    from gdevd import gdev
+    from gdevd.runtime import GdevConfig
+
+
+    gdev.boot(GdevConfig(**SMALL))
+    try:
+        drv = bind(gdev)
+        drv.cuInit(0)
+        yield drv
+        drv.shutdown()
+        gdev.check_invariants()
+    finally:
+        gdev.shutdown()
+
+
+BINDINGS = ["kcuda_driver", "libgdev_driver", "inprocess_driver"]
