@@ -1,5 +1,6 @@
-"""The repository's kernels (the paper's micro-benchmarks and the Rodinia ports of its Table 1)
-run through the CUDA driver API on every binding: kcuda in a running runtime, libgdev.cuda
+"""The repository's kernels (the paper's micro-benchmarks, the Rodinia ports of its Table 1,
+divergence, reductions, atomics and the AES-256/XTS kernels of the encrypted file system) run
+through the CUDA driver API on every binding: kcuda in a running runtime, libgdev.cuda
 through a real gdevd mount, and in-process.
 
 The kernel tests of ``tests/kernels`` (their host loops, inputs and numpy references, written
@@ -18,6 +19,18 @@ import numpy as np
 import pytest
 
 # Re-collected here with this module's ``dev``: every binding runs the same host programs.
+from tests.kernels.test_aes import (  # noqa: F401
+    test_ecb_matches_cryptography,
+    test_fips197_known_answer,
+    test_ieee1619_vector_10,
+    test_key_expansion_matches_fips197,
+    test_xts_matches_cryptography,
+)
+from tests.kernels.test_diverge import (  # noqa: F401
+    test_branchy,
+    test_collatz,
+    test_reverse_digits,
+)
 from tests.kernels.test_micro import (  # noqa: F401
     test_fmadd,
     test_fmmul,
