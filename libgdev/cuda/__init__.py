@@ -24,6 +24,7 @@ from .device import CUdevice_attribute
 from .driver import API_NAMES, CudaDriver
 from .errors import CudaError, CUresult, result_from_errno
 from .event import CU_EVENT_BLOCKING_SYNC, CU_EVENT_DEFAULT, CU_EVENT_DISABLE_TIMING
+from .launch import CUfunction_attribute
 from .memory import (
     CU_MEMHOSTALLOC_DEVICEMAP,
     CU_MEMHOSTALLOC_PORTABLE,
@@ -49,8 +50,8 @@ driver = CudaDriver(_libgdev_backend)
 globals().update(driver.exports())
 
 __all__ = [
-    *API_NAMES, "CudaError", "CUresult", "CUdevice_attribute", "CudaDriver", "GdevBackend",
-    "ModuleBackend", "bind", "driver", "result_from_errno",
+    *API_NAMES, "CudaError", "CUresult", "CUdevice_attribute", "CUfunction_attribute",
+    "CudaDriver", "GdevBackend", "ModuleBackend", "bind", "driver", "result_from_errno",
     "CU_EVENT_DEFAULT", "CU_EVENT_BLOCKING_SYNC", "CU_EVENT_DISABLE_TIMING",
     "CU_MEMHOSTALLOC_PORTABLE", "CU_MEMHOSTALLOC_DEVICEMAP", "CU_MEMHOSTALLOC_WRITECOMBINED",
     "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING",

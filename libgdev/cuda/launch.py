@@ -10,6 +10,7 @@ scalars and bytes-like values verbatim (their size must match).
 
 from __future__ import annotations
 
+import enum
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,20 @@ from .core import DriverCore
 from .errors import CUresult, api, fail
 
 _FLOAT_FORMATS = {2: "<e", 4: "<f", 8: "<d"}
+SHARED_PER_BLOCK = 64 * 1024  # the engine's limit, static + dynamic
+
+
+class CUfunction_attribute(enum.IntEnum):
+    """cuFuncGetAttribute's attributes, with CUDA's numeric values."""
+
+    MAX_THREADS_PER_BLOCK = 0
+    SHARED_SIZE_BYTES = 1
+    CONST_SIZE_BYTES = 2
+    LOCAL_SIZE_BYTES = 3
+    NUM_REGS = 4
+    PTX_VERSION = 5
+    BINARY_VERSION = 6
+    MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 MAX_PARAM_BYTES = 4096  # the driver API's limit on a kernel's parameter buffer
 
 
@@ -58,6 +73,14 @@ def pack_params(info: Any, values: Sequence[Any]) -> bytes:
     return bytes(buf)
 
 
+def _extra_buffer(f: Function, extra: Any) -> bytes:
+    raw = bytes(memoryview(extra).cast("B"))
+    if len(raw) < f.param_end:
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
+                   f"{len(raw)} parameter bytes, {f.name} needs {f.param_end}")
+    return raw[:int(f.info.param_size)].ljust(int(f.info.param_size), b"\0")
+
+
 def _dims(*dims: int) -> tuple[int, int, int]:
     if any(isinstance(d, bool) or int(d) <= 0 for d in dims):
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"bad dimensions {dims}")
@@ -80,6 +103,25 @@ class Function:
     def name(self) -> str:
         """The kernel's entry name."""
         return str(self.info.name)
+
+    def attribute(self, attrib: int) -> int:
+        """The value of a CUfunction_attribute (INVALID_VALUE for others)."""
+        info, mod = self.info, self.module
+        A = CUfunction_attribute
+        values = {
+            A.MAX_THREADS_PER_BLOCK: info.max_threads or 1024,
+            A.SHARED_SIZE_BYTES: info.static_shared,
+            A.CONST_SIZE_BYTES: sum(g.size for g in mod.ptx.globals.values()
+                                    if g.space == "const"),
+            A.LOCAL_SIZE_BYTES: info.local_size,
+            A.NUM_REGS: len(getattr(info, "regs", ())),
+            A.PTX_VERSION: mod.versions[0],
+            A.BINARY_VERSION: mod.versions[1],
+            A.MAX_DYNAMIC_SHARED_SIZE_BYTES: SHARED_PER_BLOCK - info.static_shared,
+        }
+        if attrib not in values:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"function attribute {attrib}")
+        return int(values[attrib])
 
     def __repr__(self) -> str:
         return f"<CUfunction {self.name}>"
@@ -109,14 +151,29 @@ class LaunchAPI(DriverCore):
         return fence
 
     @api
+    def cuFuncGetAttribute(self, attrib: int, f: Function) -> int:
+        """The value of a CUfunction_attribute of ``f``."""
+        return self._function(f).attribute(int(attrib))
+
+    @api
     def cuLaunchKernel(self, f: Function, gridDimX: int, gridDimY: int, gridDimZ: int,
                        blockDimX: int, blockDimY: int, blockDimZ: int,
                        sharedMemBytes: int, hStream: Any,
-                       kernelParams: Sequence[Any] = ()) -> None:
-        """Launch ``f`` on a grid of blocks in ``hStream`` with ``kernelParams`` (packed by
-        the kernel's declared parameter layout); returns once queued."""
+                       kernelParams: Sequence[Any] | None = (),
+                       extra: bytes | None = None) -> None:
+        """Launch ``f`` on a grid of blocks in ``hStream``; returns once queued.
+
+        ``kernelParams`` are packed by the kernel's declared parameter layout; instead,
+        ``extra`` may give the packed buffer itself (CUDA's CU_LAUNCH_PARAM_BUFFER_POINTER),
+        at least as long as the parameters reach.  Giving both is INVALID_VALUE.
+        """
         f = self._function(f)
-        params = pack_params(f.info, kernelParams)
+        if extra is not None:
+            if kernelParams:
+                raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "kernelParams and extra")
+            params = _extra_buffer(f, extra)
+        else:
+            params = pack_params(f.info, kernelParams or ())
         self._launch(f, _dims(gridDimX, gridDimY, gridDimZ),
                      _dims(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, params)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from typing import Any
 
 from .core import DriverCore
@@ -42,6 +43,13 @@ def ptx_text(image: Any) -> str:
     return text
 
 
+def ptx_versions(text: str) -> tuple[int, int]:
+    """(PTX ISA version * 10, target SM) from the ``.version`` and ``.target`` directives."""
+    ver = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
+    sm = re.search(r"^\s*\.target\s+sm_(\d+)", text, re.M)
+    return (int(ver[1]) * 10 + int(ver[2]) if ver else 0, int(sm[1]) if sm else 0)
+
+
 def _load_ptx(text: str, name: str) -> Any:
     from gdevd.gpu.ptx import load_module  # the loader is pure Python; libgdev uses it too
 
@@ -68,11 +76,13 @@ class Module:
         self.layout: Any = None
         self.functions: dict[str, Any] = {}
         self.unloaded = False
+        self.versions = (0, 0)  # (PTX ISA version * 10, target SM), set by upload
 
     def upload(self, text: str) -> None:
         """Allocate and fill the code and data segments; frees what it got on failure."""
         be, h = self.ctx.backend, self.ctx.handle
         code = text.encode("utf-8")
+        self.versions = ptx_versions(text)
         try:
             self.code_addr = int(be.gmalloc(h, len(code)))
             self.code_size = len(code)

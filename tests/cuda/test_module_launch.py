@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from libgdev.cuda import CudaError
+from libgdev.cuda import CUfunction_attribute as FA
 from libgdev.cuda import CUresult as R
 
 from . import scenarios
@@ -180,3 +181,30 @@ def test_fsetsharedsize_and_dynamic_shared(drv, ctx) -> None:
     part2 = np.zeros(grid, np.float32)
     drv.cuMemcpyDtoH(part2, dpart)
     assert np.array_equal(part, part2)
+
+
+def test_function_attributes_and_extra_buffer(drv, ctx) -> None:
+    mod = drv.cuModuleLoad(KERNELS / "reduce.ptx")
+    f = drv.cuModuleGetFunction(mod, "reduce_stats_u32")
+    assert drv.cuFuncGetAttribute(FA.SHARED_SIZE_BYTES, f) == 3 * 256 * 4
+    assert drv.cuFuncGetAttribute(FA.MAX_DYNAMIC_SHARED_SIZE_BYTES, f) == 65536 - 3072
+    assert drv.cuFuncGetAttribute(FA.BINARY_VERSION, f) == 75
+    assert drv.cuFuncGetAttribute(FA.PTX_VERSION, f) >= 70
+    assert drv.cuFuncGetAttribute(FA.MAX_THREADS_PER_BLOCK, f) >= 256
+    assert drv.cuFuncGetAttribute(FA.NUM_REGS, f) > 0
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuFuncGetAttribute(77, f)
+
+    madd = drv.cuModuleGetFunction(drv.cuModuleLoad(KERNELS / "madd.ptx"), "add")
+    a = np.arange(16, dtype=np.uint32)
+    da, dc = drv.cuMemAlloc(64), drv.cuMemAlloc(64)
+    drv.cuMemcpyHtoD(da, a)
+    buf = np.array([da, da, dc], np.uint64).tobytes() + np.uint32(4).tobytes()
+    drv.cuLaunchKernel(madd, 1, 1, 1, 16, 16, 1, 0, None, None, extra=buf)
+    c = np.zeros(16, np.uint32)
+    drv.cuMemcpyDtoH(c, dc)
+    assert np.array_equal(c, 2 * a)
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuLaunchKernel(madd, 1, 1, 1, 1, 1, 1, 0, None, None, extra=buf[:20])
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuLaunchKernel(madd, 1, 1, 1, 1, 1, 1, 0, None, [da, da, dc, 4], extra=buf)
