@@ -19,6 +19,7 @@ spaces and buffers referenced until then too.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from types import TracebackType
@@ -36,6 +37,15 @@ CHUNK_MAX = lib.GDEV_CHUNK_MAX
 DEPTH_MAX = lib.GDEV_DEPTH_MAX
 #: chunk used by dtod when the caller names none
 DTOD_CHUNK = 4 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineStats:
+    """A copy engine's counters (``/proc/gdev`` bandwidth utilisation is built on them)."""
+
+    jobs: int  #: jobs run: async jobs and stages of synchronous copies
+    bytes: int  #: bytes moved by jobs that succeeded
+    busy_s: float  #: seconds the engine thread spent copying
 
 
 def _bounce_ptr(bounce: Any, chunk: int, depth: int) -> tuple[Any, int]:
@@ -146,11 +156,21 @@ class CopyEngine:
                             as_int(src_va, "src_va"), ffi.NULL, as_int(size, "size"),
                             (mmu_dst, mmu_src))
 
+    def stats(self) -> EngineStats:
+        """Counters since creation: jobs run, bytes moved, seconds busy copying."""
+        jobs, nbytes, busy = ffi.new("uint64_t *"), ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        lib.gdev_ce_stats(self._p, jobs, nbytes, busy)
+        return EngineStats(int(jobs[0]), int(nbytes[0]), busy[0] / 1e9)
+
+    def queued(self) -> int:
+        """Jobs queued or running: async ones and stages of synchronous copies."""
+        return int(lib.gdev_ce_queued(self._p))
+
     def completed(self) -> int:
         """Highest sequence number completed (jobs complete in order); 0 if none."""
         done = int(lib.gdev_ce_completed(self._p))
-        for seq in [s for s in self._pending if s <= done]:
-            del self._pending[seq]
+        for seq in [s for s in list(self._pending) if s <= done]:  # other threads may submit
+            self._pending.pop(seq, None)
         return done
 
     def wait(self, seq: int, timeout: float | None = None) -> bool:
@@ -201,8 +221,11 @@ class CopyEngine:
         lib.gdev_ce_hold(self._p, 1 if on else 0)
 
     def close(self) -> None:
-        """Finish queued jobs, join the engine thread and free it (idempotent)."""
-        if self._ce is not None:
+        """Finish queued jobs, join the engine thread and free it (idempotent).
+
+        Must not race with calls on this engine from other threads.
+        """
+        if getattr(self, "_ce", None) is not None:
             lib.gdev_ce_destroy(self._ce)
             self._ce = None
             self._pending.clear()

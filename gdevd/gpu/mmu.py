@@ -257,7 +257,7 @@ class Mmu:
 
     def close(self) -> None:
         """Release the address space (idempotent); queued copy jobs keep it alive."""
-        if self._mmu is not None:
+        if getattr(self, "_mmu", None) is not None:
             lib.gdev_mmu_put(self._mmu)
             self._mmu = None
 

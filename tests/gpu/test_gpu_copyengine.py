@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import errno
 import select
+import threading
+import time
 
 import hypothesis.strategies as st
 import numpy as np
@@ -232,3 +234,60 @@ def test_closed_engine_is_ebadf() -> None:
     with pytest.raises(GdevError) as info:
         ce.completed()
     assert info.value.errno == errno.EBADF
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("to_dev", [True, False])
+def test_page_vanishing_mid_copy_stops_it_cleanly(to_dev: bool) -> None:
+    """Validation passed, then a page is unmapped while stages are queued: the copy stops
+    with that page's fault, every queued stage is drained, chunks before it are done."""
+    chunk, size = 4 * PAGE_SIZE, 10 * 4 * PAGE_SIZE
+    hole = 6 * chunk + PAGE_SIZE  # inside chunk 6
+    with Mmu() as mmu, CopyEngine("mid") as ce:
+        mem = np.zeros(size, np.uint8)
+        mmu.set_aperture(0, mem)
+        mmu.map(0, 0, size)
+        mem[:] = 3
+        host = np.full(size, 7 if to_dev else 0, np.uint8)
+        bounce = np.empty(2 * chunk, np.uint8)
+        errors: list[BaseException] = []
+
+        def copy() -> None:
+            try:
+                if to_dev:
+                    ce.htod(mmu, 0, host, chunk=chunk, depth=2, bounce=bounce)
+                else:
+                    ce.dtoh(mmu, host, 0, chunk=chunk, depth=2, bounce=bounce)
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                errors.append(exc)
+
+        ce.hold(True)
+        copier = threading.Thread(target=copy)
+        copier.start()
+        deadline = time.monotonic() + 10
+        while ce.queued() < 2 and time.monotonic() < deadline:  # validated and queued
+            time.sleep(0.001)
+        assert ce.queued() == 2
+        mmu.unmap(hole, PAGE_SIZE)
+        ce.hold(False)
+        copier.join(10)
+        assert not copier.is_alive() and ce.queued() == 0
+        assert len(errors) == 1 and isinstance(errors[0], MmuFault)
+        assert (errors[0].va, errors[0].reason) == (hole, "unmapped")
+        if to_dev:  # chunks 0..5 landed; 7 was already in flight (depth 2); 8 on never ran
+            assert (mem[:6 * chunk] == 7).all() and (mem[8 * chunk:] == 3).all()
+        else:
+            assert (host[:6 * chunk] == 3).all() and (host[7 * chunk:] == 0).all()
+
+
+def test_stats_count_jobs_bytes_and_busy_time(dev: Device) -> None:
+    with CopyEngine("stats") as ce:
+        assert ce.stats().jobs == 0 and ce.stats().bytes == 0 and ce.stats().busy_s == 0
+        bounce = np.empty(2 * MiB, np.uint8)
+        ce.htod(dev.mmu, BASE, dev.model[:3 * MiB], chunk=MiB, depth=2, bounce=bounce)
+        ce.wait(ce.submit_dtod(dev.mmu, BASE + 3 * MiB, dev.mmu, BASE, 12345))
+        dev.model[3 * MiB:3 * MiB + 12345] = dev.model[:12345]
+        stats = ce.stats()
+        assert (stats.jobs, stats.bytes) == (4, 3 * MiB + 12345)
+        assert stats.busy_s > 0
+    dev.check()

@@ -1,14 +1,7 @@
 /*
- * copyengine.c - copy engines: one DMA thread each, a FIFO of jobs, completion signalled
- * through a condition variable (synchronous callers) and an eventfd (async submitters).
- *
- * A synchronous host<->device copy is split into chunks that flow through the caller's
- * bounce buffers (the paper's split transaction): for host to device the caller copies
- * chunk k into bounce slot k % depth while the engine drains earlier slots into device
- * memory; device to host is the mirror image.  The stage jobs live on the caller's stack
- * and the caller never returns while one of them is queued, so no chunk allocates memory.
- * Async jobs (pinned host memory, device to device) are allocated once per job, hold a
- * reference on their address spaces, and complete in submission order.
+ * copyengine.c - a copy engine: its DMA thread, the FIFO of jobs, async submission and
+ * completion (a condition variable for waiters, an eventfd for event loops; no polling).
+ * The synchronous pipelined copies are in ce_sync.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,29 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mmu_internal.h"
-
-#define ERR_RING 4096
-
-struct job {
-	struct job *next;
-	int kind;
-	struct gdev_mmu *dst, *src;
-	uint64_t dst_va, src_va, size;
-	uint8_t *host;
-	uint64_t seq; /* 0: a synchronous stage job on a caller's stack */
-	int done, err;
-};
-
-struct gdev_ce {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	struct job *head, *tail;
-	int stop, hold, efd;
-	uint64_t issued, completed;
-	struct { uint64_t seq; int err; } errs[ERR_RING];
-};
+#include "ce_internal.h"
 
 /* device to device, page piece by page piece (memmove: same-aperture ranges may overlap) */
 static int copy_d2d(struct job *j)
@@ -50,8 +21,12 @@ static int copy_d2d(struct job *j)
 	while (left) {
 		d = host_of(j->dst, dva, GDEV_ACC_WRITE);
 		s = host_of(j->src, sva, GDEV_ACC_READ);
-		if (!d || !s)
-			return -EFAULT;
+		if (!d || !s) {
+			j->fault_side = d ? 1 : 0;
+			j->fault_va = d ? sva : dva;
+			return d ? mmu_fault_kind(j->src, sva, GDEV_ACC_READ)
+				 : mmu_fault_kind(j->dst, dva, GDEV_ACC_WRITE);
+		}
 		len = GDEV_PAGE_SIZE - (dva & PAGE_MASK);
 		if (GDEV_PAGE_SIZE - (sva & PAGE_MASK) < len)
 			len = GDEV_PAGE_SIZE - (sva & PAGE_MASK);
@@ -67,24 +42,27 @@ static int copy_d2d(struct job *j)
 static int run_job(struct job *j)
 {
 	struct gdev_mmu *m = j->kind == GDEV_CE_DTOH ? j->src : j->dst;
+	int two = j->kind == GDEV_CE_DTOD && j->src != m;
 	int ret;
 
 	pthread_rwlock_rdlock(&m->lock);
-	if (j->kind == GDEV_CE_DTOD && j->src != m)
+	if (two)
 		pthread_rwlock_rdlock(&j->src->lock);
-	if (j->kind == GDEV_CE_HTOD)
-		ret = mmu_copy_locked(m, j->dst_va, j->host, j->size, 1);
-	else if (j->kind == GDEV_CE_DTOH)
-		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0);
-	else
+	if (j->kind == GDEV_CE_HTOD) {
+		ret = mmu_copy_locked(m, j->dst_va, j->host, j->size, 1, 1, &j->fault_va);
+	} else if (j->kind == GDEV_CE_DTOH) {
+		j->fault_side = 1;
+		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0, 0, &j->fault_va);
+	} else {
 		ret = copy_d2d(j);
-	if (j->kind == GDEV_CE_DTOD && j->src != m)
+	}
+	if (two)
 		pthread_rwlock_unlock(&j->src->lock);
 	pthread_rwlock_unlock(&m->lock);
 	return ret;
 }
 
-/* an async job is over: record it, signal the eventfd, drop its references (mu held) */
+/* an async job is over: record its result, signal the eventfd, free it (mu held) */
 static void retire_async(struct gdev_ce *ce, struct job *j)
 {
 	uint64_t one = 1;
@@ -95,12 +73,26 @@ static void retire_async(struct gdev_ce *ce, struct job *j)
 	ce->completed = j->seq;
 	w = write(ce->efd, &one, sizeof(one));
 	(void)w; /* EAGAIN only when the counter is saturated: still readable */
+	if (j->dst)
+		gdev_mmu_put(j->dst);
+	if (j->src)
+		gdev_mmu_put(j->src);
+	free(j);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static void *engine_main(void *arg)
 {
 	struct gdev_ce *ce = arg;
 	struct job *j;
+	uint64_t t0;
 	int err;
 
 	pthread_mutex_lock(&ce->mu);
@@ -114,18 +106,18 @@ static void *engine_main(void *arg)
 		if (!ce->head)
 			ce->tail = NULL;
 		pthread_mutex_unlock(&ce->mu);
+		t0 = now_ns();
 		err = run_job(j);
+		t0 = now_ns() - t0;
 		pthread_mutex_lock(&ce->mu);
+		ce->jobs++;
+		ce->bytes += err ? 0 : j->size;
+		ce->busy_ns += t0;
 		j->err = err;
-		j->done = 1;
-		if (j->seq) {
+		j->done = 1; /* a stage job belongs to its caller from here on */
+		ce->queued--;
+		if (j->seq)
 			retire_async(ce, j);
-			if (j->dst)
-				gdev_mmu_put(j->dst);
-			if (j->src)
-				gdev_mmu_put(j->src);
-			free(j);
-		}
 		pthread_cond_broadcast(&ce->done);
 	}
 	pthread_mutex_unlock(&ce->mu);
@@ -136,7 +128,7 @@ int gdev_ce_create(struct gdev_ce **out)
 {
 	struct gdev_ce *ce = calloc(1, sizeof(*ce));
 	pthread_condattr_t attr;
-	int ret = -ENOMEM;
+	int ret;
 
 	if (!ce)
 		return -ENOMEM;
@@ -185,6 +177,14 @@ int gdev_ce_fd(struct gdev_ce *ce)
 	return ce->efd;
 }
 
+void gdev_ce_hold(struct gdev_ce *ce, int hold)
+{
+	pthread_mutex_lock(&ce->mu);
+	ce->hold = hold;
+	pthread_cond_signal(&ce->work);
+	pthread_mutex_unlock(&ce->mu);
+}
+
 /* append j to the FIFO (mu held) */
 static void push_locked(struct gdev_ce *ce, struct job *j)
 {
@@ -195,26 +195,18 @@ static void push_locked(struct gdev_ce *ce, struct job *j)
 	else
 		ce->head = j;
 	ce->tail = j;
+	ce->queued++;
 	pthread_cond_signal(&ce->work);
 }
 
-/* queue a stage job of a synchronous copy */
-static void push_stage(struct gdev_ce *ce, struct job *j, int kind, struct gdev_mmu *mmu,
-		       uint64_t va, uint8_t *host, uint64_t size)
+void ce_push(struct gdev_ce *ce, struct job *j)
 {
-	memset(j, 0, sizeof(*j));
-	j->kind = kind;
-	j->dst = j->src = mmu;
-	j->dst_va = j->src_va = va;
-	j->host = host;
-	j->size = size;
 	pthread_mutex_lock(&ce->mu);
 	push_locked(ce, j);
 	pthread_mutex_unlock(&ce->mu);
 }
 
-/* wait for a stage job; returns its result */
-static int wait_stage(struct gdev_ce *ce, struct job *j)
+int ce_wait_job(struct gdev_ce *ce, struct job *j)
 {
 	pthread_mutex_lock(&ce->mu);
 	while (!j->done)
@@ -223,100 +215,8 @@ static int wait_stage(struct gdev_ce *ce, struct job *j)
 	return j->err;
 }
 
-/* wait for every stage job still queued; first error wins over ret */
-static int drain(struct gdev_ce *ce, struct job *slots, int *busy, int depth, int ret)
-{
-	int s, err;
-
-	for (s = 0; s < depth; s++) {
-		if (!busy[s])
-			continue;
-		err = wait_stage(ce, &slots[s]);
-		busy[s] = 0;
-		ret = ret ? ret : err;
-	}
-	return ret;
-}
-
-static int check_args(uint64_t size, uint64_t chunk, int depth, uint64_t bounce_size)
-{
-	(void)size;
-	if (chunk < GDEV_CHUNK_MIN || chunk > GDEV_CHUNK_MAX || depth < 1 ||
-	    depth > GDEV_DEPTH_MAX || bounce_size < chunk * (uint64_t)depth)
-		return -EINVAL;
-	return 0;
-}
-
-int gdev_ce_htod(struct gdev_ce *ce, struct gdev_mmu *mmu, uint64_t dst_va, const void *src,
-		 uint64_t size, uint64_t chunk, int depth, void *bounce, uint64_t bounce_size,
-		 uint64_t *fault_va)
-{
-	struct job slots[GDEV_DEPTH_MAX];
-	int busy[GDEV_DEPTH_MAX] = { 0 };
-	uint64_t off, len, k;
-	uint8_t *slot;
-	int s, ret = check_args(size, chunk, depth, bounce_size);
-
-	if (!ret)
-		ret = gdev_mmu_check(mmu, dst_va, size, GDEV_ACC_WRITE, fault_va);
-	for (off = 0, k = 0; !ret && off < size; off += len, k++) {
-		s = (int)(k % (uint64_t)depth);
-		if (busy[s]) {
-			busy[s] = 0;
-			ret = wait_stage(ce, &slots[s]);
-			if (ret)
-				break;
-		}
-		len = size - off < chunk ? size - off : chunk;
-		slot = (uint8_t *)bounce + (uint64_t)s * chunk;
-		memcpy(slot, (const uint8_t *)src + off, len);
-		push_stage(ce, &slots[s], GDEV_CE_HTOD, mmu, dst_va + off, slot, len);
-		busy[s] = 1;
-	}
-	return drain(ce, slots, busy, depth, ret);
-}
-
-int gdev_ce_dtoh(struct gdev_ce *ce, struct gdev_mmu *mmu, void *dst, uint64_t src_va,
-		 uint64_t size, uint64_t chunk, int depth, void *bounce, uint64_t bounce_size,
-		 uint64_t *fault_va)
-{
-	struct job slots[GDEV_DEPTH_MAX];
-	int busy[GDEV_DEPTH_MAX] = { 0 };
-	uint64_t issue = 0, off, len;
-	uint8_t *slot;
-	int s, ret = check_args(size, chunk, depth, bounce_size);
-
-	if (!ret)
-		ret = gdev_mmu_check(mmu, src_va, size, GDEV_ACC_READ, fault_va);
-	/* prime the pipeline: the engine fills every slot */
-	for (s = 0; !ret && s < depth && issue < size; s++, issue += len) {
-		len = size - issue < chunk ? size - issue : chunk;
-		push_stage(ce, &slots[s], GDEV_CE_DTOH, mmu, src_va + issue,
-			   (uint8_t *)bounce + (uint64_t)s * chunk, len);
-		busy[s] = 1;
-	}
-	for (off = 0, s = 0; !ret && off < size; off += len, s = (s + 1) % depth) {
-		busy[s] = 0;
-		ret = wait_stage(ce, &slots[s]);
-		if (ret)
-			break;
-		len = slots[s].size;
-		slot = (uint8_t *)bounce + (uint64_t)s * chunk;
-		memcpy((uint8_t *)dst + off, slot, len);
-		if (issue < size) {
-			uint64_t n = size - issue < chunk ? size - issue : chunk;
-
-			push_stage(ce, &slots[s], GDEV_CE_DTOH, mmu, src_va + issue, slot, n);
-			busy[s] = 1;
-			issue += n;
-		}
-	}
-	return drain(ce, slots, busy, depth, ret);
-}
-
-/* validate both sides of a device-side job; *side 0 = destination, 1 = source */
-static int check_sides(struct gdev_mmu *dst, uint64_t dst_va, struct gdev_mmu *src,
-		       uint64_t src_va, uint64_t size, uint64_t *fault_va, int *side)
+int ce_check_sides(struct gdev_mmu *dst, uint64_t dst_va, struct gdev_mmu *src,
+		   uint64_t src_va, uint64_t size, uint64_t *fault_va, int *side)
 {
 	int ret = 0;
 
@@ -326,34 +226,6 @@ static int check_sides(struct gdev_mmu *dst, uint64_t dst_va, struct gdev_mmu *s
 	if (!ret && src) {
 		*side = 1;
 		ret = gdev_mmu_check(src, src_va, size, GDEV_ACC_READ, fault_va);
-	}
-	return ret;
-}
-
-int gdev_ce_dtod(struct gdev_ce *ce, struct gdev_mmu *mmu_dst, uint64_t dst_va,
-		 struct gdev_mmu *mmu_src, uint64_t src_va, uint64_t size, uint64_t chunk,
-		 uint64_t *fault_va, int *fault_side)
-{
-	struct job j;
-	uint64_t off, len;
-	int ret;
-
-	if (chunk < GDEV_CHUNK_MIN || chunk > GDEV_CHUNK_MAX)
-		return -EINVAL;
-	ret = check_sides(mmu_dst, dst_va, mmu_src, src_va, size, fault_va, fault_side);
-	for (off = 0; !ret && off < size; off += len) {
-		len = size - off < chunk ? size - off : chunk;
-		memset(&j, 0, sizeof(j));
-		j.kind = GDEV_CE_DTOD;
-		j.dst = mmu_dst;
-		j.src = mmu_src;
-		j.dst_va = dst_va + off;
-		j.src_va = src_va + off;
-		j.size = len;
-		pthread_mutex_lock(&ce->mu);
-		push_locked(ce, &j);
-		pthread_mutex_unlock(&ce->mu);
-		ret = wait_stage(ce, &j);
 	}
 	return ret;
 }
@@ -372,7 +244,7 @@ int gdev_ce_submit(struct gdev_ce *ce, int kind, struct gdev_mmu *mmu_dst, uint6
 		mmu_src = NULL;
 	if (kind == GDEV_CE_DTOH)
 		mmu_dst = NULL;
-	ret = check_sides(mmu_dst, dst_va, mmu_src, src_va, size, fault_va, fault_side);
+	ret = ce_check_sides(mmu_dst, dst_va, mmu_src, src_va, size, fault_va, fault_side);
 	if (ret)
 		return ret;
 	j = calloc(1, sizeof(*j));
@@ -384,84 +256,9 @@ int gdev_ce_submit(struct gdev_ce *ce, int kind, struct gdev_mmu *mmu_dst, uint6
 		gdev_mmu_get(mmu_dst);
 	if (mmu_src)
 		gdev_mmu_get(mmu_src);
-	pthread_mutex_lock(&ce->mu);
+	pthread_mutex_lock(&ce->mu); /* seq order = queue order: completions are in order */
 	j->seq = *seq = ++ce->issued;
 	push_locked(ce, j);
 	pthread_mutex_unlock(&ce->mu);
 	return 0;
-}
-
-uint64_t gdev_ce_completed(struct gdev_ce *ce)
-{
-	uint64_t c;
-
-	pthread_mutex_lock(&ce->mu);
-	c = ce->completed;
-	pthread_mutex_unlock(&ce->mu);
-	return c;
-}
-
-/* the recorded result of a completed seq (mu held) */
-static int result_locked(struct gdev_ce *ce, uint64_t seq)
-{
-	if (ce->errs[seq % ERR_RING].seq != seq)
-		return -ENOENT;
-	return ce->errs[seq % ERR_RING].err;
-}
-
-int gdev_ce_wait(struct gdev_ce *ce, uint64_t seq, int64_t timeout_ns, int *job_err)
-{
-	struct timespec until;
-	int ret = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	if (timeout_ns > 0) {
-		until.tv_sec += timeout_ns / 1000000000;
-		until.tv_nsec += timeout_ns % 1000000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-	}
-	pthread_mutex_lock(&ce->mu);
-	if (!seq || seq > ce->issued) {
-		ret = -EINVAL;
-		goto unlock;
-	}
-	while (ce->completed < seq && !ret) {
-		if (timeout_ns < 0)
-			pthread_cond_wait(&ce->done, &ce->mu);
-		else
-			ret = -pthread_cond_timedwait(&ce->done, &ce->mu, &until);
-	}
-	if (ce->completed >= seq) {
-		ret = 0;
-		*job_err = result_locked(ce, seq);
-	}
-unlock:
-	pthread_mutex_unlock(&ce->mu);
-	return ret;
-}
-
-int gdev_ce_error(struct gdev_ce *ce, uint64_t seq)
-{
-	int ret;
-
-	pthread_mutex_lock(&ce->mu);
-	if (!seq || seq > ce->issued)
-		ret = -EINVAL;
-	else if (ce->completed < seq)
-		ret = -EAGAIN;
-	else
-		ret = result_locked(ce, seq);
-	pthread_mutex_unlock(&ce->mu);
-	return ret;
-}
-
-void gdev_ce_hold(struct gdev_ce *ce, int hold)
-{
-	pthread_mutex_lock(&ce->mu);
-	ce->hold = hold;
-	pthread_cond_signal(&ce->work);
-	pthread_mutex_unlock(&ce->mu);
 }

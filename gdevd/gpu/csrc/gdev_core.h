@@ -152,6 +152,11 @@ int gdev_ce_dtod(struct gdev_ce *ce, struct gdev_mmu *mmu_dst, uint64_t dst_va,
 int gdev_ce_submit(struct gdev_ce *ce, int kind, struct gdev_mmu *mmu_dst, uint64_t dst_va,
 		   struct gdev_mmu *mmu_src, uint64_t src_va, void *host, uint64_t size,
 		   uint64_t *seq, uint64_t *fault_va, int *fault_side);
+/* statistics since creation: jobs run (async jobs and stages), bytes moved by the jobs
+ * that succeeded, nanoseconds the engine spent copying (for bandwidth utilisation) */
+void gdev_ce_stats(struct gdev_ce *ce, uint64_t *jobs, uint64_t *bytes, uint64_t *busy_ns);
+/* jobs (async, and stages of synchronous copies) queued or running */
+uint64_t gdev_ce_queued(struct gdev_ce *ce);
 /* highest sequence number completed (jobs complete in order) */
 uint64_t gdev_ce_completed(struct gdev_ce *ce);
 /* wait until job seq completed (timeout_ns < 0: forever); 0 done, -ETIMEDOUT, -EINVAL if

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mmu_internal.h"
+#include "stream.h"
 
 int gdev_mmu_create(struct gdev_mmu **out)
 {
@@ -211,7 +212,8 @@ int gdev_mmu_check(struct gdev_mmu *mmu, uint64_t va, uint64_t size, int access,
 	return ret;
 }
 
-int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev)
+int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev,
+		    int stream, uint64_t *fault_va)
 {
 	uint8_t *h = host, *run, *next;
 	uint64_t len, step;
@@ -219,8 +221,10 @@ int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size
 
 	while (size) {
 		run = host_of(mmu, va, access);
-		if (!run)
-			return -EFAULT;
+		if (!run) {
+			*fault_va = va;
+			return mmu_fault_kind(mmu, va, access);
+		}
 		len = GDEV_PAGE_SIZE - (va & PAGE_MASK);
 		len = len < size ? len : size;
 		/* coalesce physically contiguous pages into one memcpy */
@@ -228,7 +232,10 @@ int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size
 			step = size - len < GDEV_PAGE_SIZE ? size - len : GDEV_PAGE_SIZE;
 			len += step;
 		}
-		memcpy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
+		if (stream && to_dev)
+			gdev_stream_copy(run, h, len);
+		else
+			memcpy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
 		h += len;
 		va += len;
 		size -= len;
@@ -245,7 +252,7 @@ static int direct(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, 
 	pthread_rwlock_rdlock(&mmu->lock);
 	ret = check_locked(mmu, va, size, to_dev ? GDEV_ACC_WRITE : GDEV_ACC_READ, fault_va);
 	if (!ret)
-		ret = mmu_copy_locked(mmu, va, host, size, to_dev);
+		ret = mmu_copy_locked(mmu, va, host, size, to_dev, 0, fault_va);
 	pthread_rwlock_unlock(&mmu->lock);
 	return ret;
 }

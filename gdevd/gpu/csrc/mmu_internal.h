@@ -73,7 +73,9 @@ static inline uint8_t *host_of(const struct gdev_mmu *mmu, uint64_t va, int acce
 int mmu_fault_kind(const struct gdev_mmu *mmu, uint64_t va, int access);
 
 /* copy between host memory and [va, va+size) page run by page run (lock held, range
- * checked by the caller; returns -EFAULT if a page vanished anyway) */
-int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev);
+ * checked by the caller; a page that vanished anyway stops it with -EFAULT/-EACCES and
+ * *fault_va).  stream: writes to the device bypass the cache (copy-engine stages) */
+int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size, int to_dev,
+		    int stream, uint64_t *fault_va);
 
 #endif
