@@ -3,8 +3,9 @@
 Mechanism only: who may use which page, and when, is the runtime's business.  Device memory
 is the C core's :class:`~gdevd.gpu.vram.Vram` (reserved, not committed: a 1 GiB device
 costs no RSS until pages are written).  :meth:`PhysicalGpu.scrub` zeroes freed pages so no
-context ever reads another's data; where the kernel allows it (a private anonymous mapping)
-it does so with ``madvise(MADV_DONTNEED)``, which also gives the RSS back.
+context ever reads another's data: small ranges by a memset (they stay resident, so reusing
+them costs no page faults), ranges of 2 MiB or more with ``madvise(MADV_DONTNEED)`` where
+the kernel allows it (a private anonymous mapping), which also gives their RSS back.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from .vram import Vram
 log = logging.getLogger(__name__)
 
 _MADV_DONTNEED = 4
+_MADV_HUGEPAGE = 14
 _PAGE = 4096
+_DISCARD_MIN = 2 << 20    # smaller frees are zero-filled and stay resident (cheap to reuse)
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 _libc.madvise.restype = ctypes.c_int
@@ -50,6 +53,7 @@ class PhysicalGpu:
         self.vram = Vram(memory)
         self.mem = np.asarray(self.vram.buffer, dtype=np.uint8).reshape(-1)
         self._can_discard = self._probe_discard()
+        self._madvise(0, memory, _MADV_HUGEPAGE)   # fewer first-touch faults; best effort
         self.htod = CopyEngine(f"gpu{index}-htod")
         self.dtoh = CopyEngine(f"gpu{index}-dtoh")
         self.dtod = CopyEngine(f"gpu{index}-dtod")
@@ -65,16 +69,16 @@ class PhysicalGpu:
         log.debug("gpu%d: VRAM scrub by %s", self.index, "madvise" if ok else "memset")
         return ok
 
-    def _madvise(self, pa: int, size: int) -> bool:
+    def _madvise(self, pa: int, size: int, advice: int = _MADV_DONTNEED) -> bool:
         addr = self.mem.ctypes.data + pa
-        return _libc.madvise(ctypes.c_void_p(addr), ctypes.c_size_t(size), _MADV_DONTNEED) == 0
+        return _libc.madvise(ctypes.c_void_p(addr), ctypes.c_size_t(size), advice) == 0
 
     def scrub(self, pa: int, size: int) -> None:
         """Zero device memory ``[pa, pa + size)`` (page aligned) and release its RSS if possible."""
         if pa % _PAGE or size % _PAGE or pa < 0 or pa + size > self.memory_size:
             raise GdevError(errno.EINVAL, f"scrub range not page aligned or outside VRAM: "
                                           f"{pa:#x}+{size:#x}")
-        if not (self._can_discard and self._madvise(pa, size)):
+        if size < _DISCARD_MIN or not (self._can_discard and self._madvise(pa, size)):
             self.mem[pa:pa + size] = 0
 
     def close(self) -> None:

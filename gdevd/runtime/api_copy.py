@@ -27,7 +27,7 @@ import trio
 from ..errors import GdevError
 from . import constants as C
 from .api_mem import check_size
-from .handle import Fence, Handle
+from .handle import Fence, Handle, check_handle
 from .memory import DmaBuffer
 
 
@@ -84,14 +84,16 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
     _count(handle, path, size)
 
 
-def _bounce_args(handle: Handle, size: int) -> tuple[str, dict[str, Any]]:
+def _bounce_args(handle: Handle, size: int, src_addr: int,
+                 dst_addr: int) -> tuple[str, dict[str, Any]]:
     depth = handle.pipeline_count if size > handle.chunk_size else 1
     path = C.PATH_PIPELINED if depth > 1 else C.PATH_CHUNKED
-    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": handle.bounce}
+    bounce = handle.bounce_for(src_addr, dst_addr)
+    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": bounce}
 
 
 def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:
-    handle.check_open()
+    check_handle(handle)
     check_size(size)
     host = host_array(buf, size, writable=writable)
     handle.lookup(va, size)
@@ -109,7 +111,7 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> No
 
 
 async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     handle.lookup(dst, size)
     if size <= handle.system.config.iowrite_limit:
         handle.mmu.write(dst, host)
@@ -119,7 +121,7 @@ async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> N
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_htod, handle.mmu,
                           dst, host)
     else:
-        path, kw = _bounce_args(handle, size)
+        path, kw = _bounce_args(handle, size, host.ctypes.data, dst)
         await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst, host, **kw)
 
 
@@ -134,7 +136,7 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> 
 
 
 async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     handle.lookup(src, size)
     if size <= handle.system.config.ioread_limit:
         handle.mmu.read_into(src, host)
@@ -144,7 +146,7 @@ async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) ->
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_dtoh, handle.mmu,
                           host, src)
     else:
-        path, kw = _bounce_args(handle, size)
+        path, kw = _bounce_args(handle, size, src, host.ctypes.data)
         await _engine_copy(handle, path, size, handle.phys.dtoh.dtoh, handle.mmu, host, src, **kw)
 
 
@@ -181,7 +183,7 @@ async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: in
 
 
 def _prepare_dtod(handle: Handle, dst: int, src: int, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     check_size(size)
     handle.lookup(dst, size)
     handle.lookup(src, size)

@@ -44,8 +44,14 @@ CHUNK_SIZE_MAX = 32 * MiB             # GDEV_CHUNK_MAX_SIZE
 PIPELINE_COUNT = 2                    # GDEV_PIPELINE_DEFAULT_COUNT
 PIPELINE_COUNT_MIN = 1
 PIPELINE_COUNT_MAX = 4                # GDEV_PIPELINE_MAX_COUNT
-IOWRITE_LIMIT = 64 * KiB              # HtoD direct-I/O boundary (GDEV_MEMCPY_IOWRITE_LIMIT)
-IOREAD_LIMIT = 64 * KiB               # DtoH direct-I/O boundary (GDEV_MEMCPY_IOREAD_LIMIT)
+# Direct-I/O boundaries (GDEV_MEMCPY_IOWRITE_LIMIT / IOREAD_LIMIT).  Measured (Fig. 4 in
+# docs/benchmarks.md): a direct copy beats the chunked path at every size up to 4 MiB here,
+# because the chunked path pays a thread hand-off; but a direct copy runs on the trio loop
+# and delays every other context's call.  The boundary is the largest size whose direct copy
+# stays within DIRECT_BUDGET_US on the loop.
+DIRECT_BUDGET_US = 100
+IOWRITE_LIMIT = 1 * MiB               # HtoD
+IOREAD_LIMIT = 1 * MiB                # DtoH
 
 # --- fences and the compute engine -------------------------------------------------------
 FENCE_COUNT = 4096                    # GDEV_FENCE_COUNT: sequences wrap to 1, 0 is reserved

@@ -42,6 +42,14 @@ if TYPE_CHECKING:
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
+def check_handle(handle: object) -> Handle:
+    """``handle`` if it is an open :class:`Handle`; else ``GdevError(EBADF)``."""
+    if not isinstance(handle, Handle):
+        raise GdevError(errno.EBADF, f"not a Gdev handle: {type(handle).__name__}")
+    handle.check_open()
+    return handle
+
+
 class Fence:
     """One asynchronous operation of a handle: ``id``, ``done`` event, ``error`` if it failed."""
 
@@ -68,9 +76,10 @@ class Handle:
                                    D.PAGE_SIZE)
         self.objects = ObjectMap()
         self.free_apertures = list(range(D.DMA_APERTURES, 0, -1))
-        self.chunk_size = system.config.chunk_size
-        self.pipeline_count = system.config.pipeline_count
-        self.bounce = np.empty(self.chunk_size * self.pipeline_count, dtype=np.uint8)
+        self.chunk_size = self.pipeline_count = 0
+        self._bounce_raw = self.bounce = np.empty(0, dtype=np.uint8)
+        self._bounce_base = 0
+        self.set_bounce(system.config.chunk_size, system.config.pipeline_count)
         self.copy_stats: collections.Counter[str] = collections.Counter()
         self.pending: dict[int, Fence] = {}
         self.tail = trio.Event()
@@ -88,6 +97,32 @@ class Handle:
         """Raise the sticky error of a faulted context (see the module docstring)."""
         if self.fault is not None:
             raise self.fault
+
+    # --- bounce buffers -------------------------------------------------------------------
+
+    def set_bounce(self, chunk: int, depth: int) -> None:
+        """(Re)allocate ``depth`` bounce buffers of ``chunk`` bytes (pages touched lazily)."""
+        raw = np.empty(chunk * depth + 2 * D.PAGE_SIZE, dtype=np.uint8)
+        self._bounce_raw, self._bounce_base = raw, -raw.ctypes.data % D.PAGE_SIZE
+        self.chunk_size, self.pipeline_count = chunk, depth
+        self.bounce = self.bounce_at(0)
+
+    def bounce_at(self, offset: int) -> np.ndarray:
+        """The bounce buffers starting ``offset`` (0..4095) bytes into a page."""
+        start = self._bounce_base + offset
+        return self._bounce_raw[start:start + self.chunk_size * self.pipeline_count]
+
+    def bounce_for(self, src_addr: int, dst_addr: int) -> np.ndarray:
+        """Bounce buffers placed for a two-stage copy from ``src_addr`` to ``dst_addr``.
+
+        memcpy on some CPUs (measured: AMD EPYC, glibc) runs 3-4x slower when the
+        destination sits a few bytes past the source modulo the page size, which is
+        exactly where a large numpy array (16 bytes into a page) lands against a
+        page-aligned one.  The slots are placed so that both stages have a relative page
+        offset in [2048, 4096), where copies run at full speed.
+        """
+        gap = (dst_addr - src_addr) % D.PAGE_SIZE
+        return self.bounce_at((src_addr + (gap + D.PAGE_SIZE) // 2) % D.PAGE_SIZE)
 
     # --- objects --------------------------------------------------------------------------
 

@@ -182,3 +182,28 @@ def test_round_trip_model(size: int, offset: int, depth: int, chunk_pages: int,
         await rt.gmemcpy_from_device(h, out, va + offset, size)
         assert np.array_equal(out, data)
     run_system(body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(src=st.integers(0, 1 << 40), dst=st.integers(0, 1 << 40))
+def test_bounce_slots_avoid_small_relative_page_offsets(src: int, dst: int) -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        bounce = h.bounce_for(src, dst)
+        b = bounce.ctypes.data
+        assert bounce.size == h.chunk_size * h.pipeline_count
+        for rel in ((b - src) % 4096, (dst - b) % 4096):
+            assert rel == 0 or rel >= 2048, rel
+    run_system(body)
+
+
+def test_fence_ids_wrap_to_1_and_skip_0() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        va = await rt.gmalloc(h, 2 * 8192)
+        h._seq = 4093                                     # as if 4093 operations ran before
+        ids = [await rt.gmemcpy_async(h, va, va + 8192, 8192) for _ in range(4)]
+        assert ids == [4094, 4095, 1, 2]
+        await rt.gbarrier(h)
+        assert not h.pending
+    run_system(body)

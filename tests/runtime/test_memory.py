@@ -94,17 +94,18 @@ def test_gfree_errors() -> None:
     run_system(body)
 
 
-def test_freed_memory_is_scrubbed_before_reuse() -> None:
+@pytest.mark.parametrize("size", [4096, 1 * MiB, 4 * MiB])   # memset and madvise paths
+def test_freed_memory_is_scrubbed_before_reuse(size: int) -> None:
     async def body(s: rt.GdevSystem) -> None:
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
-        va = await rt.gmalloc(a, 1 * MiB)
-        await rt.gmemcpy_to_device(a, va, np.full(MiB, 0xAB, np.uint8), MiB)
+        va = await rt.gmalloc(a, size)
+        await rt.gmemcpy_to_device(a, va, np.full(size, 0xAB, np.uint8), size)
         pa = a.lookup(va).block.extents[0][0]
         await rt.gfree(a, va)
-        vb = await rt.gmalloc(b, 1 * MiB)
+        vb = await rt.gmalloc(b, size)
         assert b.lookup(vb).block.extents[0][0] == pa         # first fit reuses the pages
-        out = np.ones(MiB, np.uint8)
-        await rt.gmemcpy_from_device(b, out, vb, MiB)
+        out = np.ones(size, np.uint8)
+        await rt.gmemcpy_from_device(b, out, vb, size)
         assert not out.any()
     run_system(body)
 
