@@ -122,9 +122,10 @@ class Wave:
             if term.guard is None:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
             p = self._guard(term.guard, lanes)
-            if p.all():
+            count = np.count_nonzero(p)
+            if count == p.size:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
-            if not p.any():
+            if not count:
                 return self._goto(lanes, pc + 1)
             if kind == BRA:
                 return self._split(pc, lanes, p, term.target)
@@ -166,8 +167,9 @@ class Wave:
             ops, term, lines = code[pc]
             k = 0
             try:
-                for k, f in enumerate(ops):
+                for f in ops:
                     f(lanes)
+                    k += 1
             except MmuFault as e:
                 raise KernelFault(errno.EFAULT, f"illegal address 0x{e.va:x} ({e.reason}) in "
                                   f"{self.launch.info.name} at line {lines[k]}") from e
@@ -238,6 +240,8 @@ class Launch:
             syms[name] = ("local", off)
         for p in info.params:
             syms[p.name] = ("kparam", p.offset)
+        for name, addr in module.function_addresses.items():
+            syms.setdefault(name, ("func", addr))
         return syms
 
     def run(self, budget: int | None = None) -> bool:
@@ -282,6 +286,6 @@ def _dims(d, limits, what: str) -> tuple[int, int, int]:
     except TypeError:
         t = (int(d),)
     t = t + (1,) * (3 - len(t))
-    if len(t) != 3 or any(x <= 0 for x in t) or any(x > m for x, m in zip(t, limits)):
+    if len(t) != 3 or any(x <= 0 for x in t) or any(x > m for x, m in zip(t, limits, strict=False)):
         raise GdevError(errno.EINVAL, f"bad {what} dimensions {d!r}")
     return t

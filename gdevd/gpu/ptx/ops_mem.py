@@ -42,6 +42,11 @@ def addr_reader(env, addr: Addr):
     """Reader of a memory operand's address (uint64 array or scalar) in its state space."""
     off = np.uint64(addr.offset & 0xFFFFFFFFFFFFFFFF)
     base = addr.base
+    if isinstance(base, Reg) and env.regs[base.name].dtype.itemsize <= 4:
+        # a 32-bit address register: [%r+imm] wraps modulo 2**32
+        r32 = env.rd(base, "u32")
+        off32 = np.uint32(addr.offset & 0xFFFFFFFF)
+        return lambda idx: np.asarray(r32(idx) + off32).astype(np.uint64)
     if isinstance(base, Reg):
         r = env.rd(base, "u64")
         if addr.offset == 0:
@@ -89,7 +94,7 @@ def dec_ld(ins: Ins):
     def bind(env):
         ws = [env.wr(d, t) for d in dests]
         ra = addr_reader(env, a)
-        mem, lanes_all, n = env.mem, env.lanes_all, env.n
+        mem, lanes_all = env.mem, env.lanes_all
 
         def run(idx):
             lanes = lanes_all if idx is None else idx

@@ -44,8 +44,8 @@ def is_signed(t: str) -> bool:
 
 
 def is_float(t: str) -> bool:
-    """True for ``f16``, ``f32`` and ``f64`` (the types with float arithmetic)."""
-    return t in ("f16", "f32", "f64")
+    """True for ``f16``, ``f16x2``, ``f32`` and ``f64`` (the types with float arithmetic)."""
+    return t in ("f16", "f16x2", "f32", "f64")
 
 
 def uint_of(dt: np.dtype) -> np.dtype:

@@ -16,7 +16,8 @@ from .memory import MemSys
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, dtype_of, scalar
 from .syntax import Imm, Not, Reg, Sink, Special, Sym
 
-_START_NS = time.monotonic_ns()
+_START_NS = time.perf_counter_ns()
+_START_MONO = time.monotonic_ns()
 
 
 class Geometry:
@@ -67,6 +68,34 @@ class Env:
             return lambda idx: s
         raise TypeError(f"operand {op!r} cannot be read")
 
+    _NOT_FIXED = object()
+
+    def fixed(self, op, t: str):
+        """The value operand ``op`` reads as for all lanes if it never changes identity (a
+        register view or an immediate), else ``Env._NOT_FIXED``."""
+        if isinstance(op, Imm):
+            return scalar(op.value, t)
+        if isinstance(op, Reg):
+            arr = self.regs[op.name]
+            dt = DTYPES[t]
+            if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+                return arr
+            if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+                return arr.view(dt)
+        return self._NOT_FIXED
+
+    def dst_view(self, op, t: str):
+        """The array a plain write of type ``t`` to register ``op`` assigns into, or None."""
+        if not isinstance(op, Reg):
+            return None
+        arr = self.regs[op.name]
+        dt = DTYPES[t]
+        if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+            return arr
+        if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+            return arr.view(dt)
+        return None
+
     def wr(self, op, t: str):
         """A writer ``f(idx, value)`` storing a type-``t`` value into operand ``op``."""
         if isinstance(op, Sink) or op is None:
@@ -111,13 +140,12 @@ class Env:
     # -- special registers ---------------------------------------------------------------
     def _special_reader(self, name: str, t: str):
         dt = DTYPES[t]
-        if name in ("%clock", "%clock64", "%clock_hi"):
-            clock = self.clock
+        if name in ("%clock", "%clock64", "%clock_hi"):   # a 1 GHz cycle counter
             shift = 32 if name == "%clock_hi" else 0
-            return lambda idx: scalar((clock() * 4) >> shift, t)
+            return lambda idx: scalar((time.perf_counter_ns() - _START_NS) >> shift, t)
         if name.startswith("%globaltimer"):
             shift = 32 if name.endswith("_hi") else 0
-            return lambda idx: scalar((time.monotonic_ns() - _START_NS) >> shift, t)
+            return lambda idx: scalar((time.monotonic_ns() - _START_MONO) >> shift, t)
         val = self.special_value(name)
         if np.ndim(val) == 0:
             s = scalar(int(val), t)
