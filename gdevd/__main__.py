@@ -2,8 +2,9 @@
 
 Mounts the Gdev tree (``MOUNT/dev/gdevN``, ``MOUNT/proc/gdev``) and serves it until SIGINT or
 SIGTERM, then unmounts.  Without ``--foreground`` it detaches once the mount is ready (the
-parent exits 0 then, or with the child's error).  Exit status 2: refused to start (bad
-arguments, missing/non-empty mount point, already a mount); 1: failed while running.
+parent exits 0 then, or with the child's error) and logs only to ``--log``.
+Exit status 2: refused to start (bad arguments, missing or non-empty mount point, already a
+mount); 1: failed while running.
 """
 
 from __future__ import annotations
@@ -96,10 +97,17 @@ def _detach() -> tuple[int, bool]:
     if os.fork() == 0:
         os.close(r)
         os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # logs go to --log only from here on
+            os.dup2(null, fd)
+        os.close(null)
         return w, True
     os.close(w)
-    ok = os.read(r, 1) == b"1"
-    os._exit(0 if ok else EXIT_FAILED)
+    if os.read(r, 1) != b"1":
+        print("gdevd: the daemon failed to start (use --foreground or --log FILE to see why)",
+              file=sys.stderr)
+        os._exit(EXIT_FAILED)
+    os._exit(0)
 
 
 def run(args: argparse.Namespace) -> int:

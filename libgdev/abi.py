@@ -233,29 +233,29 @@ def encode_error(command: int, request_id: int, status: int) -> bytes:
     return encode(command, request_id, STATUS.pack(status, 0), FLAG_REPLY)
 
 
-def _check_header(h: Header, want_reply: bool) -> Command:
+def _check_header(h: Header, want_reply: bool) -> Command | None:
     if h.version != ABI_VERSION:
         raise ProtocolError(_errno.EPROTONOSUPPORT, f"ABI version {h.version}")
     if h.reserved:
         raise ProtocolError(_errno.EINVAL, "nonzero reserved header field")
     if h.flags & ~KNOWN_FLAGS or bool(h.flags & FLAG_REPLY) != want_reply:
         raise ProtocolError(_errno.EINVAL, f"bad flags 0x{h.flags:x}")
-    cmd = BY_NUMBER.get(h.command)
-    if cmd is None:
-        raise ProtocolError(_errno.ENOTTY, f"unknown command 0x{h.command:x}")
-    return cmd
+    return BY_NUMBER.get(h.command)
 
 
 def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
     """Validate a request frame: (command, fields, tail), or ProtocolError with the errno
     to reply with."""
     cmd = _check_header(frame.header, want_reply=False)
+    if cmd is None:
+        raise ProtocolError(_errno.ENOTTY, f"unknown command 0x{frame.header.command:x}")
     fields, tail = cmd.request.unpack(frame.payload)
     return cmd, fields, tail
 
 
-def decode_reply(frame: Frame) -> tuple[Command, int, Any, bytes]:
-    """Validate a reply frame: (command, status, fields or None, tail)."""
+def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes]:
+    """Validate a reply frame: (command, status, fields or None, tail).  An error reply may
+    answer a command this side does not know (command None)."""
     cmd = _check_header(frame.header, want_reply=True)
     if len(frame.payload) < STATUS.size:
         raise ProtocolError(_errno.EPROTO, "reply without status")
@@ -266,6 +266,9 @@ def decode_reply(frame: Frame) -> tuple[Command, int, Any, bytes]:
         if len(frame.payload) != STATUS.size:
             raise ProtocolError(_errno.EPROTO, "error reply with a body")
         return cmd, status, None, b""
+    if cmd is None:
+        raise ProtocolError(_errno.EPROTO, f"success reply to unknown command "
+                                           f"0x{frame.header.command:x}")
     fields, tail = cmd.reply.unpack(frame.payload[STATUS.size:])
     return cmd, 0, fields, tail
 
@@ -285,7 +288,7 @@ class ReceiveBuffer:
     def __len__(self) -> int:
         return len(self._buf)
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes."""
         self._buf += data
 

@@ -13,6 +13,7 @@ import errno as _errno
 import os
 import socket
 import threading
+import time
 from collections import deque
 from typing import Any, NamedTuple
 
@@ -20,6 +21,7 @@ from libgdev import abi
 from libgdev.errors import ProtocolViolation, error_from_errno
 
 _RECV_SIZE = 1 << 18
+SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", "0")) / 1e6
 _FD_SPACE = socket.CMSG_SPACE(4 * array.array("i").itemsize)
 
 
@@ -39,6 +41,8 @@ class Connection:
         self.lock = threading.RLock()
         self._rx = abi.ReceiveBuffer()
         self._fds: deque[int] = deque()
+        self._buf = bytearray(_RECV_SIZE)
+        self._view = memoryview(self._buf)
         self._next_id = 1
         self._closed = False
 
@@ -84,6 +88,8 @@ class Connection:
         if frame.header.request_id != rid:
             raise ProtocolViolation(_errno.EPROTO, f"reply {frame.header.request_id} for {rid}")
         fd = -1
+        if cmd is None:
+            raise ProtocolViolation(_errno.EPROTO, f"reply to unknown command {status}")
         if cmd.passes_fd and status == 0:
             if not self._fds:
                 raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")
@@ -97,6 +103,13 @@ class Connection:
         with self.lock:
             return self.receive(self.send(name, tail, **fields))
 
+    def _recv_spinning(self) -> tuple[int, list]:
+        got = _spin_recv(self.sock, self._buf, SPIN_S) if SPIN_S > 0 else None
+        if got is None:
+            n, anc, _flags, _addr = self.sock.recvmsg_into([self._buf], _FD_SPACE)
+            return n, anc
+        return got
+
     def _read_frame(self) -> abi.Frame:
         while True:
             try:
@@ -109,7 +122,7 @@ class Connection:
 
     def _recv_some(self) -> None:
         try:
-            data, anc, _flags, _addr = self.sock.recvmsg(_RECV_SIZE, _FD_SPACE)
+            n, anc = self._recv_spinning()
         except OSError as exc:
             raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
         for level, kind, payload in anc:
@@ -117,9 +130,22 @@ class Connection:
                 fds = array.array("i")
                 fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
                 self._fds.extend(fds)
-        if not data:
+        if not n:
             raise ProtocolViolation(_errno.ECONNRESET, "the daemon closed the session")
-        self._rx.feed(data)
+        self._rx.feed(self._view[:n])
+
+
+def _spin_recv(sock: socket.socket, buf: bytearray, spin_s: float) -> tuple[int, list] | None:
+    """Poll a nonblocking receive for up to ``spin_s`` seconds (a reply to a small call
+    usually arrives within tens of microseconds, and sleeping and being woken costs more)."""
+    deadline = time.perf_counter() + spin_s
+    while True:
+        try:
+            n, anc, _f, _a = sock.recvmsg_into([buf], _FD_SPACE, socket.MSG_DONTWAIT)
+            return n, anc
+        except BlockingIOError:
+            if time.perf_counter() > deadline:
+                return None
 
 
 def _sendall(sock: socket.socket, head: bytes, tail: bytes | memoryview) -> None:

@@ -44,8 +44,13 @@ class Handle:
         self._staging: Staging | None = None
         try:
             self._conn = Connection.connect(ticket.socket)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        try:
             self.session = self._conn.call("HELLO", token=ticket.token).fields.session
         except BaseException:
+            self._conn.close()
             os.close(self._fd)
             raise
 
@@ -60,8 +65,11 @@ class Handle:
         if self._staging is not None:
             self._staging.close()
         self._conn.close()
-        os.close(self._fd)
-        self._fd = -1
+        fd, self._fd = self._fd, -1
+        try:
+            os.close(fd)
+        except OSError:
+            pass  # the daemon is gone (ENOTCONN); the descriptor is closed all the same
 
     def __enter__(self) -> Handle:
         return self
@@ -228,5 +236,23 @@ def _sized(view: memoryview, size: int | None) -> memoryview:
     if size is None:
         return view
     if size < 0 or size > len(view):
-        raise error_from_errno(errno.EINVAL, f"size {size} exceeds the host buffer of {len(view)} bytes")
+        raise error_from_errno(errno.EINVAL, f"size {size} > host buffer of {len(view)} bytes")
     return view[:size]
+
+
+# The client wrapper of every ABI command (tests/daemon/test_dispatch_table.py holds this
+# equal to libgdev.abi.COMMANDS and to the daemon's dispatch table).
+COMMAND_WRAPPERS = {
+    "HELLO": Handle.__init__, "GET_VERSION": Handle.abi_version,
+    "DEVICE_COUNT": Handle.gdevice_count, "GET_STAGING": Handle._staging_buffer,
+    "GET_HANDLE": Handle.get_handle, "GMALLOC": Handle.gmalloc, "GFREE": Handle.gfree,
+    "GMALLOC_DMA": Handle.gmalloc_dma, "GFREE_DMA": Handle.gfree_dma,
+    "GMEMCPY_TO_DEVICE": Handle.gmemcpy_to_device,
+    "GMEMCPY_TO_DEVICE_ASYNC": Handle.gmemcpy_to_device_async,
+    "GMEMCPY_FROM_DEVICE": Handle.gmemcpy_from_device,
+    "GMEMCPY_FROM_DEVICE_ASYNC": Handle.gmemcpy_from_device_async,
+    "GMEMCPY": Handle.gmemcpy, "GMEMCPY_ASYNC": Handle.gmemcpy_async,
+    "GLAUNCH": Handle.glaunch, "GSYNC": Handle.gsync, "GBARRIER": Handle.gbarrier,
+    "GQUERY": Handle.gquery, "GTUNE": Handle.gtune, "GREF": Handle.gref,
+    "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
+}

@@ -19,7 +19,9 @@ from libgdev.errors import error_from_errno
 
 
 def host_view(buf: Any, writable: bool) -> memoryview:
-    """A flat byte view of ``buf`` (bytes-like or numpy array, C-contiguous)."""
+    """A flat byte view of ``buf`` (bytes-like, numpy array or DmaBuffer; C-contiguous)."""
+    if isinstance(buf, DmaBuffer):
+        buf = buf.array
     try:
         view = memoryview(buf)
     except TypeError:
@@ -78,8 +80,8 @@ class DmaBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def __buffer__(self, flags: int) -> memoryview:  # PEP 688 (3.12+); harmless on 3.11
-        return memoryview(self.array)
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.array if dtype is None else self.array.astype(dtype, copy=False)
 
     def release(self) -> None:
         """Unmap on the client side (after GFREE_DMA)."""

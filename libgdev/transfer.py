@@ -75,7 +75,7 @@ class _Collector:
             return True
         except GdevError as exc:
             self.error = self.error or exc
-            if exc.errno in (errno.EPIPE, errno.ECONNRESET):  # EPIPE/ECONNRESET: nothing more will come
+            if exc.errno in (errno.EPIPE, errno.ECONNRESET):  # nothing more will come
                 raise
             return False
 

@@ -131,6 +131,7 @@ class GdevOperations(pyfuse3.Operations):
             obj.check_open()
             data = format_ticket(Ticket(obj.minor, self.sessions.socket_path, obj.token))
         else:
+            assert obj.entry is not None  # open() hands out fhs for devices and entries only
             data = read_entry(obj.entry, obj.target)
         return data[off:off + size]
 
@@ -139,6 +140,7 @@ class GdevOperations(pyfuse3.Operations):
         obj = self._file(fh)
         if isinstance(obj, Session):
             raise pyfuse3.FUSEError(errno.EINVAL)  # Gdev's device files take ioctls only
+        assert obj.entry is not None
         n = write_entry(obj.entry, obj.target, off, buf)
         obj.touch()
         log.info("%s = %s", self.tree.path_of(obj), buf.strip().decode(errors="replace"))

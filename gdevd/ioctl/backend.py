@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gdevd.errors import GdevError
 from gdevd import runtime as rt
+from gdevd.errors import GdevError
 from gdevd.runtime import Credentials
 from libgdev import abi
 

@@ -29,14 +29,24 @@ from libgdev import abi
 log = logging.getLogger("gdevd.ioctl")
 _RECV = 1 << 18
 _PEERCRED = struct.Struct("3i")
+BURST = 16  # frames served back to back before a checkpoint
 
 
 class ServerConnection:
-    """Framing over one accepted trio socket."""
+    """Framing over one accepted socket, driven without trio's socket wrapper.
 
-    def __init__(self, sock: trio.socket.SocketType) -> None:
+    A request/reply exchange then costs one trip through the scheduler (the wait for the
+    next request) instead of four checkpoints; a burst of pipelined frames still yields
+    every :data:`BURST` frames so that one client cannot starve the loop.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        sock.setblocking(False)
         self.rx = abi.ReceiveBuffer()
+        self._buf = bytearray(_RECV)
+        self._view = memoryview(self._buf)
+        self._burst = 0
 
     def peer(self) -> tuple[int, int, int]:
         """(pid, uid, gid) of the connecting process (SO_PEERCRED)."""
@@ -46,22 +56,37 @@ class ServerConnection:
     async def next_frame(self) -> abi.Frame | None:
         """The next whole frame, or None at EOF; a framing error raises (fatal)."""
         while (frame := self.rx.next_frame()) is None:
-            data = await self.sock.recv(_RECV)
-            if not data:
+            try:
+                n = self.sock.recv_into(self._buf)
+            except BlockingIOError:
+                self._burst = 0
+                await trio.lowlevel.wait_readable(self.sock)
+                continue
+            if n == 0:
                 return None
-            self.rx.feed(data)
+            self.rx.feed(self._view[:n])
+        self._burst += 1
+        if self._burst >= BURST:
+            self._burst = 0
+            await trio.lowlevel.checkpoint()
         return frame
 
     async def send(self, data: bytes, fd: int = -1) -> None:
         """Send a whole reply, passing ``fd`` with SCM_RIGHTS if it is >= 0."""
         view = memoryview(data)
         if fd >= 0:
-            fds = array.array("i", [fd])
-            sent = await self.sock.sendmsg([view], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            view = view[sent:]
+            fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+            while True:
+                try:
+                    view = view[self.sock.sendmsg([view], fds):]
+                    break
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(self.sock)
         while view:
-            sent = await self.sock.send(view)
-            view = view[sent:]
+            try:
+                view = view[self.sock.send(view):]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(self.sock)
 
 
 class IoctlServer:
@@ -82,7 +107,7 @@ class IoctlServer:
             async with trio.open_nursery() as nursery:
                 while True:
                     sock, _ = await listener.accept()
-                    nursery.start_soon(self._connection, sock)
+                    nursery.start_soon(self._connection, socket.socket(fileno=sock.detach()))
         finally:
             listener.close()
             try:
@@ -90,7 +115,7 @@ class IoctlServer:
             except FileNotFoundError:
                 pass
 
-    async def _connection(self, sock: trio.socket.SocketType) -> None:
+    async def _connection(self, sock: socket.socket) -> None:
         conn = ServerConnection(sock)
         call = Call(self.sessions, conn.peer())
         try:
@@ -126,6 +151,9 @@ class IoctlServer:
         except GdevError as exc:
             log.debug("%s: %s", abi.BY_NUMBER[h.command].name, exc)
             return abi.encode_error(h.command, h.request_id, exc.errno), -1
+        except Exception:  # a bug must cost one call, not the daemon
+            log.exception("%s failed", abi.BY_NUMBER[h.command].name)
+            return abi.encode_error(h.command, h.request_id, errno.EIO), -1
         return abi.encode_reply(cmd, h.request_id, 0, out.tail, **out.fields), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:

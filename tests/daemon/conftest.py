@@ -94,6 +94,7 @@ def gdevd():
     d = start_gdevd()
     try:
         yield d
+        assert "Traceback" not in d.log_text(), d.log_text()
     finally:
         stop_gdevd(d)
 

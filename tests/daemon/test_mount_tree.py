@@ -10,11 +10,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run_as, start_gdevd, stop_gdevd
 
 pytestmark = pytest.mark.mount
-pytest.importorskip("gdevd.runtime.system", reason="TEMPORARY until the runtime branch lands")
 
 VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
               "compute_bandwidth_used", "memory_bandwidth_used", "phys", "memory_size",
@@ -149,3 +147,24 @@ def test_sigterm_unmounts_cleanly() -> None:
     assert d.proc.wait(15) == 0
     assert not os.path.ismount(d.mount)
     stop_gdevd(d)
+
+
+def test_detaches_and_config_file(tmp_path) -> None:
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="gdevd-test-")
+    mount = os.path.join(base, "mnt")
+    os.mkdir(mount)
+    cfg = tmp_path / "gdev.toml"
+    cfg.write_text('vgpus = 2\nmemory = "64M"\n')
+    try:
+        r = subprocess.run([sys.executable, "-m", "gdevd", mount, "--config", str(cfg)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr  # returns once the mount is ready
+        assert _read(os.path.join(mount, "proc", "gdev", "virtual_device_count")) == "2\n"
+        assert _read(os.path.join(mount, "proc", "gdev", "vd1", "memory_size")) == \
+            f"{32 << 20}\n"
+    finally:
+        subprocess.run(["fusermount3", "-u", mount], check=False)  # the daemon then exits
+    import shutil
+    shutil.rmtree(base, ignore_errors=True)
