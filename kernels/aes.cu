@@ -311,41 +311,50 @@ __device__ __noinline__ void xts_mul_alpha_pow(u64 *lo, u64 *hi, unsigned int j)
     *hi = h;
 }
 
-// The tweak of block j of unit u: E_K2(tweaks[u]) * alpha^j, as little-endian halves.
-__device__ void xts_tweak(const uint4 *tweaks, unsigned int u, unsigned int j,
-                          const u32 *rk2_enc, const struct aes_tables *Te, u64 *lo, u64 *hi)
-{
-    u32 s[4];
-    load_block(tweaks + u, s);
-    aes256_encrypt_words(s, rk2_enc, Te);
-    *lo = (u64)bswap32(s[1]) << 32 | bswap32(s[0]);
-    *hi = (u64)bswap32(s[3]) << 32 | bswap32(s[2]);
-    xts_mul_alpha_pow(lo, hi, j);
-}
-
 __device__ __forceinline__ void xor_tweak(uint4 *v, u64 lo, u64 hi)
 {
     v->x ^= (u32)lo; v->y ^= (u32)(lo >> 32);
     v->z ^= (u32)hi; v->w ^= (u32)(hi >> 32);
 }
 
+#define XTS_MAX_THREADS 1024
+
 // XTS over nblocks blocks; block b is block b % blocks_per_unit of unit b / blocks_per_unit.
 // decrypt == 0: rk1 is K1's encryption schedule; decrypt != 0: K1's decryption schedule.
-// rk2_enc is always K2's encryption schedule.
+// rk2_enc is always K2's encryption schedule. Each CUDA block first encrypts the tweaks of the
+// data units it touches, one thread per unit, into shared memory: a unit's tweak is encrypted
+// once per CUDA block instead of once per 16-byte block.
 __device__ void aes256_xts(const uint4 *in, uint4 *out, const u32 *rk1, const u32 *rk2_enc,
                            const uint4 *tweaks, unsigned int nblocks,
                            unsigned int blocks_per_unit, int decrypt)
 {
     __shared__ struct aes_tables Te, Td;
+    __shared__ uint4 t0[XTS_MAX_THREADS];
     load_tables(&Te, c_te0, c_sbox);
     if (decrypt)
         load_tables(&Td, c_td0, c_inv_sbox);
+    unsigned int first = blockIdx.x * blockDim.x;
+    unsigned int u_first = first / blocks_per_unit;
+    unsigned int b = first + threadIdx.x;
     __syncthreads();
-    unsigned int b = blockIdx.x * blockDim.x + threadIdx.x;
+
+    if (first < nblocks) {
+        unsigned int last = min(first + blockDim.x, nblocks) - 1;
+        if (threadIdx.x <= last / blocks_per_unit - u_first) {
+            u32 s[4];
+            load_block(tweaks + u_first + threadIdx.x, s);
+            aes256_encrypt_words(s, rk2_enc, &Te);
+            t0[threadIdx.x] = make_uint4(bswap32(s[0]), bswap32(s[1]), bswap32(s[2]),
+                                         bswap32(s[3]));
+        }
+    }
+    __syncthreads();
     if (b >= nblocks)
         return;
-    u64 lo, hi;
-    xts_tweak(tweaks, b / blocks_per_unit, b % blocks_per_unit, rk2_enc, &Te, &lo, &hi);
+
+    uint4 t = t0[b / blocks_per_unit - u_first];
+    u64 lo = (u64)t.y << 32 | t.x, hi = (u64)t.w << 32 | t.z;
+    xts_mul_alpha_pow(&lo, &hi, b % blocks_per_unit);
     uint4 v = in[b];
     xor_tweak(&v, lo, hi);
     u32 s[4] = {bswap32(v.x), bswap32(v.y), bswap32(v.z), bswap32(v.w)};

@@ -3,13 +3,14 @@
 For every ``extern "C" __global__`` kernel the build appends two C functions: a wrapper that
 unpacks a parameter buffer (laid out by the C ABI, which is also PTX's .param layout) and calls
 the kernel, and a layout function reporting each parameter's offset and size. Libraries are
-cached in build/cpu-cuda/ by a hash of the source and the shim.
+cached in build/cpu-cuda/ by a hash of the source and the shim. Needs g++ (``make deps``).
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import re
 import subprocess
 from functools import cache
@@ -95,9 +96,9 @@ def load_cpu_module(cu_path: Path) -> CpuModule:
     CACHE.mkdir(parents=True, exist_ok=True)
     so = CACHE / f"{cu_path.stem}-{key}.so"
     if not so.exists():
-        src = CACHE / f"{cu_path.stem}-{key}.cc"
+        src = CACHE / f"{cu_path.stem}-{key}.{os.getpid()}.cc"
         src.write_text(cxx)
-        tmp = so.with_suffix(".tmp.so")
+        tmp = so.with_suffix(f".{os.getpid()}.tmp.so")  # concurrent builds rename atomically
         subprocess.run([*CXX, f"-I{SHIM.parent}", "-o", str(tmp), str(src)], check=True)
         tmp.rename(so)
     return CpuModule(ctypes.CDLL(str(so)), kernel_signatures(source))

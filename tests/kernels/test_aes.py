@@ -95,7 +95,8 @@ def test_ieee1619_vector_10(dev):
 
 
 @pytest.mark.parametrize("unit,nunits,block", [
-    (16, 1, 32), (32, 7, 64), (512, 3, 128), (4096, 2, 256), (4096, 1, 96),
+    (16, 1, 32), (32, 7, 64), (48, 50, 64), (512, 3, 128), (512, 5, 1024), (4096, 2, 256),
+    (4096, 1, 96),
 ])
 def test_xts_matches_cryptography(dev, rng, unit, nunits, block):
     key64 = rng.bytes(64)

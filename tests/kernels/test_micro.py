@@ -74,3 +74,17 @@ def test_idle(dev, n):
     out = dev.upload(np.array([12345], dtype=np.uint32))
     dev.launch("loop", "idle", 1, 1, [out, n])
     assert dev.download(out, np.uint32, 1)[0] == n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file,kernel", [("mmul", "multiply"), ("mmul", "multiply_tiled"),
+                                         ("fmmul", "multiply_tiled")])
+def test_mmul_256(dev, rng, file, kernel):
+    n = 256
+    if file == "mmul":
+        a, b = _u32(rng, (n, n)), _u32(rng, (n, n))
+        np.testing.assert_array_equal(_run_matrix(dev, file, kernel, a, b), ref.mmul(a, b))
+    else:
+        a, b = rng.standard_normal((2, n, n), dtype=np.float32)
+        np.testing.assert_allclose(_run_matrix(dev, file, kernel, a, b), ref.mmul(a, b),
+                                   rtol=1e-4, atol=1e-3)

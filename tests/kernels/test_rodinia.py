@@ -157,3 +157,55 @@ def test_backprop(dev, rng, n_in):
                                atol=1e-6)
     np.testing.assert_allclose(dev.download(po, np.float32, w.shape), want_old, rtol=1e-5,
                                atol=1e-6)
+
+
+def _reduce_sums(dev, ne, sums, sums2, threads=512):
+    """srad_v1's host loop of reduction passes; returns (sum, sum of squares)."""
+    no, mul, blocks = ne, 1, cdiv(ne, threads)
+    while True:
+        dev.launch("srad_v1", "reduce", blocks, threads, [ne, no, mul, sums, sums2])
+        if blocks == 1:
+            break
+        no, mul, blocks = blocks, mul * threads, cdiv(blocks, threads)
+    return dev.download(sums, np.float32, 1)[0], dev.download(sums2, np.float32, 1)[0]
+
+
+@pytest.mark.parametrize("ne", [1, 511, 513, 5000, 262145])
+def test_srad_v1_reduce_passes(dev, rng, ne):
+    x = rng.random(ne).astype(np.float32)
+    total, total2 = _reduce_sums(dev, ne, dev.upload(x), dev.upload(x * x))
+    np.testing.assert_allclose([total, total2], [x.sum(dtype=np.float64),
+                                                 (x.astype(np.float64) ** 2).sum()], rtol=1e-5)
+
+
+@pytest.mark.parametrize("nr,nc,iterations", [(1, 700, 1), (17, 23, 2), (64, 40, 3)])
+def test_srad_v1(dev, rng, nr, nc, iterations):
+    image = rng.integers(1, 256, size=(nr, nc)).astype(np.float32)
+    ne, lam, threads = nr * nc, 0.5, 512
+    blocks = cdiv(ne, threads)
+    pi = dev.upload(image.T.copy())  # column-major, as Rodinia stores it
+    rows, cols = np.arange(nr, dtype=np.int32), np.arange(nc, dtype=np.int32)
+    i_n, i_s = dev.upload(np.maximum(rows - 1, 0)), dev.upload(np.minimum(rows + 1, nr - 1))
+    j_w, j_e = dev.upload(np.maximum(cols - 1, 0)), dev.upload(np.minimum(cols + 1, nc - 1))
+    sums, sums2, pc = dev.zeros(4 * ne), dev.zeros(4 * ne), dev.zeros(4 * ne)
+    d_n, d_s, d_e, d_w = (dev.zeros(4 * ne) for _ in range(4))
+    dev.launch("srad_v1", "extract", blocks, threads, [ne, pi])
+    want = np.exp(image.astype(np.float64) / 255)
+    for _ in range(iterations):
+        dev.launch("srad_v1", "prepare", blocks, threads, [ne, pi, sums, sums2])
+        total, total2 = _reduce_sums(dev, ne, sums, sums2)
+        mean = total / ne
+        q0sqr = (total2 / ne - mean * mean) / (mean * mean)
+        idx = [i_n, i_s, j_e, j_w, d_n, d_s, d_e, d_w]
+        dev.launch("srad_v1", "srad", blocks, threads, [lam, nr, nc, ne, *idx, q0sqr, pc, pi])
+        dev.launch("srad_v1", "srad2", blocks, threads, [lam, nr, nc, ne, *idx, pc, pi])
+        want = ref.srad_2(want, *_srad_1_reordered(want, q0sqr), lam)
+    dev.launch("srad_v1", "compress", blocks, threads, [ne, pi])
+    got = dev.download(pi, np.float32, (nc, nr)).T
+    assert np.isfinite(want).all()
+    np.testing.assert_allclose(got, np.log(want) * 255, rtol=1e-4, atol=1e-3)
+
+
+def _srad_1_reordered(j, q0sqr):
+    dn, ds, dw, de, c = ref.srad_1(j, q0sqr)
+    return c, dn, ds, dw, de
