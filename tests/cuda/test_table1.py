@@ -53,6 +53,7 @@ from tests.kernels.test_rodinia import (  # noqa: F401
     test_hotspot,
     test_lud,
     test_nn,
+    test_nw,
     test_srad,
 )
 

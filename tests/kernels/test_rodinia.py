@@ -3,10 +3,8 @@
 import numpy as np
 import pytest
 
-from gdevd.errors import KernelFault
-
 from . import reference_rodinia as ref
-from .harness import EngineDevice, cdiv
+from .harness import cdiv
 
 BS = 16
 
@@ -111,12 +109,7 @@ def test_lud(dev, rng, dim):
 
 
 @pytest.mark.parametrize("length,penalty", [(16, 10), (48, 1), (64, 5)])
-def test_nw(dev, rng, length, penalty, request):
-    if isinstance(dev, EngineDevice):
-        # nvcc addresses the tiles as [%r+imm] with a 32-bit %r that is "negative" before the
-        # offset; PTX wraps the sum modulo 2^32, the engine (ops_mem.addr_reader) does not yet.
-        request.applymarker(pytest.mark.xfail(raises=KernelFault, strict=True,
-                                              reason="engine: 32-bit address wrap-around"))
+def test_nw(dev, rng, length, penalty):
     cols = length + 1
     reference = rng.integers(-4, 12, size=(cols, cols)).astype(np.int32)
     matrix = np.zeros((cols, cols), np.int32)
