@@ -108,7 +108,7 @@ class Function:
         """The value of a CUfunction_attribute (INVALID_VALUE for others)."""
         info, mod = self.info, self.module
         A = CUfunction_attribute
-        values = {
+        values: dict[int, int] = {
             A.MAX_THREADS_PER_BLOCK: info.max_threads or 1024,
             A.SHARED_SIZE_BYTES: info.static_shared,
             A.CONST_SIZE_BYTES: sum(g.size for g in mod.ptx.globals.values()
