@@ -12,7 +12,13 @@ KERNELS := $(wildcard kernels/*.cu)
 .PHONY: run test build deps kernels lint typecheck bench figures clean
 
 run: build
-	$(PY) scripts/run.py --mount $(MOUNT)
+	@mkdir -p $(MOUNT)
+	@echo "gdevd serves $(abspath $(MOUNT)) until Ctrl-C. In another terminal, try:"
+	@echo "  ls -l $(MOUNT)/dev; cat $(MOUNT)/proc/gdev/vd0/memory_size"
+	@echo "  echo 50 > $(MOUNT)/proc/gdev/vd0/compute_bandwidth; cat $(MOUNT)/proc/gdev/vd0/compute_bandwidth"
+	@echo "  GDEV_MOUNT=$(abspath $(MOUNT)) $(PY) -c 'import libgdev; h = libgdev.gopen(0); a = h.gmalloc(1 << 20); print(hex(a), h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE))'"
+	@echo "  $(PY) scripts/run.py   # the same Gdev API walked through in-process (no daemon)"
+	$(PY) -m gdevd $(MOUNT) --foreground
 
 test: build
 	$(PYTEST) -q $(PYTEST_ARGS)
@@ -23,10 +29,11 @@ build: $(VENV)/.deps-stamp
 # Debian packages: libfuse3-dev and pkg-config to build pyfuse3, fuse3 for fusermount3.
 deps: .deps-debian-stamp
 .deps-debian-stamp:
-	@if ! pkg-config --exists fuse3 2>/dev/null || ! command -v fusermount3 >/dev/null; then \
-	    echo "installing Debian packages: libfuse3-dev fuse3 pkg-config"; \
+	@if ! pkg-config --exists fuse3 2>/dev/null || ! command -v fusermount3 >/dev/null \
+	    || ! command -v g++ >/dev/null; then \
+	    echo "installing Debian packages: libfuse3-dev fuse3 pkg-config gcc g++"; \
 	    $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfuse3-dev fuse3 pkg-config gcc; \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfuse3-dev fuse3 pkg-config gcc g++; \
 	fi
 	@touch $@
 
@@ -48,8 +55,14 @@ typecheck: build
 
 bench: build
 	$(PY) scripts/bench/memcpy.py
+	$(PY) scripts/bench/ioctl.py
 
 figures: bench
 
 clean:
 	rm -rf build *.egg-info gdevd/gpu/_core.c gdevd/gpu/_core*.so .pytest_cache .hypothesis
+
+# What nvcc emits for our kernels and the survey corpus, and whether the engine loads it.
+.PHONY: ptx-survey
+ptx-survey: build kernels
+	$(PY) scripts/ptx_survey.py --build-corpus --engine --markdown docs/ptx-coverage.md kernels/*.ptx
