@@ -1,1 +1,7 @@
-"""procfs."""
+"""The /proc/gdev tree as a declarative table (:mod:`procfs.table`) with one generic read and
+write (:mod:`procfs.generic`)."""
+
+from procfs.generic import read_entry, write_entry
+from procfs.table import ENTRIES, GLOBAL, PER_VGPU, Entry
+
+__all__ = ["ENTRIES", "GLOBAL", "PER_VGPU", "Entry", "read_entry", "write_entry"]

@@ -1,1 +1,32 @@
-"""gdevd/runtime."""
+"""The Gdev API in-process: async verbs owned by one trio loop.
+
+``async with GdevSystem(GdevConfig(...)) as system:`` then ``h = await gopen(system, 0)``,
+``va = await gmalloc(h, n)``, ... (Gdev's names, handle first, errors as GdevError).
+"""
+
+from .api_copy import (
+    gmemcpy,
+    gmemcpy_async,
+    gmemcpy_from_device,
+    gmemcpy_from_device_async,
+    gmemcpy_to_device,
+    gmemcpy_to_device_async,
+)
+from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune
+from .api_exec import GdevKernel, gbarrier, glaunch, gsync
+from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
+from .config import GdevConfig, parse_size
+from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
+from .handle import Handle
+from .memory import DmaBuffer
+from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
+
+__all__ = [
+    "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
+    "PhysicalGpu", "VirtualGpu", "parse_size",
+    "gopen", "gclose", "gquery", "gtune", "gdevice_count",
+    "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
+    "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
+    "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
+    "glaunch", "gsync", "gbarrier",
+]

@@ -1,0 +1,97 @@
+"""The daemon's lifecycle: system, tree, ioctl socket, mount; torn down in reverse on any path.
+
+:func:`serve` enters each resource in order and registers its teardown the moment it exists
+(s3ql's ``mount.py`` shape): the runtime system, the socket directory, the ioctl server, the
+FUSE mount.  SIGINT/SIGTERM end the loop; sessions are closed (``gclose`` of every context),
+then the file system is unmounted, the socket removed and the system shut down.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+import pyfuse3
+import trio
+
+import kcuda
+from gdevd.fuse.ops import GdevOperations
+from gdevd.fuse.tree import Tree
+from gdevd.ioctl.server import IoctlServer
+from gdevd.ioctl.session import SessionTable
+from gdevd.runtime import GdevConfig, GdevSystem
+
+log = logging.getLogger("gdevd")
+MOUNT_OPTIONS = ("fsname=gdev", "subtype=gdev", "allow_other", "default_permissions")
+
+
+@dataclass
+class DaemonConfig:
+    """What ``gdevd`` was asked to do."""
+
+    mountpoint: str
+    system: GdevConfig
+    socket_path: str | None = None  # default: a fresh private directory under /tmp
+
+
+def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
+    if wanted:
+        return wanted
+    path = tempfile.mkdtemp(prefix="gdevd-")
+    os.chmod(path, 0o755)
+    stack.callback(shutil.rmtree, path, True)
+    return os.path.join(path, "ioctl.sock")
+
+
+def _mount(stack: AsyncExitStack, ops: GdevOperations, mountpoint: str) -> None:
+    options = set(pyfuse3.default_options) | set(MOUNT_OPTIONS)
+    options.discard("default_permissions")  # re-added below; keep the set explicit
+    options.add("default_permissions")
+    pyfuse3.init(ops, mountpoint, options)
+    stack.callback(pyfuse3.close, unmount=True)
+
+
+async def _watch_signals(on_signal: Callable[[], None]) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            log.info("%s: unmounting", signal.Signals(signum).name)
+            on_signal()
+            return
+
+
+async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> None:
+    """Mount and serve until a signal or an external unmount, then tear everything down."""
+    async with AsyncExitStack() as stack:
+        system = await stack.enter_async_context(GdevSystem(cfg.system))
+        kcuda.attach(system, trio.lowlevel.current_trio_token())  # CUDA for in-daemon modules
+        stack.callback(kcuda.detach)
+        socket_path = _make_socket_dir(stack, cfg.socket_path)
+        sessions = SessionTable(system, socket_path)
+        stack.push_async_callback(sessions.end_all)
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        stack.callback(nursery.cancel_scope.cancel)
+        await nursery.start(IoctlServer(sessions, socket_path).serve)
+        ops = GdevOperations(Tree(system), sessions)
+        _mount(stack, ops, cfg.mountpoint)
+        stack.push_async_callback(sessions.end_all)  # before unmount: close live contexts
+        log.info("serving %d vGPUs at %s (ioctl socket %s)", len(system.virtual),
+                 cfg.mountpoint, socket_path)
+        nursery.start_soon(_watch_signals, pyfuse3.terminate)
+        nursery.start_soon(_announce_ready, cfg.mountpoint, ready)
+        await pyfuse3.main()
+        log.info("file system loop ended")
+
+
+async def _announce_ready(mountpoint: str, ready: Callable[[], None] | None) -> None:
+    """Call ``ready`` once the kernel really serves the mount (a lookup through it succeeds);
+    a mount whose FUSE INIT failed raises here instead of passing for a running daemon."""
+    await trio.to_thread.run_sync(os.stat, os.path.join(mountpoint, "proc", "gdev"))
+    log.debug("mount answers lookups")
+    if ready is not None:
+        ready()

@@ -1,0 +1,1 @@
+"""The FUSE front: the tree (:mod:`.tree`) and the thin Operations class (:mod:`.ops`)."""

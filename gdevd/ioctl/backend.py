@@ -1,0 +1,110 @@
+"""What the ioctl handlers need from the runtime, and the checks on shared buffers.
+
+``rt`` is the runtime's Gdev API (async verbs, Gdev's names).  The functions here turn ABI
+values into runtime arguments: a host range named by (kind, buf id, offset, size) becomes a
+view of the shared memory it lies in, after checking that it lies there (EFAULT otherwise);
+a launch request becomes the runtime's kernel descriptor.
+
+Staging buffers are pinned (``gmalloc_dma``) memory of the session's own context, so a
+pageable copy's daemon side is one copy from the shared slot (Gdev's PINCPY) and its bytes
+are charged to the vGPU's DMA memory like any other pinned buffer.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+import numpy as np
+
+from gdevd import runtime as rt
+from gdevd.errors import GdevError
+from gdevd.runtime import Credentials
+from libgdev import abi
+
+STAGING_SLOTS = 4
+STAGING_CHUNK = 4 << 20
+
+
+async def open_handle(system: Any, minor: int, opener: Any) -> Any:
+    """gopen on behalf of the process that opened the device file."""
+    return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid))
+
+
+async def close_handle(session: Any) -> None:
+    """gclose the session's handle (freeing every object it held, staging included)."""
+    session.dma.clear()
+    session.staging = None
+    try:
+        await rt.gclose(session.handle)
+    except GdevError as exc:
+        if exc.errno != errno.EBADF:
+            raise
+
+
+async def staging(session: Any) -> Any:
+    """The session's staging buffer, created on first use."""
+    if session.staging is None:
+        session.staging = await rt.gmalloc_dma(session.handle, STAGING_SLOTS * STAGING_CHUNK)
+    return session.staging
+
+
+def _range(array: np.ndarray, offset: int, size: int, what: str) -> np.ndarray:
+    if offset + size > len(array):
+        raise GdevError(errno.EFAULT, f"{what}: [{offset}, +{size}) outside {len(array)} bytes")
+    return array[offset:offset + size]
+
+
+def dma_range(session: Any, buf_id: int, offset: int, size: int) -> np.ndarray:
+    """Bytes [offset, offset+size) of pinned buffer ``buf_id`` (ENOENT / EFAULT)."""
+    buf = session.dma.get(buf_id)
+    if buf is None:
+        raise GdevError(errno.ENOENT, f"no pinned buffer {buf_id}")
+    return _range(buf.array, offset, size, f"pinned buffer {buf_id}")
+
+
+def _shared(session: Any, req: Any) -> np.ndarray:
+    if req.host_kind == abi.HOST_STAGING:
+        if session.staging is None or req.buf_id:
+            raise GdevError(errno.EINVAL, "no staging buffer (GET_STAGING first)")
+        return _range(session.staging.array, req.host_offset, req.size, "staging buffer")
+    if req.host_kind == abi.HOST_DMA:
+        return dma_range(session, req.buf_id, req.host_offset, req.size)
+    raise GdevError(errno.EINVAL, f"unknown host kind {req.host_kind}")
+
+
+def host_source(session: Any, req: Any, tail: bytes) -> Any:
+    """The host side of an HtoD copy request."""
+    if req.host_kind == abi.HOST_INLINE:
+        if len(tail) != req.size or req.host_offset or req.buf_id:
+            raise GdevError(errno.EINVAL, f"inline copy of {req.size} bytes carries {len(tail)}")
+        return np.frombuffer(tail, dtype=np.uint8)
+    if tail:
+        raise GdevError(errno.EINVAL, "tail on a copy from shared memory")
+    return _shared(session, req)
+
+
+def host_destination(session: Any, req: Any, tail: bytes) -> np.ndarray:
+    """The host side of a DtoH copy request (a fresh array for an inline reply)."""
+    if tail:
+        raise GdevError(errno.EINVAL, "a copy from the device carries no data")
+    if req.host_kind == abi.HOST_INLINE:
+        if req.size > abi.INLINE_MAX or req.host_offset or req.buf_id:
+            raise GdevError(errno.EINVAL, f"inline copy of {req.size} bytes")
+        return np.empty(req.size, dtype=np.uint8)
+    return _shared(session, req)
+
+
+def kernel_from(req: Any, tail: bytes) -> Any:
+    """The runtime's GdevKernel for a GLAUNCH request (name and params in the tail)."""
+    if req.name_len + req.params_len != len(tail) or not req.name_len:
+        raise GdevError(errno.EINVAL, "GLAUNCH tail does not match name_len + params_len")
+    try:
+        name = tail[:req.name_len].decode("ascii")
+    except UnicodeDecodeError:
+        raise GdevError(errno.EINVAL, "kernel name is not ASCII") from None
+    return rt.GdevKernel(code_addr=req.code_addr, code_size=req.code_size,
+                         data_addr=req.data_addr, name=name,
+                         grid=(req.grid_x, req.grid_y, req.grid_z),
+                         block=(req.block_x, req.block_y, req.block_z),
+                         shared_dynamic=req.shared_dynamic, params=tail[req.name_len:])

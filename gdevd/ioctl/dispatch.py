@@ -1,0 +1,229 @@
+"""The dispatch table: one small handler per ioctl command (Gdev's ``gdev_ioctl.c``).
+
+Every handler has one shape: take the decoded request fields (``libgdev.abi``), validate what
+the ABI could not (ranges, buffer ids, offsets inside the shared buffers), call the runtime
+through :mod:`gdevd.ioctl.backend`, and return an :class:`Out` (reply fields, optional tail,
+optional file descriptor to pass).  Failures are ``GdevError``; the server turns each into the
+reply's status exactly once.  ``tests/daemon/test_dispatch_table.py`` checks that every
+command of the ABI has exactly one handler here and one wrapper in libgdev.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from gdevd.errors import GdevError
+from gdevd.ioctl import backend
+from gdevd.ioctl.session import Session, SessionTable
+from libgdev import abi
+
+
+@dataclass
+class Out:
+    """A handler's result: reply fields, reply tail, and an fd to pass (-1 for none; the
+    server closes it after sending)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    tail: bytes = b""
+    fd: int = -1
+
+
+@dataclass(eq=False)
+class Call:
+    """Per-connection state handed to every handler."""
+
+    sessions: SessionTable
+    peer: tuple[int, int, int]  # SO_PEERCRED: pid, uid, gid
+    session: Session | None = None
+    scope: trio.CancelScope | None = None
+    bad_messages: int = 0
+
+    @property
+    def s(self) -> Session:
+        """The bound session (the server guarantees one for commands that need it)."""
+        assert self.session is not None
+        self.session.check_open()
+        return self.session
+
+
+Handler = Callable[[Call, Any, bytes], Awaitable[Out]]
+HANDLERS: dict[int, Handler] = {}
+
+
+def handler(name: str) -> Callable[[Handler], Handler]:
+    """Register the handler of command ``name`` (exactly one per command)."""
+    number = abi.BY_NAME[name].number
+
+    def register(fn: Handler) -> Handler:
+        if number in HANDLERS:
+            raise RuntimeError(f"two handlers for {name}")
+        HANDLERS[number] = fn
+        return fn
+    return register
+
+
+def _einval(what: str) -> GdevError:
+    return GdevError(errno.EINVAL, what)
+
+
+@handler("HELLO")
+async def _hello(call: Call, req: Any, tail: bytes) -> Out:
+    if call.session is not None:
+        raise GdevError(errno.EALREADY, "session already bound")
+    session = call.sessions.claim(req.token, *call.peer)
+    session.scope = call.scope
+    call.session = session
+    return Out({"session": session.id, "minor": session.minor})
+
+
+@handler("GET_VERSION")
+async def _get_version(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"abi_version": abi.ABI_VERSION, "features": abi.FEATURES,
+                "max_payload": abi.MAX_PAYLOAD, "inline_max": abi.INLINE_MAX})
+
+
+@handler("DEVICE_COUNT")
+async def _device_count(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"count": len(call.sessions.system.virtual)})
+
+
+@handler("GET_STAGING")
+async def _get_staging(call: Call, req: Any, tail: bytes) -> Out:
+    stg = await backend.staging(call.s)
+    return Out({"size": stg.size, "slots": backend.STAGING_SLOTS}, fd=os.dup(stg.fd))
+
+
+@handler("GET_HANDLE")
+async def _get_handle(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"handle": call.s.id})
+
+
+@handler("GMALLOC")
+async def _gmalloc(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"addr": await backend.rt.gmalloc(call.s.handle, req.size)})
+
+
+@handler("GFREE")
+async def _gfree(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"size": await backend.rt.gfree(call.s.handle, req.addr)})
+
+
+@handler("GMALLOC_DMA")
+async def _gmalloc_dma(call: Call, req: Any, tail: bytes) -> Out:
+    s = call.s
+    buf = await backend.rt.gmalloc_dma(s.handle, req.size)
+    buf_id = s.add_dma(buf)
+    return Out({"addr": buf.va, "size": buf.size, "buf_id": buf_id}, fd=os.dup(buf.fd))
+
+
+@handler("GFREE_DMA")
+async def _gfree_dma(call: Call, req: Any, tail: bytes) -> Out:
+    s = call.s
+    buf = s.dma.get(req.buf_id)
+    if buf is None:
+        raise GdevError(errno.ENOENT, f"no pinned buffer {req.buf_id}")
+    size = await backend.rt.gfree_dma(s.handle, buf)
+    del s.dma[req.buf_id]
+    return Out({"size": size})
+
+
+async def _to_device(call: Call, req: Any, tail: bytes, verb: Any) -> Any:
+    src = backend.host_source(call.s, req, tail)
+    return await verb(call.s.handle, req.dev_addr, src, req.size)
+
+
+@handler("GMEMCPY_TO_DEVICE")
+async def _gmemcpy_to_device(call: Call, req: Any, tail: bytes) -> Out:
+    await _to_device(call, req, tail, backend.rt.gmemcpy_to_device)
+    return Out()
+
+
+@handler("GMEMCPY_TO_DEVICE_ASYNC")
+async def _gmemcpy_to_device_async(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"id": await _to_device(call, req, tail, backend.rt.gmemcpy_to_device_async)})
+
+
+@handler("GMEMCPY_FROM_DEVICE")
+async def _gmemcpy_from_device(call: Call, req: Any, tail: bytes) -> Out:
+    dst = backend.host_destination(call.s, req, tail)
+    await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size)
+    return Out(tail=bytes(dst) if req.host_kind == abi.HOST_INLINE else b"")
+
+
+@handler("GMEMCPY_FROM_DEVICE_ASYNC")
+async def _gmemcpy_from_device_async(call: Call, req: Any, tail: bytes) -> Out:
+    if req.host_kind == abi.HOST_INLINE:
+        raise _einval("an async copy from the device needs a shared destination")
+    dst = backend.host_destination(call.s, req, tail)
+    fence = await backend.rt.gmemcpy_from_device_async(call.s.handle, dst, req.dev_addr,
+                                                        req.size)
+    return Out({"id": fence})
+
+
+@handler("GMEMCPY")
+async def _gmemcpy(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    return Out()
+
+
+@handler("GMEMCPY_ASYNC")
+async def _gmemcpy_async(call: Call, req: Any, tail: bytes) -> Out:
+    fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    return Out({"id": fence})
+
+
+@handler("GLAUNCH")
+async def _glaunch(call: Call, req: Any, tail: bytes) -> Out:
+    kernel = backend.kernel_from(req, tail)
+    return Out({"id": await backend.rt.glaunch(call.s.handle, kernel)})
+
+
+@handler("GSYNC")
+async def _gsync(call: Call, req: Any, tail: bytes) -> Out:
+    if req.flags & ~abi.GSYNC_TIMEOUT:
+        raise _einval(f"unknown gsync flags 0x{req.flags:x}")
+    timeout = req.timeout_us / 1e6 if req.flags & abi.GSYNC_TIMEOUT else None
+    await backend.rt.gsync(call.s.handle, req.id, timeout)
+    return Out()
+
+
+@handler("GBARRIER")
+async def _gbarrier(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gbarrier(call.s.handle)
+    return Out()
+
+
+@handler("GQUERY")
+async def _gquery(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"result": await backend.rt.gquery(call.s.handle, req.type)})
+
+
+@handler("GTUNE")
+async def _gtune(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gtune(call.s.handle, req.type, req.value)
+    return Out()
+
+
+@handler("GREF")
+async def _gref(call: Call, req: Any, tail: bytes) -> Out:
+    slave = call.sessions.peer_session(req.slave, call.s)
+    addr = await backend.rt.gref(call.s.handle, req.addr, req.size, slave.handle)
+    return Out({"addr": addr})
+
+
+@handler("GUNREF")
+async def _gunref(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gunref(call.s.handle, req.addr)
+    return Out()
+
+
+@handler("GVIRTGET")
+async def _gvirtget(call: Call, req: Any, tail: bytes) -> Out:
+    view = backend.dma_range(call.s, req.buf_id, req.offset, 1)
+    return Out({"addr": await backend.rt.gvirtget(call.s.handle, view)})

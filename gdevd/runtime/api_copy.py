@@ -1,0 +1,219 @@
+"""Gdev verbs for copies: gmemcpy_to_device, gmemcpy_from_device, gmemcpy and _async forms.
+
+Path selection (Gdev section 1.4, and the paper's Fig. 3/4):
+
+1. ``size <= iowrite_limit`` (HtoD) or ``size <= ioread_limit`` (DtoH): **direct** I/O, one
+   ``mmu.write``/``mmu.read`` on the trio thread (small copies cost less than a thread hop).
+2. the host side lies inside a pinned buffer of the context: **one** copy by the copy
+   engine, no bounce buffers (the paper's PINCPY), completion by the engine's eventfd.
+   Only this path is truly async: the ``_async`` forms return a fence id for it, and run
+   every other path synchronously and return 0, as Gdev does.
+3. otherwise through the handle's bounce buffers on the copy engine: **pipelined** when
+   ``pipeline_count > 1`` and ``size > chunk_size``, else **chunked** (one buffer at a time).
+
+Device addresses must lie inside one object of the context (ENOENT if none contains the
+start, EFAULT if the range runs past its end); host buffers are any C-contiguous buffer
+(numpy arrays, bytes, bytearray, memoryview, DmaBuffer) at least ``size`` bytes long.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+import numpy as np
+import trio
+
+from ..errors import GdevError
+from . import constants as C
+from .api_mem import check_size
+from .handle import Fence, Handle, check_handle
+from .memory import DmaBuffer
+
+
+def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
+    """The first ``size`` bytes of host buffer ``buf`` as a flat np.uint8 view (no copy).
+
+    ``GdevError(EINVAL)`` if it is not a C-contiguous buffer, is too short, or is read-only
+    while ``writable`` is asked.
+    """
+    if isinstance(buf, DmaBuffer):
+        buf = buf.array
+    try:
+        view = memoryview(buf)
+    except TypeError:
+        raise GdevError(errno.EINVAL, f"not a host buffer: {type(buf).__name__}") from None
+    if not view.c_contiguous:
+        raise GdevError(errno.EINVAL, "host buffer must be C-contiguous")
+    if writable and view.readonly:
+        raise GdevError(errno.EINVAL, "host buffer is read-only")
+    if view.nbytes < size:
+        raise GdevError(errno.EINVAL, f"host buffer holds {view.nbytes} bytes, copy needs {size}")
+    arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                        dtype=np.uint8)
+    return arr[:size]
+
+
+def _count(handle: Handle, path: str, size: int) -> None:
+    handle.copy_stats[path] += 1
+    handle.copy_stats[path + "_bytes"] += size
+
+
+async def _engine_copy(handle: Handle, path: str, size: int, fn: Any, *args: Any,
+                       **kw: Any) -> None:
+    """Run a blocking copy on a worker thread between the policy's memory hooks."""
+    policy = handle.system.policy
+    await policy.memory_begin(handle)
+    try:
+        await trio.to_thread.run_sync(lambda: fn(*args, **kw))
+    finally:
+        policy.memory_end(handle)
+    _count(handle, path, size)
+
+
+async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit: Any,
+                      *args: Any) -> None:
+    """Submit an async job to a copy engine and sleep until its completion interrupt."""
+    policy = handle.system.policy
+    await policy.memory_begin(handle)
+    try:
+        seq = submit(*args)
+        await handle.system.completions[handle.phys.index][engine.name].wait(seq)
+    finally:
+        policy.memory_end(handle)
+    _count(handle, path, size)
+
+
+def _bounce_args(handle: Handle, size: int, src_addr: int,
+                 dst_addr: int) -> tuple[str, dict[str, Any]]:
+    depth = handle.pipeline_count if size > handle.chunk_size else 1
+    path = C.PATH_PIPELINED if depth > 1 else C.PATH_CHUNKED
+    bounce = handle.bounce_for(src_addr, dst_addr)
+    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": bounce}
+
+
+def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:
+    check_handle(handle)
+    check_size(size)
+    host = host_array(buf, size, writable=writable)
+    handle.lookup(va, size)
+    return host
+
+
+async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> None:
+    """Copy ``size`` bytes from host buffer ``src`` to device address ``dst`` (synchronous).
+
+    Errors: EBADF, EINVAL (size <= 0, bad or short buffer), ENOENT/EFAULT (bad address).
+    """
+    host = _prepare(handle, dst, src, size, writable=False)
+    async with handle.exclusive():
+        await _to_device(handle, dst, host, size)
+
+
+async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
+    check_handle(handle)
+    handle.lookup(dst, size)
+    if size <= handle.system.config.iowrite_limit:
+        handle.mmu.write(dst, host)
+        _count(handle, C.PATH_DIRECT, size)
+    elif handle.find_pinned(host.ctypes.data, size) is not None:
+        engine = handle.phys.htod
+        await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_htod, handle.mmu,
+                          dst, host)
+    else:
+        path, kw = _bounce_args(handle, size, host.ctypes.data, dst)
+        await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst, host, **kw)
+
+
+async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> None:
+    """Copy ``size`` bytes from device address ``src`` into host buffer ``dst`` (synchronous).
+
+    Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer), ENOENT/EFAULT.
+    """
+    host = _prepare(handle, src, dst, size, writable=True)
+    async with handle.exclusive():
+        await _from_device(handle, host, src, size)
+
+
+async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
+    check_handle(handle)
+    handle.lookup(src, size)
+    if size <= handle.system.config.ioread_limit:
+        handle.mmu.read_into(src, host)
+        _count(handle, C.PATH_DIRECT, size)
+    elif handle.find_pinned(host.ctypes.data, size) is not None:
+        engine = handle.phys.dtoh
+        await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_dtoh, handle.mmu,
+                          host, src)
+    else:
+        path, kw = _bounce_args(handle, size, src, host.ctypes.data)
+        await _engine_copy(handle, path, size, handle.phys.dtoh.dtoh, handle.mmu, host, src, **kw)
+
+
+def _async_eligible(handle: Handle, host: np.ndarray, size: int, limit: int) -> bool:
+    return size > limit and handle.find_pinned(host.ctypes.data, size) is not None
+
+
+async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int) -> int:
+    """Like :func:`gmemcpy_to_device`; returns a fence id for ``gsync``.
+
+    Asynchronous only when ``src`` lies in a pinned buffer (the caller keeps it unchanged
+    until ``gsync``); otherwise the copy is done on return and the id is 0 (as in Gdev).
+    """
+    host = _prepare(handle, dst, src, size, writable=False)
+    if not _async_eligible(handle, host, size, handle.system.config.iowrite_limit):
+        await gmemcpy_to_device(handle, dst, src, size)
+        return 0
+
+    async def op(fence: Fence) -> None:
+        await _to_device(handle, dst, host, size)
+    return handle.enqueue("memcpy", op).id
+
+
+async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: int) -> int:
+    """Like :func:`gmemcpy_from_device`; a fence id when ``dst`` is pinned, else 0."""
+    host = _prepare(handle, src, dst, size, writable=True)
+    if not _async_eligible(handle, host, size, handle.system.config.ioread_limit):
+        await gmemcpy_from_device(handle, dst, src, size)
+        return 0
+
+    async def op(fence: Fence) -> None:
+        await _from_device(handle, host, src, size)
+    return handle.enqueue("memcpy", op).id
+
+
+def _prepare_dtod(handle: Handle, dst: int, src: int, size: int) -> None:
+    check_handle(handle)
+    check_size(size)
+    handle.lookup(dst, size)
+    handle.lookup(src, size)
+
+
+async def _device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
+    _prepare_dtod(handle, dst, src, size)
+    if size <= handle.system.config.ioread_limit:
+        handle.mmu.write(dst, handle.mmu.read(src, size))
+        _count(handle, C.PATH_DEVICE, size)
+        return
+    engine = handle.phys.dtod
+    await _engine_job(handle, C.PATH_DEVICE, size, engine, engine.submit_dtod, handle.mmu, dst,
+                      handle.mmu, src, size)
+
+
+async def gmemcpy(handle: Handle, dst: int, src: int, size: int) -> None:
+    """Copy inside the context's unified address space (device or pinned, either side).
+
+    Errors: EBADF, EINVAL, ENOENT (either address unknown), EFAULT (range past an object).
+    """
+    _prepare_dtod(handle, dst, src, size)
+    async with handle.exclusive():
+        await _device_copy(handle, dst, src, size)
+
+
+async def gmemcpy_async(handle: Handle, dst: int, src: int, size: int) -> int:
+    """Like :func:`gmemcpy`, but asynchronous: returns a fence id for ``gsync``."""
+    _prepare_dtod(handle, dst, src, size)
+
+    async def op(fence: Fence) -> None:
+        await _device_copy(handle, dst, src, size)
+    return handle.enqueue("memcpy", op).id

@@ -1,0 +1,191 @@
+"""Gdev verbs for execution: glaunch, gsync, gbarrier, and the GdevKernel descriptor.
+
+A launch reads its code (PTX text) from the context's own address space, as the GPU fetches
+code from device memory, decodes it once per distinct module (the physical GPU's decode
+cache, keyed by a hash of the bytes), prepares the grid (errors in the descriptor surface
+here, synchronously), and queues it on the handle's stream; the compute engine runs it when
+everything the handle issued before has finished.  Faults surface at ``gsync``/``gbarrier``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from ..errors import GdevError
+from ..gpu.compute import LaunchJob
+from .handle import Fence, Handle, check_handle
+
+Dim3 = tuple[int, int, int]
+
+
+@dataclasses.dataclass
+class GdevKernel:
+    """A launch descriptor, like Gdev's ``struct gdev_kernel``.
+
+    ``code_addr``/``code_size``: the PTX module's text in device memory (uploaded by the
+    caller with ``gmalloc`` + ``gmemcpy_to_device``); ``data_addr``: the module's data
+    segment as laid out by ``mod.data_layout()`` (0 if the module has none); ``name``: the
+    entry; ``grid``/``block``: (x, y, z); ``shared_dynamic``: bytes of dynamic shared
+    memory; ``params``: the parameter buffer, laid out as the kernel's ``.param`` list.
+    """
+
+    code_addr: int
+    code_size: int
+    name: str
+    grid: Dim3 = (1, 1, 1)
+    block: Dim3 = (1, 1, 1)
+    params: bytes = b""
+    data_addr: int = 0
+    shared_dynamic: int = 0
+
+
+def _check_dim3(what: str, dims: Any) -> Dim3:
+    try:
+        x, y, z = dims
+    except (TypeError, ValueError):
+        raise GdevError(errno.EINVAL, f"{what} must be three integers: {dims!r}") from None
+    for d in (x, y, z):
+        if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
+            raise GdevError(errno.EINVAL, f"{what} dimensions must be positive: {dims!r}")
+    return (x, y, z)
+
+
+def _check_kernel(k: Any) -> None:
+    if not isinstance(k, GdevKernel):
+        raise GdevError(errno.EINVAL, f"not a GdevKernel: {type(k).__name__}")
+    _check_dim3("grid", k.grid)
+    _check_dim3("block", k.block)
+    if not isinstance(k.name, str) or not k.name:
+        raise GdevError(errno.EINVAL, "kernel name must be a non-empty string")
+    if not isinstance(k.params, bytes | bytearray | memoryview):
+        raise GdevError(errno.EINVAL, "params must be bytes")
+    for field in ("code_size", "shared_dynamic", "data_addr", "code_addr"):
+        v = getattr(k, field)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise GdevError(errno.EINVAL, f"{field} must be a non-negative integer: {v!r}")
+    if k.code_size == 0:
+        raise GdevError(errno.EINVAL, "code_size must be > 0")
+
+
+def default_loader() -> Callable[[str], Any]:
+    """The PTX executor's ``load_module`` (ENOSYS if the executor is not installed)."""
+    try:
+        from ..gpu.ptx import load_module  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise GdevError(errno.ENOSYS, f"no PTX executor: {e}") from None
+    return load_module  # type: ignore[no-any-return]
+
+
+async def _decode(handle: Handle, code: bytes) -> Any:
+    """The decoded module of ``code``: from the GPU's cache, else parsed on a worker thread."""
+    cache = handle.phys.modules
+    key = cache.key(code)
+    mod = cache.lookup(key)
+    if mod is None:
+        loader = handle.system.module_loader or default_loader()
+        try:
+            text = code.rstrip(b"\0").decode("utf-8")
+        except UnicodeDecodeError:
+            raise GdevError(errno.EINVAL, "module code is not PTX text") from None
+        mod = await trio.to_thread.run_sync(loader, text)
+        cache.insert(key, mod)
+    return mod
+
+
+async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
+    """Launch ``kernel`` on the handle's stream; return its fence id for ``gsync``.
+
+    Errors: EBADF; EINVAL (bad descriptor, unknown entry, bad geometry or parameters);
+    ENOENT/EFAULT (code or data address not in this context); the sticky error of a
+    faulted context.
+    """
+    check_handle(handle)
+    handle.check_fault()
+    _check_kernel(kernel)
+    handle.lookup(kernel.code_addr, kernel.code_size)
+    mod = await _decode(handle, handle.mmu.read(kernel.code_addr, kernel.code_size))
+    check_handle(handle)
+    layout = mod.data_layout()
+    if layout.size:
+        handle.lookup(kernel.data_addr, layout.size)
+    launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
+                        params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
+                        shared_dynamic=kernel.shared_dynamic,
+                        watchdog=handle.system.config.watchdog)
+    return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch)).id
+
+
+async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
+    """Hand ``launch`` to the compute engine and wait for its completion interrupt."""
+    policy, token = handle.system.policy, handle.system.token
+    assert token is not None
+    done = trio.Event()
+    await policy.compute_begin(handle)
+    job = LaunchJob(launch, lambda j: token.run_sync_soon(done.set), tag=fence)
+    fence.job = job
+    try:
+        handle.phys.compute.submit(job)
+        try:
+            await done.wait()
+        except trio.Cancelled:
+            job.cancel()
+            with trio.CancelScope(shield=True):
+                await done.wait()
+            raise
+    finally:
+        policy.compute_end(handle)
+    if job.error is not None:
+        raise job.error
+
+
+async def gsync(handle: Handle, fence_id: int, timeout: float | None = None) -> None:
+    """Wait for the operation ``fence_id`` (from glaunch or an _async copy) to finish.
+
+    ``fence_id`` 0 returns at once; an id no longer in flight has finished.  ``timeout`` in
+    seconds (None: forever).  Errors: EBADF; EINVAL (id out of range); ETIME (timeout); the
+    context's sticky fault (a KernelFault with EFAULT for an illegal address).
+    """
+    check_handle(handle)
+    if isinstance(fence_id, bool) or not isinstance(fence_id, int) or \
+            not 0 <= fence_id < 4096:
+        raise GdevError(errno.EINVAL, f"fence id out of range: {fence_id!r}")
+    _check_timeout(timeout)
+    fence = handle.pending.get(fence_id) if fence_id else None
+    if fence is not None:
+        await _wait(fence.done, timeout, f"fence {fence_id}")
+    else:
+        await trio.lowlevel.checkpoint()
+    handle.check_fault()
+
+
+async def gbarrier(handle: Handle, timeout: float | None = None) -> None:
+    """Wait until every operation the handle issued so far has finished (Gdev's barrier).
+
+    Errors: EBADF; ETIME (timeout); the context's sticky fault.
+    """
+    check_handle(handle)
+    _check_timeout(timeout)
+    tail = handle.tail
+    await _wait(tail, timeout, "barrier")
+    handle.check_fault()
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and (isinstance(timeout, bool) or
+                                not isinstance(timeout, int | float) or not timeout >= 0):
+        raise GdevError(errno.EINVAL, f"timeout must be None or >= 0 seconds: {timeout!r}")
+
+
+async def _wait(event: trio.Event, timeout: float | None, what: str) -> None:
+    if timeout is None:
+        await event.wait()
+        return
+    with trio.move_on_after(timeout):
+        await event.wait()
+    if not event.is_set():
+        raise GdevError(errno.ETIME, f"{what} did not complete within {timeout} s")

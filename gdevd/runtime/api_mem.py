@@ -1,0 +1,242 @@
+"""Gdev verbs for memory: gmalloc, gfree, gmalloc_dma, gfree_dma, gref, gunref, gvirtget.
+
+Sizes are rounded up to whole 4 KiB pages and charged to the context's vGPU against its
+share (``memory_size``; pinned memory against ``dma_memory_size``).  Verbs that unmap wait
+for the context's earlier copies and launches first (like ``cuMemFree``), so an engine never
+touches a page after it was given back.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+import numpy as np
+import trio
+
+from ..errors import GdevError
+from . import defaults as D
+from .api_ctx import unmap_object
+from .constants import GDEV_MEM_DEVICE
+from .handle import Handle, check_handle
+from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
+
+
+def check_size(size: object) -> int:
+    """``size`` as a positive int, else ``GdevError(EINVAL)``."""
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise GdevError(errno.EINVAL, f"size must be a positive integer: {size!r}")
+    return size
+
+
+def _pages(size: int) -> int:
+    return -(-size // D.PAGE_SIZE) * D.PAGE_SIZE
+
+
+def _reclaim(handle: Handle, size: int) -> bool:
+    """Make room for ``size`` device bytes for ``handle``; True if some was made.
+
+    The seam of the swapping issue (Gdev's implicit sharing: evict the lowest-priority
+    victim to device swap or host memory).  Until it lands nothing can be reclaimed, so an
+    allocation beyond the vGPU's share or the device fails with ENOMEM.
+    """
+    return False
+
+
+async def gmalloc(handle: Handle, size: int) -> int:
+    """Allocate ``size`` bytes of device memory; return its GPU virtual address.
+
+    Errors: EBADF, EINVAL (size <= 0), ENOMEM (beyond the vGPU's share, the device, or the
+    address space).
+    """
+    await trio.lowlevel.checkpoint()
+    check_handle(handle)
+    need = _pages(check_size(size))
+    vgpu = handle.vgpu
+    while vgpu.memory_used + need > vgpu.memory_size:
+        if not _reclaim(handle, need):
+            raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: {need} bytes exceed its share "
+                                          f"({vgpu.memory_used}/{vgpu.memory_size} used)")
+    allocator = handle.system.allocators[handle.phys.index]
+    while True:
+        try:
+            extents = allocator.alloc(need, split=True)
+            break
+        except GdevError:
+            if not _reclaim(handle, need):
+                raise
+    try:
+        va = _map_extents(handle, need, extents)
+    except BaseException:
+        allocator.free(extents)
+        raise
+    handle.objects.add(MemObject(va, DeviceBlock(handle.phys, vgpu, extents)))
+    return va
+
+
+def _map_extents(handle: Handle, size: int, extents: list[tuple[int, int]]) -> int:
+    """Map physical ``extents`` contiguously at a new VA of ``handle``; return the VA."""
+    [(va, _)] = handle.vas.alloc(size)
+    off = 0
+    try:
+        for pa, length in extents:
+            handle.mmu.map(va + off, pa, length)
+            off += length
+    except BaseException:
+        if off:
+            handle.mmu.unmap(va, off)
+        handle.vas.free([(va, size)])
+        raise
+    return va
+
+
+async def gfree(handle: Handle, addr: int) -> int:
+    """Free the device object containing ``addr``; return its size in bytes.
+
+    Errors: EBADF, ENOENT (no device object there: unknown address, another context's
+    address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``).
+    """
+    check_handle(handle)
+    async with handle.exclusive():
+        handle.check_open()
+        obj = handle.lookup(addr, kind=GDEV_MEM_DEVICE)
+        if obj.ref:
+            raise GdevError(errno.EINVAL, f"{obj} is a reference: gunref it")
+        return unmap_object(handle, obj)
+
+
+async def gmalloc_dma(handle: Handle, size: int) -> DmaBuffer:
+    """Allocate ``size`` bytes of pinned host memory mapped into the context's address space.
+
+    Returns a :class:`DmaBuffer` (``.array`` its bytes, ``.va`` its GPU address, ``.fd`` its
+    memfd).  Errors: EBADF, EINVAL, ENOMEM (beyond the vGPU's DMA share, or more than 63
+    pinned buffers in one context).
+    """
+    await trio.lowlevel.checkpoint()
+    check_handle(handle)
+    need = _pages(check_size(size))
+    vgpu = handle.vgpu
+    if vgpu.dma_used + need > vgpu.dma_memory_size:
+        raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: {need} pinned bytes exceed its share "
+                                      f"({vgpu.dma_used}/{vgpu.dma_memory_size} used)")
+    if not handle.free_apertures:
+        raise GdevError(errno.ENOMEM, f"context {handle.cid}: no aperture left for pinned memory")
+    block = DmaBlock(vgpu, need)
+    try:
+        obj = _map_dma(handle, block, ref=False)
+    except BaseException:
+        block.release()
+        raise
+    return DmaBuffer(obj)
+
+
+def _map_dma(handle: Handle, block: DmaBlock, *, ref: bool) -> MemObject:
+    """Map a pinned block through a free aperture of ``handle``."""
+    if not handle.free_apertures:
+        raise GdevError(errno.ENOMEM, f"context {handle.cid}: no aperture left for pinned memory")
+    aperture = handle.free_apertures.pop()
+    try:
+        handle.mmu.set_aperture(aperture, block.array)
+        [(va, _)] = handle.vas.alloc(block.size)
+        try:
+            handle.mmu.map(va, 0, block.size, aperture=aperture)
+        except BaseException:
+            handle.vas.free([(va, block.size)])
+            raise
+    except BaseException:
+        handle.free_apertures.append(aperture)
+        raise
+    obj = MemObject(va, block, ref=ref, aperture=aperture)
+    handle.objects.add(obj)
+    return obj
+
+
+def pinned_object(handle: Handle, buf: Any) -> MemObject:
+    """The pinned object of ``handle`` that ``buf`` (a DmaBuffer or a view of one) lies in.
+
+    ``GdevError(ENOENT)`` if ``buf`` is not inside a pinned buffer of this context.
+    """
+    if isinstance(buf, DmaBuffer):
+        obj = handle.objects.find(buf.va)
+        if obj is None or obj is not buf._obj:
+            raise GdevError(errno.ENOENT, f"{buf} is not a pinned buffer of context {handle.cid}")
+        return obj
+    arr = np.asarray(buf)
+    obj = handle.find_pinned(arr.ctypes.data, max(arr.nbytes, 1))
+    if obj is None:
+        raise GdevError(errno.ENOENT, f"not a pinned buffer of context {handle.cid}")
+    return obj
+
+
+async def gfree_dma(handle: Handle, buf: DmaBuffer) -> int:
+    """Free a pinned buffer returned by ``gmalloc_dma``; return its size.
+
+    Errors: EBADF, ENOENT (not a pinned buffer of this context, or already freed), EINVAL
+    (a ``gref`` mapping).
+    """
+    check_handle(handle)
+    async with handle.exclusive():
+        handle.check_open()
+        obj = pinned_object(handle, buf)
+        if obj.ref:
+            raise GdevError(errno.EINVAL, f"{obj} is a reference: gunref it")
+        return unmap_object(handle, obj)
+
+
+async def gref(master: Handle, addr: int, size: int, slave: Handle) -> int:
+    """Map the object of ``master`` containing ``[addr, addr + size)`` into ``slave``.
+
+    The same physical pages (device or pinned) appear in the slave's address space; the
+    return value is the slave-side address of ``addr``.  The pages stay alive until both
+    sides dropped them.  Errors: EBADF (either closed), ENOENT (no object at ``addr`` in the
+    master), EFAULT (range past the object), EINVAL (size <= 0, or the contexts are on
+    different physical GPUs).
+    """
+    await trio.lowlevel.checkpoint()
+    check_handle(master)
+    check_handle(slave)
+    check_size(size)
+    if master.phys is not slave.phys:
+        raise GdevError(errno.EINVAL, "gref between contexts of different physical GPUs")
+    obj = master.lookup(addr, size)
+    block = obj.block
+    if isinstance(block, DmaBlock):
+        new = _map_dma(slave, block, ref=True)
+    else:
+        va = _map_extents(slave, block.size, block.extents)
+        new = MemObject(va, block, ref=True)
+        slave.objects.add(new)
+    return new.va + (addr - obj.va)
+
+
+async def gunref(handle: Handle, addr: int) -> None:
+    """Drop the ``gref`` mapping containing ``addr`` from ``handle``.
+
+    Errors: EBADF, ENOENT (nothing there), EINVAL (an object the context allocated itself).
+    """
+    check_handle(handle)
+    async with handle.exclusive():
+        handle.check_open()
+        obj = handle.lookup(addr)
+        if not obj.ref:
+            raise GdevError(errno.EINVAL, f"{obj} is not a reference")
+        unmap_object(handle, obj)
+
+
+async def gvirtget(handle: Handle, buf: Any) -> int:
+    """The unified GPU virtual address of host memory ``buf`` inside a pinned buffer.
+
+    ``buf`` is a DmaBuffer or a numpy view/slice of one.  Errors: EBADF, EINVAL (not inside
+    a pinned buffer of this context).
+    """
+    await trio.lowlevel.checkpoint()
+    check_handle(handle)
+    try:
+        obj = pinned_object(handle, buf)
+    except GdevError as e:
+        raise GdevError(errno.EINVAL, e.detail) from None
+    if isinstance(buf, DmaBuffer):
+        return obj.va
+    block = obj.block
+    assert isinstance(block, DmaBlock)
+    return obj.va + (np.asarray(buf).ctypes.data - block.address)

@@ -1,0 +1,95 @@
+"""The system's configuration: one validated record built from :mod:`.defaults`.
+
+``GdevConfig()`` is the default machine (one GPU, 1 GiB, four vGPUs with equal shares).
+Every field is checked by :meth:`GdevConfig.validate`, which raises ``GdevError(EINVAL)``
+naming the field, so a bad command line or config file never half-builds a system.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import re
+
+from ..errors import GdevError
+from . import defaults as D
+
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "K": D.KiB, "M": D.MiB, "G": D.GiB, "T": D.GiB * 1024}
+
+
+def parse_size(text: str | int) -> int:
+    """Parse ``"1G"``, ``"512MiB"``, ``"4096"`` (binary units) into bytes.
+
+    Raises ``GdevError(EINVAL)`` for anything else.
+    """
+    if isinstance(text, int):
+        return text
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise GdevError(errno.EINVAL, f"not a size: {text!r}")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+@dataclasses.dataclass
+class GdevConfig:
+    """The shape of the emulated machine and the runtime's initial tunables."""
+
+    gpus: int = D.GPUS
+    memory: int = D.MEMORY                # bytes of device memory per physical GPU
+    dma_memory: int = D.DMA_MEMORY        # bytes of pinned host memory per physical GPU
+    vgpus: int = D.VGPUS                  # virtual GPUs per physical GPU, equal shares
+    mp_count: int = D.MP_COUNT
+    name: str = D.NAME
+    period_us: int = D.PERIOD_US
+    chunk_size: int = D.CHUNK_SIZE
+    pipeline_count: int = D.PIPELINE_COUNT
+    iowrite_limit: int = D.IOWRITE_LIMIT  # HtoD copies up to this size take the direct path
+    ioread_limit: int = D.IOREAD_LIMIT    # DtoH copies up to this size take the direct path
+    compute_slice: int = D.COMPUTE_SLICE
+    watchdog: float | None = D.WATCHDOG_S
+    contexts_max: int = D.CONTEXTS_MAX
+
+    def validate(self) -> GdevConfig:
+        """Check every field; return self, or raise ``GdevError(EINVAL)`` naming the field."""
+        _int_in("gpus", self.gpus, 1, D.GPUS_MAX)
+        _int_in("vgpus", self.vgpus, 1, D.VGPUS_MAX)
+        _int_in("memory", self.memory, D.PAGE_SIZE, 1 << 40)
+        _int_in("dma_memory", self.dma_memory, 0, 1 << 40)
+        _int_in("mp_count", self.mp_count, 1, 1024)
+        _int_in("period_us", self.period_us, 1, 1 << 32)
+        _check_chunk(self.chunk_size)
+        _check_pipeline(self.pipeline_count)
+        _int_in("iowrite_limit", self.iowrite_limit, 0, 1 << 40)
+        _int_in("ioread_limit", self.ioread_limit, 0, 1 << 40)
+        _int_in("compute_slice", self.compute_slice, 1, 1 << 40)
+        _int_in("contexts_max", self.contexts_max, 1, 1 << 20)
+        if self.memory % D.PAGE_SIZE or self.dma_memory % D.PAGE_SIZE:
+            raise GdevError(errno.EINVAL, "memory sizes must be multiples of the page size")
+        if self.watchdog is not None and not self.watchdog > 0:
+            raise GdevError(errno.EINVAL, f"watchdog must be > 0 seconds: {self.watchdog!r}")
+        if not isinstance(self.name, str) or not self.name:
+            raise GdevError(errno.EINVAL, "name must be a non-empty string")
+        return self
+
+
+def _int_in(field: str, value: object, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise GdevError(errno.EINVAL, f"{field} must be an integer in [{lo}, {hi}]: {value!r}")
+
+
+def _check_chunk(value: object) -> None:
+    """gtune's CHUNK_SIZE rule: 4 KiB..32 MiB, a page multiple."""
+    _int_in("chunk_size", value, D.CHUNK_SIZE_MIN, D.CHUNK_SIZE_MAX)
+    assert isinstance(value, int)
+    if value % D.PAGE_SIZE:
+        raise GdevError(errno.EINVAL, f"chunk_size must be a multiple of 4 KiB: {value}")
+
+
+def _check_pipeline(value: object) -> None:
+    """gtune's PIPELINE_COUNT rule: 1..4."""
+    _int_in("pipeline_count", value, D.PIPELINE_COUNT_MIN, D.PIPELINE_COUNT_MAX)
+
+
+check_chunk_size = _check_chunk
+check_pipeline_count = _check_pipeline

@@ -1,0 +1,61 @@
+"""Every default and bound of the runtime, in one place.
+
+Each name here becomes a ``/proc/gdev`` tunable (or documents why it is a hard limit).  The
+values follow the original Gdev (``mod/gdev/gdev_conf.h``, ``common/gdev_*.h``) unless a
+comment says that ours was measured; ``scripts/bench/memcpy.py`` measures the memcpy ones.
+"""
+
+from __future__ import annotations
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+# --- the emulated hardware -------------------------------------------------------------
+GPUS = 1                              # physical GPUs (GDEV_PHYSICAL_DEVICE_MAX_COUNT = 8)
+GPUS_MAX = 8
+MEMORY = 1 * GiB                      # device memory per physical GPU (lazy: costs no RSS)
+DMA_MEMORY = 512 * MiB                # host DMA pool per physical GPU (Gdev: 512 MB)
+VGPUS = 4                             # virtual GPUs per physical GPU (GDEV0_VIRTUAL_DEVICE_COUNT)
+VGPUS_MAX = 64
+MP_COUNT = 40                         # multiprocessors (a Tesla T4, compute capability 7.5)
+NAME = "Gdev Emulated GPU"
+COMPUTE_CAPABILITY = (7, 5)
+CHIPSET = 0x164                       # TU104, the chip of compute capability 7.5
+PCI_VENDOR = 0x10DE                   # NVIDIA
+PCI_DEVICE = 0x1EB8                   # Tesla T4
+BUS_TYPE = 2                          # nouveau's NV_PCIE
+AGP_SIZE = 0
+
+# --- virtual GPUs (Gdev's /proc/gdev/vdN defaults) -------------------------------------
+PERIOD_US = 30_000                    # GDEV_PERIOD_DEFAULT
+PERCENT_MAX = 100
+
+# --- address spaces ---------------------------------------------------------------------
+PAGE_SIZE = 4096
+VAS_USER_START = 0x20000000           # GDEV_VAS_USER_START
+VAS_USER_END = 1 << 40                # GDEV_VAS_USER_END (40-bit GPU VAs)
+DMA_APERTURES = 63                    # apertures 1..63 of a context hold pinned buffers
+
+# --- memcpy (gtune bounds are Gdev's; defaults measured, see docs/benchmarks.md) --------
+CHUNK_SIZE = 4 * MiB                  # GDEV_CHUNK_DEFAULT_SIZE (paper: 4 MB best)
+CHUNK_SIZE_MIN = 4 * KiB
+CHUNK_SIZE_MAX = 32 * MiB             # GDEV_CHUNK_MAX_SIZE
+PIPELINE_COUNT = 2                    # GDEV_PIPELINE_DEFAULT_COUNT
+PIPELINE_COUNT_MIN = 1
+PIPELINE_COUNT_MAX = 4                # GDEV_PIPELINE_MAX_COUNT
+# Direct-I/O boundaries (GDEV_MEMCPY_IOWRITE_LIMIT / IOREAD_LIMIT).  Measured (Fig. 4 in
+# docs/benchmarks.md): a direct copy beats the chunked path at every size up to 4 MiB here,
+# because the chunked path pays a thread hand-off; but a direct copy runs on the trio loop
+# and delays every other context's call.  The boundary is the largest size whose direct copy
+# stays within DIRECT_BUDGET_US on the loop.
+DIRECT_BUDGET_US = 100
+IOWRITE_LIMIT = 1 * MiB               # HtoD
+IOREAD_LIMIT = 1 * MiB                # DtoH
+
+# --- fences and the compute engine -------------------------------------------------------
+FENCE_COUNT = 4096                    # GDEV_FENCE_COUNT: sequences wrap to 1, 0 is reserved
+COMPUTE_SLICE = 4096                  # instruction steps per slice of a running launch
+WATCHDOG_S: float | None = None       # per-launch watchdog (seconds), off by default
+DECODE_CACHE = 64                     # decoded PTX modules kept per physical GPU
+CONTEXTS_MAX = 128                    # GDEV_CONTEXT_MAX_COUNT handles per physical GPU

@@ -1,0 +1,186 @@
+"""Memory objects: device pages, pinned host (DMA) buffers, and their mappings in contexts.
+
+Theory of operation
+-------------------
+Physical memory is a *block*: a :class:`DeviceBlock` (extents of one GPU's VRAM, from that
+GPU's :class:`~.allocator.ExtentAllocator`) or a :class:`DmaBlock` (a memfd mapped
+``MAP_SHARED``: the daemon can hand the fd to a client process, which maps the same pages).
+A block is charged to the vGPU that allocated it, once, whoever else maps it later.
+
+A context sees blocks through :class:`MemObject` mappings in its address space: the owner's
+mapping from ``gmalloc``/``gmalloc_dma`` and any ``gref`` mappings of other contexts.  Each
+mapping holds one reference; the block is released (pages scrubbed and returned, the vGPU
+uncharged, the fd closed) when the last reference goes.  So a master may ``gfree`` an object
+a slave still references: the pages live on until the slave's ``gunref`` or ``gclose``.
+
+:class:`ObjectMap` finds the object containing an address (Gdev's lookup is containment, not
+equality) by bisection over the sorted start addresses.
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno
+import mmap
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import GdevError
+from .allocator import Extent
+from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
+
+if TYPE_CHECKING:
+    from ..gpu.device import PhysicalGpu
+    from .system import VirtualGpu
+
+
+class DeviceBlock:
+    """Device pages on one GPU: ``extents`` of VRAM totalling ``size`` bytes."""
+
+    kind = GDEV_MEM_DEVICE
+
+    def __init__(self, gpu: PhysicalGpu, vgpu: VirtualGpu, extents: list[Extent]) -> None:
+        self.gpu, self.vgpu, self.extents = gpu, vgpu, extents
+        self.size = sum(length for _, length in extents)
+        self.refs = 0
+        vgpu.memory_used += self.size
+
+    def release(self, allocator: Any) -> None:
+        """Scrub the pages, give them back to ``allocator`` and uncharge the vGPU."""
+        for pa, length in self.extents:
+            self.gpu.scrub(pa, length)
+        allocator.free(self.extents)
+        self.vgpu.memory_used -= self.size
+        self.extents = []
+
+
+class DmaBlock:
+    """Pinned host memory: a ``size``-byte memfd, mapped shared; ``array`` is its bytes."""
+
+    kind = GDEV_MEM_DMA
+
+    def __init__(self, vgpu: VirtualGpu, size: int) -> None:
+        self.fd = os.memfd_create("gdev-dma", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(self.fd, size)
+            self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED,
+                                 mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as e:
+            os.close(self.fd)
+            raise GdevError(errno.ENOMEM, f"pinned buffer of {size} bytes: {e}") from e
+        self.array = np.frombuffer(self.map, dtype=np.uint8)
+        self.size, self.vgpu, self.refs = size, vgpu, 0
+        self.address = self.array.ctypes.data
+        vgpu.dma_used += size
+
+    def release(self, allocator: Any = None) -> None:
+        """Close the fd and uncharge the vGPU.
+
+        The mapping itself goes when the last Python view of it does (closing it under a
+        live numpy view would leave that view pointing at unmapped memory).
+        """
+        os.close(self.fd)
+        self.fd = -1
+        self.vgpu.dma_used -= self.size
+        self.array = None  # type: ignore[assignment]
+        self.map = None  # type: ignore[assignment]
+
+    def contains(self, address: int, size: int) -> bool:
+        """True if host ``[address, address + size)`` lies inside this buffer."""
+        return self.address <= address and address + size <= self.address + self.size
+
+
+Block = DeviceBlock | DmaBlock
+
+
+class MemObject:
+    """One mapping of a block in a context: ``[va, va + size)``; ``ref`` if made by gref."""
+
+    def __init__(self, va: int, block: Block, *, ref: bool = False, aperture: int = 0) -> None:
+        self.va, self.block, self.ref, self.aperture = va, block, ref, aperture
+        self.size = block.size
+        block.refs += 1
+
+    @property
+    def kind(self) -> int:
+        """GDEV_MEM_DEVICE or GDEV_MEM_DMA."""
+        return self.block.kind
+
+    def covers(self, va: int, size: int) -> bool:
+        """True if ``[va, va + size)`` lies inside this mapping."""
+        return self.va <= va and va + size <= self.va + self.size
+
+    def __repr__(self) -> str:
+        kind = "dma" if self.kind == GDEV_MEM_DMA else "dev"
+        return f"<MemObject {kind} {self.va:#x}+{self.size:#x}{' ref' if self.ref else ''}>"
+
+
+class ObjectMap:
+    """The mappings of one context, keyed by start address, found by containment."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._objs: dict[int, MemObject] = {}
+        self.pinned: list[MemObject] = []     # the DMA mappings, for host-pointer lookups
+
+    def add(self, obj: MemObject) -> None:
+        """Insert a mapping (the caller guarantees it overlaps no other)."""
+        bisect.insort(self._starts, obj.va)
+        self._objs[obj.va] = obj
+        if obj.kind == GDEV_MEM_DMA:
+            self.pinned.append(obj)
+
+    def remove(self, obj: MemObject) -> None:
+        """Remove a mapping previously added."""
+        del self._objs[obj.va]
+        self._starts.pop(bisect.bisect_left(self._starts, obj.va))
+        if obj.kind == GDEV_MEM_DMA:
+            self.pinned.remove(obj)
+
+    def find(self, va: int) -> MemObject | None:
+        """The mapping containing ``va``, or None."""
+        i = bisect.bisect_right(self._starts, va) - 1
+        if i < 0:
+            return None
+        obj = self._objs[self._starts[i]]
+        return obj if va < obj.va + obj.size else None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter([self._objs[va] for va in self._starts])
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+
+class DmaBuffer:
+    """A pinned host buffer as ``gmalloc_dma`` returns it.
+
+    ``array`` is an np.uint8 view of the shared mapping (``np.asarray(buf)`` works too),
+    ``va`` its address in the context's unified GPU address space (``gvirtget``), ``fd`` the
+    memfd behind it (for passing to another process), ``size`` its length in bytes.
+    """
+
+    def __init__(self, obj: MemObject) -> None:
+        block = obj.block
+        assert isinstance(block, DmaBlock)
+        self._obj = obj
+        self.array: np.ndarray = block.array
+        self.va, self.size = obj.va, block.size
+
+    @property
+    def fd(self) -> int:
+        """The memfd of the buffer (-1 once freed)."""
+        block = self._obj.block
+        assert isinstance(block, DmaBlock)
+        return block.fd
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.array if dtype is None else self.array.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"<DmaBuffer va={self.va:#x} size={self.size}>"

@@ -1,0 +1,179 @@
+"""The system: physical GPUs, virtual GPUs, the open contexts, and the invariant checker.
+
+``async with GdevSystem(config) as system:`` builds the emulated machine, opens the nursery
+that runs the contexts' asynchronous operations, and on exit closes every context still
+open and stops the engines.  All of its state belongs to the trio loop that entered it.
+
+Virtual GPUs carry Gdev's per-vGPU knobs (``memory_share``, ``compute_bandwidth``,
+``memory_bandwidth`` in percent, ``period_us``); ``memory_size`` is derived from the share on
+every read, so a /proc write to ``memory_share`` takes effect at the next allocation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ..errors import GdevError
+from ..gpu.device import PhysicalGpu
+from . import defaults as D
+from .allocator import ExtentAllocator
+from .completions import CopyCompletions
+from .config import GdevConfig
+
+if TYPE_CHECKING:
+    from .handle import Handle
+
+
+@dataclasses.dataclass(frozen=True)
+class Credentials:
+    """Who opened a context: the opener's uid, gid and pid (the daemon takes them from FUSE)."""
+
+    uid: int
+    gid: int
+    pid: int
+
+    @classmethod
+    def current(cls) -> Credentials:
+        """The credentials of this process."""
+        return cls(os.getuid(), os.getgid(), os.getpid())
+
+
+class VirtualGpu:
+    """A virtual GPU (``/dev/gdevN``): a share of one physical GPU."""
+
+    def __init__(self, minor: int, phys: PhysicalGpu, share: int, period_us: int) -> None:
+        self.minor, self.phys = minor, phys
+        self.memory_share = self.compute_bandwidth = self.memory_bandwidth = share
+        self.period_us = period_us
+        self.compute_bandwidth_used = self.memory_bandwidth_used = 0
+        self.memory_used = 0                # device bytes charged to this vGPU
+        self.dma_used = 0                   # pinned host bytes charged to this vGPU
+        self.handles: set[Handle] = set()
+
+    @property
+    def memory_size(self) -> int:
+        """Device memory this vGPU may hold: its share of the physical memory, in pages."""
+        return self.phys.memory_size * self.memory_share // 100 // D.PAGE_SIZE * D.PAGE_SIZE
+
+    @property
+    def dma_memory_size(self) -> int:
+        """Pinned host memory this vGPU may hold: its share of the physical DMA pool."""
+        return self.phys.dma_memory_size * self.memory_share // 100 // D.PAGE_SIZE * D.PAGE_SIZE
+
+    def __repr__(self) -> str:
+        return (f"<VirtualGpu {self.minor} on gpu{self.phys.index}: share {self.memory_share}%, "
+                f"{self.memory_used}/{self.memory_size} bytes>")
+
+
+class NullPolicy:
+    """Gdev's NULL vGPU policy: no arbitration (the original's default, scheduling disabled).
+
+    The seam for the scheduler issue: every launch and every copy runs between ``*_begin``
+    and ``*_end`` of ``system.policy`` (BAND, Credit and FIFO will replace this object).
+    """
+
+    async def compute_begin(self, handle: Handle) -> None:
+        """Called before a launch of ``handle`` reaches the compute engine."""
+
+    def compute_end(self, handle: Handle) -> None:
+        """Called when that launch completed (from the trio loop)."""
+
+    async def memory_begin(self, handle: Handle) -> None:
+        """Called before a copy of ``handle`` starts."""
+
+    def memory_end(self, handle: Handle) -> None:
+        """Called when that copy completed."""
+
+
+class GdevSystem:
+    """The emulated machine and the runtime state around it (see the module docstring)."""
+
+    def __init__(self, config: GdevConfig | None = None) -> None:
+        self.config = (config or GdevConfig()).validate()
+        self.physical: list[PhysicalGpu] = []
+        self.virtual: list[VirtualGpu] = []
+        self.allocators: dict[int, ExtentAllocator] = {}   # phys index -> VRAM allocator
+        self.handles: dict[int, Handle] = {}               # cid -> open context
+        self.policy: Any = NullPolicy()
+        self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
+        self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
+        self.nursery: trio.Nursery | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+        self._next_cid = 1
+        self._nursery_cm: Any = None
+
+    async def __aenter__(self) -> GdevSystem:
+        self._build()
+        self.token = trio.lowlevel.current_trio_token()
+        self._nursery_cm = trio.open_nursery()
+        self.nursery = await self._nursery_cm.__aenter__()
+        for per_engine in self.completions.values():
+            for completions in per_engine.values():
+                self.nursery.start_soon(completions.run)
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        from .api_ctx import gclose  # the verbs import this module
+        try:
+            with trio.CancelScope(shield=True):
+                for handle in list(self.handles.values()):
+                    await gclose(handle)
+        finally:
+            assert self.nursery is not None
+            self.nursery.cancel_scope.cancel()   # the completion tasks run until cancelled
+            self.nursery = None
+            try:
+                result: bool | None = await self._nursery_cm.__aexit__(*exc)
+            except BaseExceptionGroup as group:
+                if exc[1] is None or list(group.exceptions) != [exc[1]]:
+                    raise
+                result = False  # the body's own exception: let it go on unwrapped
+            finally:
+                self._teardown()
+        return result
+
+    def _build(self) -> None:
+        c = self.config
+        try:
+            for i in range(c.gpus):
+                gpu = PhysicalGpu(i, name=c.name, memory=c.memory, dma_memory=c.dma_memory,
+                                  mp_count=c.mp_count, compute_capability=D.COMPUTE_CAPABILITY,
+                                  compute_slice=c.compute_slice, decode_cache=D.DECODE_CACHE)
+                self.physical.append(gpu)
+                self.allocators[i] = ExtentAllocator(0, c.memory, D.PAGE_SIZE)
+                self.completions[i] = {e.name: CopyCompletions(e)
+                                       for e in (gpu.htod, gpu.dtoh, gpu.dtod)}
+                for _ in range(c.vgpus):
+                    vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
+                    self.virtual.append(vgpu)
+        except BaseException:
+            self._teardown()
+            raise
+
+    def _teardown(self) -> None:
+        for gpu in self.physical:
+            gpu.close()
+        self.physical.clear()
+
+    def new_cid(self) -> int:
+        """A context id never used before in this system."""
+        cid, self._next_cid = self._next_cid, self._next_cid + 1
+        return cid
+
+    def vgpu(self, minor: int) -> VirtualGpu:
+        """The vGPU ``minor``, or ``GdevError(ENODEV)``."""
+        if isinstance(minor, bool) or not isinstance(minor, int) or \
+                not 0 <= minor < len(self.virtual):
+            raise GdevError(errno.ENODEV, f"no virtual GPU {minor!r}")
+        return self.virtual[minor]
+
+    def check_invariants(self) -> None:
+        """Assert the memory manager's invariants (run at the end of every test, like fsck)."""
+        from .invariants import check_system
+        check_system(self)

@@ -1,0 +1,310 @@
+"""The gdev ioctl ABI: one definition of every message, shared by libgdev and gdevd.
+
+Theory of operation
+-------------------
+Gdev's user library talks to the kernel with ``ioctl(fd, GDEV_IOCTL_*, &struct)``.  gdev-py
+carries the same calls as messages on a Unix stream socket (see ``docs/abi.md``).  Every
+message is a fixed 32-byte little-endian header followed by ``payload_len`` bytes::
+
+    magic u32 | abi_version u16 | flags u16 | command u32 | payload_len u32 |
+    request_id u64 | reserved u64 (must be 0)
+
+A request's payload is the command's argument struct, optionally followed by a variable tail
+(inline copy data, a kernel's name and parameters).  A reply repeats the command and request
+id, sets :data:`FLAG_REPLY`, and carries ``status i32 | pad u32`` (0 or a positive errno)
+followed, on success only, by the command's output struct and tail.  Structs use fixed-width
+fields, explicit zero padding and sizes that are multiples of 8 (Documentation/process/
+botching-up-ioctls.rst).  No pointers cross the boundary: host memory is named by a shared
+buffer id and an offset.
+
+This module does no I/O.  :class:`ReceiveBuffer` assembles frames from any sequence of byte
+chunks (``None`` means "need more data", like h11's receive buffer); :func:`decode_request`
+and :func:`decode_reply` turn a frame into fields or raise :class:`ProtocolError`, whose
+``errno`` is what the daemon answers.  A framing error (bad magic, oversized length) is
+:attr:`ProtocolError.fatal`: the byte stream cannot be resynchronised and the session ends.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import struct
+from collections import namedtuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+MAGIC = 0x56454447  # b"GDEV" read as a little-endian u32
+ABI_VERSION = 1
+HEADER = struct.Struct("<IHHIIQQ")
+HEADER_SIZE = HEADER.size  # 32
+MAX_PAYLOAD = (1 << 20) + 4096  # largest payload either side accepts
+INLINE_MAX = 1 << 20  # largest copy carried inside a message (the direct path)
+
+FLAG_REPLY = 0x1
+KNOWN_FLAGS = FLAG_REPLY
+
+# Features reported by GET_VERSION (bit set).
+FEATURE_STAGING = 1 << 0  # per-context staging buffers for pageable copies
+FEATURE_DMA_FD = 1 << 1  # gmalloc_dma passes its memfd with SCM_RIGHTS
+FEATURE_INLINE = 1 << 2  # small copies travel inside the message
+FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
+FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC
+
+# Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
+HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
+HOST_STAGING = 1  # the session's staging buffer, at host_offset
+HOST_DMA = 2  # the pinned buffer buf_id, at host_offset
+HOST_KINDS = (HOST_INLINE, HOST_STAGING, HOST_DMA)
+
+GSYNC_TIMEOUT = 0x1  # gsync request flag: timeout_us is valid (else wait forever)
+
+TOKEN_SIZE = 32
+
+
+class ProtocolError(Exception):
+    """A message that cannot be accepted.  ``errno`` is the status the daemon replies with;
+    ``fatal`` means the byte stream is lost and the session must close."""
+
+    def __init__(self, err: int, detail: str, fatal: bool = False) -> None:
+        super().__init__(err, detail)
+        self.errno = err
+        self.detail = detail
+        self.fatal = fatal
+
+    def __str__(self) -> str:
+        return f"[{_errno.errorcode.get(self.errno, self.errno)}] {self.detail}"
+
+
+class Header(NamedTuple):
+    """The fixed message header (see the module docstring)."""
+
+    magic: int
+    version: int
+    flags: int
+    command: int
+    payload_len: int
+    request_id: int
+    reserved: int
+
+
+class Frame(NamedTuple):
+    """One whole message: its header and its payload bytes."""
+
+    header: Header
+    payload: bytes
+
+
+class Layout:
+    """A fixed struct of named fields (``(name, format)`` pairs, little-endian) plus an
+    optional variable tail.  Fields named ``_pad*`` must be zero."""
+
+    def __init__(self, name: str, fields: tuple[tuple[str, str], ...] = (),
+                 tail: bool = False) -> None:
+        self.name = name
+        self.fields = fields
+        self.struct = struct.Struct("<" + "".join(fmt for _, fmt in fields))
+        if self.struct.size % 8:
+            raise ValueError(f"{name}: size {self.struct.size} is not a multiple of 8")
+        self.tail = tail
+        public = [n for n, _ in fields if not n.startswith("_pad")]
+        self.type = namedtuple(name, public)  # type: ignore[misc]
+        self._public_index = [i for i, (n, _) in enumerate(fields) if not n.startswith("_pad")]
+        self._pad_index = [i for i, (n, _) in enumerate(fields) if n.startswith("_pad")]
+
+    def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
+        """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
+        if tail and not self.tail:
+            raise ValueError(f"{self.name} takes no tail")
+        args = [0 if n.startswith("_pad") else values[n] for n, _ in self.fields]
+        try:
+            return self.struct.pack(*args) + bytes(tail)
+        except struct.error as exc:
+            raise ValueError(f"{self.name}: {exc}") from None
+
+    def unpack(self, payload: bytes) -> tuple[Any, bytes]:
+        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL)."""
+        size = self.struct.size
+        if len(payload) < size or (len(payload) > size and not self.tail):
+            raise ProtocolError(_errno.EINVAL,
+                                f"{self.name}: payload of {len(payload)} bytes, want {size}")
+        raw = self.struct.unpack_from(payload)
+        if any(raw[i] for i in self._pad_index):
+            raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
+        return self.type(*(raw[i] for i in self._public_index)), bytes(payload[size:])
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ioctl command: its number and name, request and reply layouts, and whether the
+    reply passes a file descriptor (SCM_RIGHTS)."""
+
+    number: int
+    name: str
+    request: Layout
+    reply: Layout
+    passes_fd: bool = False
+    needs_session: bool = True
+
+
+def _L(name: str, *fields: tuple[str, str], tail: bool = False) -> Layout:
+    return Layout(name, fields, tail)
+
+
+_EMPTY = _L("empty")
+_MEMCPY = _L("memcpy_host", ("dev_addr", "Q"), ("size", "Q"), ("host_offset", "Q"),
+             ("buf_id", "Q"), ("host_kind", "I"), ("_pad0", "I"), tail=True)
+_FENCE = _L("fence", ("id", "I"), ("_pad0", "I"))
+_ADDR = _L("addr", ("addr", "Q"))
+_SIZE = _L("size", ("size", "Q"))
+_DMA = _L("dma", ("addr", "Q"), ("size", "Q"), ("buf_id", "Q"))
+_DTOD = _L("dtod", ("dst_addr", "Q"), ("src_addr", "Q"), ("size", "Q"))
+
+# New commands (not in Gdev) live below 0x10; Gdev's numbers are kept as they are.
+COMMANDS: tuple[Command, ...] = (
+    Command(0x01, "HELLO", _L("hello", ("token", f"{TOKEN_SIZE}s")),
+            _L("hello_reply", ("session", "Q"), ("minor", "I"), ("_pad0", "I"))),
+    Command(0x02, "GET_VERSION", _EMPTY,
+            _L("version", ("abi_version", "I"), ("features", "I"), ("max_payload", "I"),
+               ("inline_max", "I")), needs_session=False),
+    Command(0x03, "DEVICE_COUNT", _EMPTY, _L("count", ("count", "I"), ("_pad0", "I"))),
+    Command(0x04, "GET_STAGING", _EMPTY,
+            _L("staging", ("size", "Q"), ("slots", "I"), ("_pad0", "I")), passes_fd=True),
+    Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
+    Command(0x100, "GMALLOC", _SIZE, _ADDR),
+    Command(0x101, "GFREE", _ADDR, _SIZE),
+    Command(0x102, "GMALLOC_DMA", _SIZE, _DMA, passes_fd=True),
+    Command(0x103, "GFREE_DMA", _L("buf", ("buf_id", "Q")), _SIZE),
+    Command(0x106, "GMEMCPY_TO_DEVICE", _MEMCPY, _EMPTY),
+    Command(0x107, "GMEMCPY_TO_DEVICE_ASYNC", _MEMCPY, _FENCE),
+    Command(0x108, "GMEMCPY_FROM_DEVICE", _MEMCPY, _L("data", tail=True)),
+    Command(0x109, "GMEMCPY_FROM_DEVICE_ASYNC", _MEMCPY, _FENCE),
+    Command(0x110, "GMEMCPY", _DTOD, _EMPTY),
+    Command(0x111, "GMEMCPY_ASYNC", _DTOD, _FENCE),
+    Command(0x112, "GLAUNCH",
+            _L("launch", ("code_addr", "Q"), ("code_size", "Q"), ("data_addr", "Q"),
+               ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
+               ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
+               ("shared_dynamic", "I"), ("name_len", "I"), ("params_len", "I"),
+               ("_pad0", "I"), tail=True), _FENCE),
+    Command(0x113, "GSYNC", _L("sync", ("id", "I"), ("flags", "I"), ("timeout_us", "Q")),
+            _EMPTY),
+    Command(0x114, "GBARRIER", _EMPTY, _EMPTY),
+    Command(0x115, "GQUERY", _L("query", ("type", "I"), ("_pad0", "I")),
+            _L("result", ("result", "Q"))),
+    Command(0x116, "GTUNE", _L("tune", ("type", "I"), ("value", "I")), _EMPTY),
+    Command(0x121, "GREF", _L("ref", ("addr", "Q"), ("size", "Q"), ("slave", "Q")), _ADDR),
+    Command(0x122, "GUNREF", _ADDR, _EMPTY),
+    Command(0x124, "GVIRTGET", _L("virt", ("buf_id", "Q"), ("offset", "Q")), _ADDR),
+)
+
+BY_NUMBER: dict[int, Command] = {c.number: c for c in COMMANDS}
+BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
+STATUS = struct.Struct("<iI")
+
+
+def encode_header(command: int, request_id: int, payload_len: int, flags: int = 0) -> bytes:
+    """The header of a message whose payload (struct + tail) is ``payload_len`` bytes."""
+    if payload_len > MAX_PAYLOAD:
+        raise ValueError(f"payload of {payload_len} bytes exceeds {MAX_PAYLOAD}")
+    return HEADER.pack(MAGIC, ABI_VERSION, flags, command, payload_len, request_id, 0)
+
+
+def encode(command: int, request_id: int, payload: bytes, flags: int = 0) -> bytes:
+    """One whole message: header + payload."""
+    return encode_header(command, request_id, len(payload), flags) + payload
+
+
+def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any) -> bytes:
+    """Encode the request of command ``name`` with its fields and optional tail."""
+    cmd = BY_NAME[name]
+    return encode(cmd.number, request_id, cmd.request.pack(fields, tail))
+
+
+def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: bytes = b"",
+                 **fields: Any) -> bytes:
+    """Encode a reply: an errno ``status`` alone, or status 0 with the output fields."""
+    body = STATUS.pack(status, 0)
+    if status == 0:
+        body += cmd.reply.pack(fields, tail)
+    return encode(cmd.number, request_id, body, FLAG_REPLY)
+
+
+def encode_error(command: int, request_id: int, status: int) -> bytes:
+    """A reply carrying only an errno, for any command number (known or not)."""
+    return encode(command, request_id, STATUS.pack(status, 0), FLAG_REPLY)
+
+
+def _check_header(h: Header, want_reply: bool) -> Command | None:
+    if h.version != ABI_VERSION:
+        raise ProtocolError(_errno.EPROTONOSUPPORT, f"ABI version {h.version}")
+    if h.reserved:
+        raise ProtocolError(_errno.EINVAL, "nonzero reserved header field")
+    if h.flags & ~KNOWN_FLAGS or bool(h.flags & FLAG_REPLY) != want_reply:
+        raise ProtocolError(_errno.EINVAL, f"bad flags 0x{h.flags:x}")
+    return BY_NUMBER.get(h.command)
+
+
+def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
+    """Validate a request frame: (command, fields, tail), or ProtocolError with the errno
+    to reply with."""
+    cmd = _check_header(frame.header, want_reply=False)
+    if cmd is None:
+        raise ProtocolError(_errno.ENOTTY, f"unknown command 0x{frame.header.command:x}")
+    fields, tail = cmd.request.unpack(frame.payload)
+    return cmd, fields, tail
+
+
+def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes]:
+    """Validate a reply frame: (command, status, fields or None, tail).  An error reply may
+    answer a command this side does not know (command None)."""
+    cmd = _check_header(frame.header, want_reply=True)
+    if len(frame.payload) < STATUS.size:
+        raise ProtocolError(_errno.EPROTO, "reply without status")
+    status, pad = STATUS.unpack_from(frame.payload)
+    if pad or status < 0:
+        raise ProtocolError(_errno.EPROTO, "malformed reply status")
+    if status:
+        if len(frame.payload) != STATUS.size:
+            raise ProtocolError(_errno.EPROTO, "error reply with a body")
+        return cmd, status, None, b""
+    if cmd is None:
+        raise ProtocolError(_errno.EPROTO, f"success reply to unknown command "
+                                           f"0x{frame.header.command:x}")
+    fields, tail = cmd.reply.unpack(frame.payload[STATUS.size:])
+    return cmd, 0, fields, tail
+
+
+class ReceiveBuffer:
+    """Assembles frames from arbitrary byte chunks.
+
+    ``feed(data)`` appends; ``next_frame()`` returns the next whole :class:`Frame`, or None
+    when more data is needed; it raises a fatal ProtocolError on a bad magic or a payload
+    length above ``max_payload`` (the stream cannot be resynchronised after either).
+    """
+
+    def __init__(self, max_payload: int = MAX_PAYLOAD) -> None:
+        self._buf = bytearray()
+        self._max = max_payload
+
+    def __len__(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Append received bytes."""
+        self._buf += data
+
+    def next_frame(self) -> Frame | None:
+        """Pop one whole frame, or None if the buffer holds only part of one."""
+        if len(self._buf) < HEADER_SIZE:
+            return None
+        header = Header(*HEADER.unpack_from(self._buf))
+        if header.magic != MAGIC:
+            raise ProtocolError(_errno.EPROTO, f"bad magic 0x{header.magic:08x}", fatal=True)
+        if header.payload_len > self._max:
+            raise ProtocolError(_errno.EMSGSIZE, f"payload of {header.payload_len} bytes",
+                                fatal=True)
+        end = HEADER_SIZE + header.payload_len
+        if len(self._buf) < end:
+            return None
+        payload = bytes(self._buf[HEADER_SIZE:end])
+        del self._buf[:end]
+        return Frame(header, payload)

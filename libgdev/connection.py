@@ -1,0 +1,167 @@
+"""A client's ioctl connection: one Unix stream socket to gdevd, messages per libgdev.abi.
+
+:class:`Connection` sends requests and reads replies in order.  ``call`` is one round trip;
+``send``/``receive`` let a caller keep several requests in flight (the staging pipeline).
+Replies of commands that pass a file descriptor carry it as SCM_RIGHTS ancillary data; the
+connection queues received descriptors and hands each to the reply that brought it.
+"""
+
+from __future__ import annotations
+
+import array
+import errno as _errno
+import os
+import socket
+import threading
+import time
+from collections import deque
+from typing import Any, NamedTuple
+
+from libgdev import abi
+from libgdev.errors import ProtocolViolation, error_from_errno
+
+_RECV_SIZE = 1 << 18
+SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", "0")) / 1e6
+_FD_SPACE = socket.CMSG_SPACE(4 * array.array("i").itemsize)
+
+
+class Reply(NamedTuple):
+    """A successful reply: output fields, tail bytes and the descriptor passed (or -1)."""
+
+    fields: Any
+    tail: bytes
+    fd: int
+
+
+class Connection:
+    """One session's socket.  Not shared between threads without holding :attr:`lock`."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.lock = threading.RLock()
+        self._rx = abi.ReceiveBuffer()
+        self._fds: deque[int] = deque()
+        self._buf = bytearray(_RECV_SIZE)
+        self._view = memoryview(self._buf)
+        self._next_id = 1
+        self._closed = False
+
+    @classmethod
+    def connect(cls, path: str) -> Connection:
+        """Connect to the daemon's ioctl socket at ``path``."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            sock.close()
+            raise error_from_errno(exc.errno or _errno.ECONNREFUSED, path) from None
+        return cls(sock)
+
+    def close(self) -> None:
+        """Close the socket (the daemon then ends the session) and any queued fds."""
+        if not self._closed:
+            self._closed = True
+            self.sock.close()
+            while self._fds:
+                _close_fd(self._fds.popleft())
+
+    def send(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> int:
+        """Send one request; return its request id."""
+        rid = self._next_id
+        self._next_id += 1
+        cmd = abi.BY_NAME[name]
+        body = cmd.request.pack(fields)
+        msg = abi.encode_header(cmd.number, rid, len(body) + len(tail)) + body
+        try:
+            _sendall(self.sock, msg, tail)
+        except OSError as exc:
+            raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
+        return rid
+
+    def receive(self, rid: int) -> Reply:
+        """Read the reply to request ``rid`` (replies come in order); raise its errno."""
+        frame = self._read_frame()
+        try:
+            cmd, status, fields, tail = abi.decode_reply(frame)
+        except abi.ProtocolError as exc:
+            raise ProtocolViolation(_errno.EPROTO, str(exc)) from None
+        if frame.header.request_id != rid:
+            raise ProtocolViolation(_errno.EPROTO, f"reply {frame.header.request_id} for {rid}")
+        fd = -1
+        if cmd is None:
+            raise ProtocolViolation(_errno.EPROTO, f"reply to unknown command {status}")
+        if cmd.passes_fd and status == 0:
+            if not self._fds:
+                raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")
+            fd = self._fds.popleft()
+        if status:
+            raise error_from_errno(status, cmd.name)
+        return Reply(fields, tail, fd)
+
+    def call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Reply:
+        """One round trip: send the request, return its reply or raise its errno."""
+        with self.lock:
+            return self.receive(self.send(name, tail, **fields))
+
+    def _recv_spinning(self) -> tuple[int, list]:
+        got = _spin_recv(self.sock, self._buf, SPIN_S) if SPIN_S > 0 else None
+        if got is None:
+            n, anc, _flags, _addr = self.sock.recvmsg_into([self._buf], _FD_SPACE)
+            return n, anc
+        return got
+
+    def _read_frame(self) -> abi.Frame:
+        while True:
+            try:
+                frame = self._rx.next_frame()
+            except abi.ProtocolError as exc:
+                raise ProtocolViolation(_errno.EPROTO, str(exc)) from None
+            if frame is not None:
+                return frame
+            self._recv_some()
+
+    def _recv_some(self) -> None:
+        try:
+            n, anc = self._recv_spinning()
+        except OSError as exc:
+            raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+                self._fds.extend(fds)
+        if not n:
+            raise ProtocolViolation(_errno.ECONNRESET, "the daemon closed the session")
+        self._rx.feed(self._view[:n])
+
+
+def _spin_recv(sock: socket.socket, buf: bytearray, spin_s: float) -> tuple[int, list] | None:
+    """Poll a nonblocking receive for up to ``spin_s`` seconds (a reply to a small call
+    usually arrives within tens of microseconds, and sleeping and being woken costs more)."""
+    deadline = time.perf_counter() + spin_s
+    while True:
+        try:
+            n, anc, _f, _a = sock.recvmsg_into([buf], _FD_SPACE, socket.MSG_DONTWAIT)
+            return n, anc
+        except BlockingIOError:
+            if time.perf_counter() > deadline:
+                return None
+
+
+def _sendall(sock: socket.socket, head: bytes, tail: bytes | memoryview) -> None:
+    """Send ``head`` then ``tail`` without joining them (a tail may be 1 MiB)."""
+    if not tail:
+        sock.sendall(head)
+        return
+    sent = sock.sendmsg([head, tail])
+    if sent < len(head):
+        sock.sendall(memoryview(head)[sent:])
+        sent = len(head)
+    sock.sendall(memoryview(tail).cast("B")[sent - len(head):])
+
+
+def _close_fd(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass

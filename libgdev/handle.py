@@ -1,0 +1,258 @@
+"""The Gdev API in a client process: a :class:`Handle` relays Gdev's verbs to gdevd.
+
+``gopen(minor)`` opens ``MOUNT/dev/gdev<minor>`` (the gate), connects to the ioctl socket
+named in the ticket and presents the token.  Each method is one ioctl-style message and one
+reply, except pageable copies, which stream through the staging buffer.  Host memory is any
+buffer or numpy array; a pinned buffer (from :meth:`Handle.gmalloc_dma`, or a slice of one)
+takes the zero-copy path.  Errors are :class:`libgdev.errors.GdevError` (OSError) subclasses.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from libgdev import abi, gate, transfer
+from libgdev.connection import Connection
+from libgdev.errors import error_from_errno
+from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
+
+
+@dataclass
+class GdevKernel:
+    """A launch descriptor (Gdev's ``struct gdev_kernel``, reduced to what PTX needs)."""
+
+    code_addr: int
+    code_size: int
+    name: str
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (1, 1, 1)
+    data_addr: int = 0
+    shared_dynamic: int = 0
+    params: bytes = b""
+
+
+class Handle:
+    """An open vGPU context in this process.  Use as a context manager or call gclose()."""
+
+    def __init__(self, minor: int, mount: str | None = None) -> None:
+        self.minor = minor
+        self._fd, ticket = gate.open_gate(minor, mount)
+        self._dma: dict[int, DmaBuffer] = {}
+        self._staging: Staging | None = None
+        try:
+            self._conn = Connection.connect(ticket.socket)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        try:
+            self.session = self._conn.call("HELLO", token=ticket.token).fields.session
+        except BaseException:
+            self._conn.close()
+            os.close(self._fd)
+            raise
+
+    # -- life ------------------------------------------------------------------------
+    def gclose(self) -> None:
+        """Close the context: the daemon frees everything it held.  Idempotent."""
+        if self._fd < 0:
+            return
+        for buf in self._dma.values():
+            buf.release()
+        self._dma.clear()
+        if self._staging is not None:
+            self._staging.close()
+        self._conn.close()
+        fd, self._fd = self._fd, -1
+        try:
+            os.close(fd)
+        except OSError:
+            pass  # the daemon is gone (ENOTCONN); the descriptor is closed all the same
+
+    def __enter__(self) -> Handle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.gclose()
+
+    def _call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Any:
+        if self._fd < 0:
+            raise error_from_errno(errno.EBADF, "handle is closed")
+        return self._conn.call(name, tail, **fields).fields
+
+    # -- information -----------------------------------------------------------------
+    def abi_version(self) -> tuple[int, int]:
+        """(ABI version, feature bits) of the daemon."""
+        f = self._call("GET_VERSION")
+        return f.abi_version, f.features
+
+    def gdevice_count(self) -> int:
+        """Number of virtual GPUs."""
+        return self._call("DEVICE_COUNT").count
+
+    def get_handle(self) -> int:
+        """The daemon's id of this context (names the slave of gref)."""
+        return self._call("GET_HANDLE").handle
+
+    def gquery(self, type: int) -> int:
+        """Gdev's gquery: a GDEV_QUERY_* value."""
+        return self._call("GQUERY", type=type).result
+
+    def gtune(self, type: int, value: int) -> None:
+        """Gdev's gtune (GDEV_TUNE_MEMCPY_CHUNK_SIZE / _PIPELINE_COUNT)."""
+        self._call("GTUNE", type=type, value=value)
+
+    # -- memory ----------------------------------------------------------------------
+    def gmalloc(self, size: int) -> int:
+        """Allocate device memory; its GPU virtual address."""
+        return self._call("GMALLOC", size=size).addr
+
+    def gfree(self, addr: int) -> int:
+        """Free the device object containing ``addr``; its size."""
+        return self._call("GFREE", addr=addr).size
+
+    def gmalloc_dma(self, size: int) -> DmaBuffer:
+        """Pinned host memory shared with the daemon (zero-copy copies)."""
+        with self._conn.lock:
+            reply = self._conn.receive(self._conn.send("GMALLOC_DMA", size=size))
+        f = reply.fields
+        buf = DmaBuffer(f.buf_id, f.addr, f.size, reply.fd)
+        self._dma[f.buf_id] = buf
+        return buf
+
+    def gfree_dma(self, buf: DmaBuffer) -> int:
+        """Free a pinned buffer; its size."""
+        size = self._call("GFREE_DMA", buf_id=buf.buf_id).size
+        self._dma.pop(buf.buf_id, None)
+        buf.release()
+        return size
+
+    def gvirtget(self, buf: Any) -> int:
+        """The GPU virtual address of host memory inside a pinned buffer."""
+        view = host_view(buf, writable=False)
+        pinned, offset = self._pinned(view)
+        if pinned is None:
+            raise error_from_errno(errno.EINVAL, "not inside a pinned buffer")
+        return self._call("GVIRTGET", buf_id=pinned.buf_id, offset=offset).addr
+
+    def gref(self, addr: int, size: int, slave: Handle) -> int:
+        """Map this context's object at ``addr`` into ``slave``; the slave's address."""
+        return self._call("GREF", addr=addr, size=size, slave=slave.get_handle()).addr
+
+    def gunref(self, addr: int) -> None:
+        """Remove a mapping made by gref."""
+        self._call("GUNREF", addr=addr)
+
+    # -- copies ----------------------------------------------------------------------
+    def _pinned(self, view: memoryview) -> tuple[DmaBuffer | None, int]:
+        addr = address_of(view)
+        for buf in self._dma.values():
+            if buf.base <= addr and addr + len(view) <= buf.base + buf.size:
+                return buf, addr - buf.base
+        return None, 0
+
+    def _staging_buffer(self) -> Staging:
+        if self._staging is None:
+            with self._conn.lock:
+                reply = self._conn.receive(self._conn.send("GET_STAGING"))
+            self._staging = Staging(reply.fd, reply.fields.size, reply.fields.slots)
+        return self._staging
+
+    def _copy_in(self, dst: int, src: Any, size: int | None, name: str) -> int:
+        view = _sized(host_view(src, writable=False), size)
+        pinned, offset = self._pinned(view)
+        if pinned is not None:
+            return transfer.pinned(self._conn, name, dst, pinned, offset, len(view))
+        if len(view) <= abi.INLINE_MAX:
+            return transfer.inline_to_device(self._conn, name, dst, view)
+        transfer.staged_to_device(self._conn, self._staging_buffer(), dst, view)
+        return 0
+
+    def _copy_out(self, dst: Any, src: int, size: int | None, name: str) -> int:
+        view = _sized(host_view(dst, writable=True), size)
+        pinned, offset = self._pinned(view)
+        if pinned is not None:
+            return transfer.pinned(self._conn, name, src, pinned, offset, len(view))
+        if len(view) <= abi.INLINE_MAX:
+            transfer.inline_from_device(self._conn, view, src)
+        else:
+            transfer.staged_from_device(self._conn, self._staging_buffer(), view, src)
+        return 0
+
+    def gmemcpy_to_device(self, dst: int, src: Any, size: int | None = None) -> None:
+        """Copy ``size`` bytes (default: all) of host ``src`` to device address ``dst``."""
+        self._copy_in(dst, src, size, "GMEMCPY_TO_DEVICE")
+
+    def gmemcpy_to_device_async(self, dst: int, src: Any, size: int | None = None) -> int:
+        """Asynchronous from a pinned buffer (a fence id); otherwise synchronous, id 0."""
+        return self._copy_in(dst, src, size, "GMEMCPY_TO_DEVICE_ASYNC")
+
+    def gmemcpy_from_device(self, dst: Any, src: int, size: int | None = None) -> None:
+        """Copy ``size`` bytes (default: len(dst)) from device address ``src`` to ``dst``."""
+        self._copy_out(dst, src, size, "GMEMCPY_FROM_DEVICE")
+
+    def gmemcpy_from_device_async(self, dst: Any, src: int, size: int | None = None) -> int:
+        """Asynchronous into a pinned buffer (a fence id); otherwise synchronous, id 0."""
+        view = _sized(host_view(dst, writable=True), size)
+        if self._pinned(view)[0] is None:
+            self._copy_out(view, src, None, "GMEMCPY_FROM_DEVICE")
+            return 0
+        return self._copy_out(view, src, None, "GMEMCPY_FROM_DEVICE_ASYNC")
+
+    def gmemcpy(self, dst: int, src: int, size: int) -> None:
+        """Copy inside the unified GPU address space (DtoD, or to/from pinned memory)."""
+        self._call("GMEMCPY", dst_addr=dst, src_addr=src, size=size)
+
+    def gmemcpy_async(self, dst: int, src: int, size: int) -> int:
+        """Asynchronous gmemcpy; a fence id."""
+        return self._call("GMEMCPY_ASYNC", dst_addr=dst, src_addr=src, size=size).id
+
+    # -- compute ---------------------------------------------------------------------
+    def glaunch(self, kernel: GdevKernel) -> int:
+        """Launch a kernel; its fence id."""
+        name = kernel.name.encode("ascii")
+        return self._call(
+            "GLAUNCH", tail=name + bytes(kernel.params), code_addr=kernel.code_addr,
+            code_size=kernel.code_size, data_addr=kernel.data_addr,
+            grid_x=kernel.grid[0], grid_y=kernel.grid[1], grid_z=kernel.grid[2],
+            block_x=kernel.block[0], block_y=kernel.block[1], block_z=kernel.block[2],
+            shared_dynamic=kernel.shared_dynamic, name_len=len(name),
+            params_len=len(kernel.params)).id
+
+    def gsync(self, id: int, timeout: float | None = None) -> None:
+        """Wait for fence ``id`` (ETIME after ``timeout`` seconds; None waits forever)."""
+        flags = 0 if timeout is None else abi.GSYNC_TIMEOUT
+        us = 0 if timeout is None else max(0, int(timeout * 1e6))
+        self._call("GSYNC", id=id, flags=flags, timeout_us=us)
+
+    def gbarrier(self) -> None:
+        """Wait until every operation of this context has completed."""
+        self._call("GBARRIER")
+
+
+def _sized(view: memoryview, size: int | None) -> memoryview:
+    if size is None:
+        return view
+    if size < 0 or size > len(view):
+        raise error_from_errno(errno.EINVAL, f"size {size} > host buffer of {len(view)} bytes")
+    return view[:size]
+
+
+# The client wrapper of every ABI command (tests/daemon/test_dispatch_table.py holds this
+# equal to libgdev.abi.COMMANDS and to the daemon's dispatch table).
+COMMAND_WRAPPERS = {
+    "HELLO": Handle.__init__, "GET_VERSION": Handle.abi_version,
+    "DEVICE_COUNT": Handle.gdevice_count, "GET_STAGING": Handle._staging_buffer,
+    "GET_HANDLE": Handle.get_handle, "GMALLOC": Handle.gmalloc, "GFREE": Handle.gfree,
+    "GMALLOC_DMA": Handle.gmalloc_dma, "GFREE_DMA": Handle.gfree_dma,
+    "GMEMCPY_TO_DEVICE": Handle.gmemcpy_to_device,
+    "GMEMCPY_TO_DEVICE_ASYNC": Handle.gmemcpy_to_device_async,
+    "GMEMCPY_FROM_DEVICE": Handle.gmemcpy_from_device,
+    "GMEMCPY_FROM_DEVICE_ASYNC": Handle.gmemcpy_from_device_async,
+    "GMEMCPY": Handle.gmemcpy, "GMEMCPY_ASYNC": Handle.gmemcpy_async,
+    "GLAUNCH": Handle.glaunch, "GSYNC": Handle.gsync, "GBARRIER": Handle.gbarrier,
+    "GQUERY": Handle.gquery, "GTUNE": Handle.gtune, "GREF": Handle.gref,
+    "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
+}

@@ -1,0 +1,125 @@
+"""Host<->device copies across the process boundary: the three paths of Gdev's memcpy.
+
+* pinned: the host side lies in a ``gmalloc_dma`` buffer -> one message with (buf_id, offset)
+  and one copy in the daemon (PINCPY);
+* direct: at most ``inline_max`` bytes -> the data rides inside the message or its reply;
+* staged: anything larger streams through the session's staging slots, ``slots`` requests in
+  flight: the client fills slot i+1 while the daemon's copy engine moves slot i (HtoD), or
+  drains slot i while the daemon fills slot i+1 (DtoH) -- the split transaction, across two
+  processes.
+
+Every function returns the fence id of the last copy (0 when the copy is already complete) and
+raises the first errno after collecting every outstanding reply, so the connection stays in
+step even when a chunk fails.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections import deque
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from libgdev import abi
+from libgdev.errors import GdevError, error_from_errno
+
+if TYPE_CHECKING:
+    from libgdev.connection import Connection
+    from libgdev.hostmem import DmaBuffer, Staging
+
+
+def pinned(conn: Connection, name: str, dev: int, buf: DmaBuffer, offset: int,
+           size: int) -> int:
+    """One copy between device memory and a pinned buffer; the reply's fence id or 0."""
+    reply = conn.call(name, dev_addr=dev, size=size, host_offset=offset, buf_id=buf.buf_id,
+                      host_kind=abi.HOST_DMA)
+    return getattr(reply.fields, "id", 0)
+
+
+def inline_to_device(conn: Connection, name: str, dev: int, src: memoryview) -> int:
+    """HtoD with the data inside the message."""
+    reply = conn.call(name, tail=src, dev_addr=dev, size=len(src), host_offset=0, buf_id=0,
+                      host_kind=abi.HOST_INLINE)
+    return getattr(reply.fields, "id", 0)
+
+
+def inline_from_device(conn: Connection, dst: memoryview, dev: int) -> None:
+    """DtoH with the data inside the reply."""
+    reply = conn.call("GMEMCPY_FROM_DEVICE", dev_addr=dev, size=len(dst), host_offset=0,
+                      buf_id=0, host_kind=abi.HOST_INLINE)
+    if len(reply.tail) != len(dst):
+        raise error_from_errno(errno.EPROTO, f"reply carried {len(reply.tail)} of {len(dst)} bytes")
+    dst[:] = reply.tail
+
+
+def _chunks(size: int, chunk: int) -> list[tuple[int, int]]:
+    return [(off, min(chunk, size - off)) for off in range(0, size, chunk)]
+
+
+def _send_chunk(conn: Connection, name: str, stg: Staging, i: int, dev: int, n: int) -> int:
+    return conn.send(name, dev_addr=dev, size=n, host_offset=(i % stg.slots) * stg.chunk,
+                     buf_id=0, host_kind=abi.HOST_STAGING)
+
+
+class _Collector:
+    """Receives replies in order, remembering the first error instead of raising at once."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.error: BaseException | None = None
+
+    def take(self, rid: int) -> bool:
+        try:
+            self.conn.receive(rid)
+            return True
+        except GdevError as exc:
+            self.error = self.error or exc
+            if exc.errno in (errno.EPIPE, errno.ECONNRESET):  # nothing more will come
+                raise
+            return False
+
+    def finish(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) -> None:
+    """HtoD through the staging slots, ``stg.slots`` chunks in flight."""
+    host = np.frombuffer(src, dtype=np.uint8)
+    inflight: deque[int] = deque()
+    col = _Collector(conn)
+    with conn.lock:
+        for i, (off, n) in enumerate(_chunks(len(src), stg.chunk)):
+            if len(inflight) == stg.slots:
+                col.take(inflight.popleft())
+            if col.error is not None:
+                break
+            stg.slot(i % stg.slots)[:n] = host[off:off + n]
+            inflight.append(_send_chunk(conn, "GMEMCPY_TO_DEVICE", stg, i, dev + off, n))
+        while inflight:
+            col.take(inflight.popleft())
+    col.finish()
+
+
+def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int) -> None:
+    """DtoH through the staging slots: the daemon fills ahead while the client drains."""
+    host = np.frombuffer(dst, dtype=np.uint8)
+    chunks = _chunks(len(dst), stg.chunk)
+    col = _Collector(conn)
+    with conn.lock:
+        inflight = deque(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, i, dev + off, n)
+                         for i, (off, n) in enumerate(chunks[:stg.slots]))
+        for i, (off, n) in enumerate(chunks):
+            if not inflight:
+                break
+            ok = col.take(inflight.popleft())
+            if ok and col.error is None:
+                host[off:off + n] = stg.slot(i % stg.slots)[:n]
+            nxt = i + stg.slots
+            if nxt < len(chunks) and col.error is None:
+                o, m = chunks[nxt]
+                inflight.append(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, nxt, dev + o, m))
+        while inflight:
+            col.take(inflight.popleft())
+    col.finish()

@@ -1,0 +1,35 @@
+"""One read and one write for every /proc/gdev entry (the table is :mod:`procfs.table`).
+
+Like sysfs, a write at offset 0 carries the whole new value (``echo 30 > file`` opens with
+O_TRUNC, then writes ``b"30\\n"`` at offset 0); any other offset, a malformed value or an
+out-of-range one is refused with ``GdevError(EINVAL)`` before anything changes.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+from gdevd.errors import GdevError
+from procfs.table import Entry
+
+
+def read_entry(entry: Entry, target: Any) -> bytes:
+    """The current text of ``entry`` for ``target`` (the system or a vGPU)."""
+    return entry.format(entry.get(target))
+
+
+def write_entry(entry: Entry, target: Any, offset: int, data: bytes) -> int:
+    """Apply a write; return the number of bytes consumed (all of them).
+
+    EINVAL for a read-only entry, a nonzero offset, or a bad value; the setter's own errno
+    (e.g. EBUSY) otherwise.  Nothing changes unless the whole value is accepted.
+    """
+    if entry.set is None:
+        raise GdevError(errno.EINVAL, f"{entry.name} is read-only")
+    if offset != 0:
+        raise GdevError(errno.EINVAL, f"{entry.name}: write at offset {offset}, not 0")
+    value = entry.parse(data)
+    entry.validate(value)
+    entry.set(target, value)
+    return len(data)

@@ -1,0 +1,106 @@
+"""The /proc/gdev tree, declared once: Gdev's entries (``mod/gdev/gdev_proc.c``) plus ours.
+
+Each :class:`Entry` says where it lives, its mode, how to parse, validate and format a value,
+how to get and set it, and what it means.  ``scope`` is ``"global"`` (``/proc/gdev/NAME``,
+the getter receives the system) or ``"vgpu"`` (``/proc/gdev/vdN/NAME``, the getter receives
+the :class:`VirtualGpu`).  :mod:`procfs.generic` does every read and write from this table;
+the FUSE tree builds its inodes from it.
+
+Gdev prints ``"%u"`` without a newline and accepts any write (restoring out-of-range values
+yet reporting success).  We print a newline and refuse a bad write with EINVAL, changing
+nothing.  Changing ``memory_share`` changes that vGPU's ``memory_size`` (share of its
+physical GPU's memory); shrinking it below ``memory_used`` is refused with EBUSY until
+swapping (a later issue) can make room.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gdevd.errors import GdevError
+
+PERCENT = (0, 100)
+PERIOD_US = (1, (1 << 32) - 1)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One /proc/gdev file."""
+
+    name: str
+    scope: str  # "global" or "vgpu"
+    mode: int
+    help: str
+    get: Callable[[Any], int]
+    set: Callable[[Any, int], None] | None = None
+    bounds: tuple[int, int] | None = None
+
+    @property
+    def writable(self) -> bool:
+        """Whether the entry accepts writes (root only, by its mode)."""
+        return self.set is not None
+
+    def parse(self, data: bytes) -> int:
+        """Parse a written value: an unsigned decimal, surrounding whitespace allowed."""
+        text = data.strip()
+        if not text or len(text) > 63 or not text.isdigit():
+            raise GdevError(errno.EINVAL, f"{self.name}: not an unsigned integer: {data[:64]!r}")
+        return int(text)
+
+    def validate(self, value: int) -> None:
+        """Refuse a value outside ``bounds`` with EINVAL."""
+        if self.bounds and not self.bounds[0] <= value <= self.bounds[1]:
+            lo, hi = self.bounds
+            raise GdevError(errno.EINVAL, f"{self.name}: {value} outside [{lo}, {hi}]")
+
+    def format(self, value: int) -> bytes:
+        """The text a read returns: the value and a newline."""
+        return b"%d\n" % value
+
+
+def _set_attr(attr: str) -> Callable[[Any, int], None]:
+    def setter(vgpu: Any, value: int) -> None:
+        setattr(vgpu, attr, value)
+    return setter
+
+
+def _set_memory_share(vgpu: Any, value: int) -> None:
+    size = vgpu.phys.memory_size * value // 100
+    if size < vgpu.memory_used:
+        raise GdevError(errno.EBUSY, f"memory_share {value}% is below the {vgpu.memory_used} "
+                                     "bytes in use")
+    vgpu.memory_share = value  # memory_size follows (the runtime derives it from the share)
+
+
+RO, RW = 0o444, 0o644
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("device_count", "global", RO, "number of physical GPUs",
+          lambda system: len(system.physical)),
+    Entry("virtual_device_count", "global", RO, "number of virtual GPUs (/dev/gdevN files)",
+          lambda system: len(system.virtual)),
+    Entry("compute_bandwidth", "vgpu", RW, "compute share of the physical GPU, percent",
+          lambda v: v.compute_bandwidth, _set_attr("compute_bandwidth"), PERCENT),
+    Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent",
+          lambda v: v.memory_bandwidth, _set_attr("memory_bandwidth"), PERCENT),
+    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU, percent",
+          lambda v: v.memory_share, _set_memory_share, PERCENT),
+    Entry("period", "vgpu", RW, "budget period of the vGPU scheduler, microseconds",
+          lambda v: v.period_us, _set_attr("period_us"), PERIOD_US),
+    Entry("compute_bandwidth_used", "vgpu", RO, "measured compute utilisation, percent",
+          lambda v: int(getattr(v, "compute_bandwidth_used", 0))),
+    Entry("memory_bandwidth_used", "vgpu", RO, "measured copy-engine utilisation, percent",
+          lambda v: int(getattr(v, "memory_bandwidth_used", 0))),
+    Entry("phys", "vgpu", RO, "index of the physical GPU this vGPU runs on",
+          lambda v: v.phys.index),
+    Entry("memory_size", "vgpu", RO, "device memory this vGPU may use, bytes",
+          lambda v: v.memory_size),
+    Entry("memory_used", "vgpu", RO, "device memory charged to this vGPU, bytes",
+          lambda v: v.memory_used),
+)
+
+GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")
+PER_VGPU = tuple(e for e in ENTRIES if e.scope == "vgpu")

@@ -1,0 +1,243 @@
+"""The ioctl path's costs, in one run: ``python scripts/bench/ioctl.py``.
+
+Starts its own gdevd (1 GPU, 1 GiB, one vGPU holding all of it) on a temporary mount and
+prints: the latency of a small call (gquery: median and p99) and calls per second with 1, 2
+and 4 client processes; 256 MiB pageable HtoD and DtoH through the daemon; the pinned path
+next to the same copy in-process (``gdevd.gdev``); the time to open and close a device; and a
+compute-bound kernel through the daemon vs in-process when a PTX executor is installed.
+The results replace the ioctl section of docs/benchmarks.md (``--no-write`` to skip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import libgdev
+
+MiB = 1 << 20
+DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "benchmarks.md")
+BEGIN, END = "<!-- BEGIN ioctl.py -->", "<!-- END ioctl.py -->"
+
+
+def start_daemon(base: str) -> subprocess.Popen:
+    """gdevd on base/mnt, waited for."""
+    mount = os.path.join(base, "mnt")
+    os.mkdir(mount)
+    proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
+                             "--memory", "1G", "--vgpus", "1"], stderr=subprocess.DEVNULL)
+    while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
+        if proc.poll() is not None:
+            raise SystemExit("gdevd did not start")
+        time.sleep(0.02)
+    os.environ["GDEV_MOUNT"] = mount
+    return proc
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def latency(n: int, daemon: int) -> tuple[float, float, float]:
+    """(median, p99) microseconds of gquery, and the daemon's CPU microseconds per call."""
+    with libgdev.gopen(0) as h:
+        for _ in range(500):
+            h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
+        ts = []
+        cpu = cpu_seconds(daemon)
+        for _ in range(n):
+            t = time.perf_counter()
+            h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
+            ts.append(time.perf_counter() - t)
+        cpu = cpu_seconds(daemon) - cpu
+    ts.sort()
+    return statistics.median(ts) * 1e6, ts[int(len(ts) * 0.99)] * 1e6, cpu / n * 1e6
+
+
+def worker(start: float, seconds: float) -> None:
+    """Child mode: gquery in a loop from ``start`` for ``seconds``; print the count."""
+    with libgdev.gopen(0) as h:
+        while time.time() < start:
+            time.sleep(0.001)
+        n, end = 0, start + seconds
+        while time.time() < end:
+            h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
+            n += 1
+    print(n)
+
+
+def calls_per_second(clients: int, seconds: float = 1.5) -> float:
+    """Total gquery calls per second of ``clients`` processes at once."""
+    start = time.time() + 1.0
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(start), str(seconds)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    return sum(int(p.communicate()[0]) for p in procs) / seconds
+
+
+def _best(fn, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _interleaved(pairs: dict[str, tuple], rounds: int = 7) -> dict[str, tuple[float, float]]:
+    """For each name: (best daemon seconds, best in-process seconds), the two measured in
+    alternation so that both see the same machine load."""
+    best = {name: [float("inf"), float("inf")] for name in pairs}
+    for _ in range(rounds):
+        for name, fns in pairs.items():
+            for i, fn in enumerate(fns):
+                t = time.perf_counter()
+                fn()
+                best[name][i] = min(best[name][i], time.perf_counter() - t)
+    return {name: (b[0], b[1]) for name, b in best.items()}
+
+
+def pageable(h: libgdev.Handle, size: int) -> dict[str, float]:
+    """GB/s of pageable copies through the daemon."""
+    host = np.random.default_rng(0).integers(0, 255, size, dtype=np.uint8)
+    back = np.empty_like(host)
+    dev = h.gmalloc(size)
+    out = {"pageable HtoD": size / _best(lambda: h.gmemcpy_to_device(dev, host)) / 1e9,
+           "pageable DtoH": size / _best(lambda: h.gmemcpy_from_device(back, dev)) / 1e9}
+    assert (host == back).all()
+    h.gfree(dev)
+    return out
+
+
+SPIN = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "daemon", "data",
+                    "spin.ptx")
+SPIN_ITERS, SPIN_GRID, SPIN_BLOCK = 200_000, 4, 64
+
+
+def _spin(gmalloc, upload, kernel_type, code: bytes):  # type: ignore[no-untyped-def]
+    caddr = gmalloc(len(code))
+    upload(caddr, code)
+    out = gmalloc(4 * SPIN_GRID * SPIN_BLOCK)
+    return kernel_type(caddr, len(code), "spin", grid=(SPIN_GRID, 1, 1),
+                       block=(SPIN_BLOCK, 1, 1), params=struct.pack("<QI4x", out, SPIN_ITERS))
+
+
+def against_in_process(h: libgdev.Handle, size: int) -> dict[str, tuple[float, float]]:
+    """Pinned copies and a compute-bound launch through the daemon and in-process
+    (``gdevd.gdev``, the same runtime without the daemon), interleaved."""
+    from gdevd import gdev
+
+    code = open(SPIN, "rb").read()
+    dev = h.gmalloc(size)
+    pin = h.gmalloc_dma(size)
+    pin.array[:] = 1
+    k = _spin(h.gmalloc, h.gmemcpy_to_device, libgdev.GdevKernel, code)
+    gdev.boot(gdev.GdevConfig(memory=1 << 30, vgpus=1))
+    try:
+        with gdev.gopen(0) as g:
+            gdev_dev = gdev.gmalloc(g, size)
+            gpin = gdev.gmalloc_dma(g, size)
+            gpin.array[:] = 1
+            gk = _spin(lambda n: gdev.gmalloc(g, n),
+                       lambda a, c: gdev.gmemcpy_to_device(g, a, c, len(c)), gdev.GdevKernel,
+                       code)
+            return _interleaved({
+                "pinned HtoD": (lambda: h.gmemcpy_to_device(dev, pin.array),
+                                lambda: gdev.gmemcpy_to_device(g, gdev_dev, gpin.array, size)),
+                "pinned DtoH": (lambda: h.gmemcpy_from_device(pin.array, dev),
+                                lambda: gdev.gmemcpy_from_device(g, gpin.array, gdev_dev, size)),
+                "spin launch": (lambda: h.gsync(h.glaunch(k)),
+                                lambda: gdev.gsync(g, gdev.glaunch(g, gk))),
+            })
+    finally:
+        gdev.shutdown()
+
+
+def open_close(n: int = 200) -> float:
+    """Median microseconds of gopen + gclose (open file, HELLO, close)."""
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        libgdev.gopen(0).gclose()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e6
+
+
+def report(args: argparse.Namespace, daemon: int) -> str:
+    """Run everything; the Markdown section."""
+    lines = [f"Command: `{' '.join(['python', 'scripts/bench/ioctl.py', *sys.argv[1:]])}` "
+             f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+             f"load average {os.getloadavg()[0]:.2f} at start)", ""]
+    med, p99, cpu = latency(args.calls, daemon)
+    lines.append(f"- gquery latency: median {med:.1f} us, p99 {p99:.1f} us "
+                 f"(target: median <= 60 us); daemon CPU {cpu:.1f} us per call")
+    for k in (1, 2, 4):
+        lines.append(f"- gquery calls/s with {k} client process(es): {calls_per_second(k):,.0f}")
+    size = args.size * MiB
+    with libgdev.gopen(0) as h:
+        for name, v in pageable(h, size).items():
+            lines.append(f"- {args.size} MiB {name} through the daemon: {v:.2f} GB/s "
+                         "(target >= 3 GB/s)")
+        pairs = against_in_process(h, size)
+    for name in ("pinned HtoD", "pinned DtoH"):
+        d, local = pairs[name]
+        lines.append(f"- {args.size} MiB {name}: {size / d / 1e9:.2f} GB/s through the daemon, "
+                     f"{size / local / 1e9:.2f} GB/s in-process: {local / d:.2f}x "
+                     "(target >= 0.8x)")
+    lines.append(f"- open + HELLO + close of /dev/gdev0: median {open_close():.0f} us")
+    d, local = pairs["spin launch"]
+    lines.append(f"- compute-bound kernel (spin.ptx, {SPIN_GRID}x{SPIN_BLOCK} threads, "
+                 f"{SPIN_ITERS} iterations, launch + gsync): {d * 1e3:.1f} ms through the "
+                 f"daemon, {local * 1e3:.1f} ms in-process: {100 * (d / local - 1):+.1f}% "
+                 "(target <= +5%)")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    """Replace (or append) this script's section of docs/benchmarks.md."""
+    section = f"{BEGIN}\n## ioctl path (scripts/bench/ioctl.py)\n\n{text}{END}\n"
+    old = open(DOC).read() if os.path.exists(DOC) else "# Benchmarks\n\n"
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1:]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    with open(DOC, "w") as f:
+        f.write(new)
+
+
+def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        worker(float(sys.argv[2]), float(sys.argv[3]))
+        return
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--size", type=int, default=256, help="MiB per bulk copy (default 256)")
+    p.add_argument("--calls", type=int, default=5000, help="calls for the latency figure")
+    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    args = p.parse_args()
+    base = tempfile.mkdtemp(prefix="gdevd-bench-")
+    proc = start_daemon(base)
+    try:
+        text = report(args, proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        shutil.rmtree(base, ignore_errors=True)
+    print(text, end="")
+    if not args.no_write:
+        write_section(text)
+
+
+if __name__ == "__main__":
+    main()

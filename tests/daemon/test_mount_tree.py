@@ -1,0 +1,170 @@
+"""The mounted tree: device files, /proc/gdev reads and writes, permissions, the CLI's
+refusals.  Runs the real gdevd (conftest.start_gdevd)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from conftest import run_as, start_gdevd, stop_gdevd
+
+pytestmark = pytest.mark.mount
+
+VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
+              "compute_bandwidth_used", "memory_bandwidth_used", "phys", "memory_size",
+              "memory_used"}
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def test_tree_layout(gdevd) -> None:
+    assert sorted(os.listdir(os.path.join(gdevd.mount, "dev"))) == [f"gdev{i}" for i in range(4)]
+    assert set(os.listdir(gdevd.proc_path())) == {"device_count", "virtual_device_count",
+                                                  "vd0", "vd1", "vd2", "vd3"}
+    assert set(os.listdir(gdevd.proc_path("vd2"))) == VD_ENTRIES
+    st = os.stat(gdevd.dev(0))
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666
+
+
+def test_proc_values_end_with_a_newline(gdevd) -> None:
+    assert _read(gdevd.proc_path("device_count")) == "1\n"
+    assert _read(gdevd.proc_path("virtual_device_count")) == "4\n"
+    assert _read(gdevd.proc_path("vd1", "period")) == "30000\n"
+    assert _read(gdevd.proc_path("vd3", "memory_size")) == f"{64 << 20}\n"
+    assert os.stat(gdevd.proc_path("vd1", "period")).st_size == len("30000\n")
+
+
+def test_echo_into_proc_works_and_bad_values_change_nothing(gdevd) -> None:
+    path = gdevd.proc_path("vd1", "compute_bandwidth")
+    subprocess.run(["bash", "-c", f"echo 30 > {path}"], check=True)
+    assert _read(path) == "30\n"
+    for bad in (b"101\n", b"-1\n", b"abc\n", b"\n", b"1" * 80):
+        with pytest.raises(OSError) as info:
+            _write(path, bad)
+        assert info.value.errno == errno.EINVAL
+    assert _read(path) == "30\n"
+    r = subprocess.run(["bash", "-c", f"echo 200 > {path}"], capture_output=True, text=True)
+    assert r.returncode != 0 and "Invalid argument" in r.stderr
+    subprocess.run(["bash", "-c", f"echo 25 > {path}"], check=True)
+
+
+def test_memory_share_changes_memory_size(gdevd) -> None:
+    share, size = gdevd.proc_path("vd2", "memory_share"), gdevd.proc_path("vd2", "memory_size")
+    _write(share, b"50\n")
+    try:
+        assert _read(size) == f"{128 << 20}\n"
+    finally:
+        _write(share, b"25\n")
+    assert _read(size) == f"{64 << 20}\n"
+
+
+def test_write_at_nonzero_offset_and_readonly_entries_refused(gdevd) -> None:
+    fd = os.open(gdevd.proc_path("vd0", "period"), os.O_WRONLY)
+    try:
+        with pytest.raises(OSError) as info:
+            os.pwrite(fd, b"100", 3)
+        assert info.value.errno == errno.EINVAL
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError) as info:  # root may open a 0444 file; the write is refused
+        _write(gdevd.proc_path("vd0", "memory_used"), b"0\n")
+    assert info.value.errno == errno.EINVAL
+
+
+def test_chmod_chown_of_device_files(gdevd, unprivileged) -> None:
+    path = gdevd.dev(3)
+    os.chmod(path, 0o600)
+    os.chown(path, unprivileged[0], unprivileged[1])
+    try:
+        st = os.stat(path)
+        assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o600, *unprivileged)
+    finally:
+        os.chown(path, 0, 0)
+        os.chmod(path, 0o666)
+    with pytest.raises(PermissionError):
+        os.chmod(gdevd.proc_path("vd0", "period"), 0o666)
+
+
+def test_unprivileged_user_refused_on_0600_device_and_proc_writes(gdevd, unprivileged) -> None:
+    os.chmod(gdevd.dev(2), 0o600)
+    code = f"""
+import errno, libgdev
+try:
+    libgdev.gopen(2)
+    print("opened")
+except PermissionError:
+    print("EACCES")
+with libgdev.gopen(1) as h:
+    print("gdev1", h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE))
+try:
+    open({gdevd.proc_path("vd1", "period")!r}, "w").write("5")
+except PermissionError:
+    print("proc EACCES")
+print(open({gdevd.proc_path("vd1", "period")!r}).read().strip())
+"""
+    try:
+        r = run_as(unprivileged, code, gdevd.env())
+    finally:
+        os.chmod(gdevd.dev(2), 0o666)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:4] == ["EACCES", f"gdev1 {64 << 20}", "proc EACCES", "30000"]
+
+
+def test_cli_refuses_missing_nonempty_and_mounted(gdevd, tmp_path) -> None:
+    def gdevd_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gdevd", *args, "--foreground"],
+                              capture_output=True, text=True, timeout=30)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    for path, why in [(tmp_path / "missing", "does not exist"), (tmp_path / "full", "not empty"),
+                      (gdevd.mount, "already a mount point")]:
+        r = gdevd_cli(str(path))
+        assert r.returncode == 2 and why in r.stderr, r.stderr
+    (tmp_path / "empty").mkdir()
+    r = gdevd_cli(str(tmp_path / "empty"), "--memory", "lots")
+    assert r.returncode == 2 and "not a size" in r.stderr
+
+
+def test_sigterm_unmounts_cleanly() -> None:
+    d = start_gdevd("--vgpus", "2")
+    assert sorted(os.listdir(os.path.join(d.mount, "dev"))) == ["gdev0", "gdev1"]
+    d.proc.terminate()
+    assert d.proc.wait(15) == 0
+    assert not os.path.ismount(d.mount)
+    stop_gdevd(d)
+
+
+def test_detaches_and_config_file(tmp_path) -> None:
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="gdevd-test-")
+    mount = os.path.join(base, "mnt")
+    os.mkdir(mount)
+    cfg = tmp_path / "gdev.toml"
+    cfg.write_text('vgpus = 2\nmemory = "64M"\n')
+    try:
+        r = subprocess.run([sys.executable, "-m", "gdevd", mount, "--config", str(cfg)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr  # returns once the mount is ready
+        assert _read(os.path.join(mount, "proc", "gdev", "virtual_device_count")) == "2\n"
+        assert _read(os.path.join(mount, "proc", "gdev", "vd1", "memory_size")) == \
+            f"{32 << 20}\n"
+    finally:
+        subprocess.run(["fusermount3", "-u", mount], check=False)  # the daemon then exits
+    import shutil
+    shutil.rmtree(base, ignore_errors=True)
