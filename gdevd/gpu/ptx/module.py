@@ -14,6 +14,7 @@ from .linker import Linker, function_addresses
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
+from .regalloc import coalesce
 from .syntax import ModuleAst, VarDecl
 
 MAX_SHARED = 64 * 1024
@@ -154,6 +155,7 @@ class Module:
             params.append(ParamInfo(p.name, off, p.size, a))
             off += p.size
         linked = Linker(self.ast, self.name).link(fn)
+        linked.code, linked.regs = coalesce(linked.code, linked.regs)
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars)
         info.static_shared = self._layout_shared(linked, info)

@@ -75,10 +75,11 @@ def dec_setp(ins: Ins):
             if rc is None:
                 wp(idx, r)
                 wq(idx, ~r)
-            else:
+            else:   # both results before either write: p may be the register c was read from
                 cv = rc(idx)
-                wp(idx, bop(r, cv))
-                wq(idx, bop(~r, cv))
+                first, second = bop(r, cv), bop(~r, cv)
+                wp(idx, first)
+                wq(idx, second)
         return run
     return bind
 
