@@ -158,7 +158,6 @@ class DriverCore:
             raise fail(CUresult.CUDA_ERROR_INVALID_CONTEXT, f"bad context {ctx!r}")
         return ctx
 
-
     if TYPE_CHECKING:  # resolvers of the other parts, for the type checker
         def _device(self, dev: Any) -> int: ...
         def _stream(self, hstream: Any) -> Stream: ...
