@@ -83,7 +83,15 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
         log.info("serving %d vGPUs at %s (ioctl socket %s)", len(system.virtual),
                  cfg.mountpoint, socket_path)
         nursery.start_soon(_watch_signals, pyfuse3.terminate)
-        if ready is not None:
-            ready()
+        nursery.start_soon(_announce_ready, cfg.mountpoint, ready)
         await pyfuse3.main()
         log.info("file system loop ended")
+
+
+async def _announce_ready(mountpoint: str, ready: Callable[[], None] | None) -> None:
+    """Call ``ready`` once the kernel really serves the mount (a lookup through it succeeds);
+    a mount whose FUSE INIT failed raises here instead of passing for a running daemon."""
+    await trio.to_thread.run_sync(os.stat, os.path.join(mountpoint, "proc", "gdev"))
+    log.debug("mount answers lookups")
+    if ready is not None:
+        ready()

@@ -12,9 +12,9 @@ Usage::
 
 ``--build-corpus`` first compiles ``scripts/ptx_corpus/*.cu`` (varied CUDA written to cover what
 real suites use) with ``nvcc -ptx -arch=compute_75 -O3`` into ``build/ptx-corpus/`` (git-ignored;
-fast-math variants as ``*.fastmath.ptx``) and surveys those files too. ``--supported FILE``
-(one full opcode per line) fills the ``engine`` column with yes/no; ``--engine`` records whether
-``gdevd.gpu.ptx.load_module`` accepts each file.
+fast-math variants as ``*.fastmath.ptx``) and surveys those files too. ``--engine`` probes
+the PTX engine (``gdevd.gpu.ptx.load_module``): which files it loads, and which opcodes and
+constructs it rejects (a rejected line is blanked and the file reloaded, until it loads).
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ The files are the repository's kernels (`kernels/*.ptx`) and a corpus written to
 public CUDA suites use (`scripts/ptx_corpus/*.cu`, compiled with `nvcc -ptx -arch=compute_75
 -O3` into the git-ignored `build/ptx-corpus/`; `*.fastmath.ptx` with `--use_fast_math`).
 Every opcode below is one the engine must execute (or reject with a clear `PtxError`) for such
-kernels to run. The `engine` column is filled from `--supported FILE` (one full opcode a line)
-by the engine's owner; `engine load` (with `--engine`) says whether `gdevd.gpu.ptx.load_module`
-accepts the file (loading decodes every instruction; it does not prove execution right: the
-kernels' tests in tests/kernels/ do that for kernels/*.ptx). Out of scope so far: textures and
-surfaces (`tex`, `suld`), printf.
+kernels to run. The `engine` column (with `--engine`) says whether `gdevd.gpu.ptx` decodes the
+opcode (`decodes`: its file loads once the rejected statements are blanked; decoding does not
+prove execution right, the tests in tests/ do that), rejects it (**no**) or rejects some of its
+operand forms (**partly**); "Rejected by the engine" lists each rejection with its message.
+Out of scope so far: textures and surfaces (`tex`, `suld`), printf.
 
 """
 
@@ -224,25 +224,60 @@ def _files_cell(files: set, total: int) -> str:
     return ", ".join(names)
 
 
-def engine_load_status(text: str, name: str) -> str:
-    """'loads' if gdevd.gpu.ptx.load_module accepts the module, else the rejection message."""
+def engine_probe(text: str, name: str, limit: int = 64) -> tuple[str, dict[str, str]]:
+    """Load the module in gdevd.gpu.ptx; on a rejection naming a line, blank that line and
+    retry, so every rejected construct of the file is found, not only the first.
+
+    Returns (status, {construct: message}); status is 'loads', 'loads without N rejected
+    line(s)' or 'rejected: message' when a rejection names no line.
+    """
     from gdevd.gpu.ptx import load_module
 
-    try:
-        load_module(text, name)
-    except Exception as e:  # report any rejection, whatever its type
-        return f"{type(e).__name__}: {e}".replace("|", "/")
-    return "loads"
+    lines, rejected = text.split("\n"), {}
+    for _ in range(limit):
+        try:
+            load_module("\n".join(lines), name)
+        except Exception as e:  # any rejection is a finding
+            m = re.search(r":(\d+): (.*)$", str(e))
+            if not m or not 0 < int(m.group(1)) <= len(lines):
+                return f"rejected: {e}".replace("|", "/"), rejected
+            start, end = _statement_span(lines, int(m.group(1)) - 1)
+            stmt = _clean(" ".join(_code(ln) for ln in lines[start:end + 1]))
+            whole = "unsupported instruction" in m.group(2) and stmt[:1] not in ".{}"
+            key = opcode_of(stmt) if whole else stmt  # a whole opcode, or one statement's form
+            rejected.setdefault(key[:70], m.group(2).replace("|", "/")[:120])
+            lines[start:end + 1] = [""] * (end + 1 - start)
+            continue
+        break
+    n = sum(1 for _ in rejected)
+    return ("loads" if not rejected else f"loads without {n} rejected construct(s)"), rejected
 
 
-def render_markdown(s: Survey, supported: set[str] | None,
-                    engine: dict[str, str] | None = None) -> str:
+def _code(line: str) -> str:
+    return line.split("//", 1)[0].strip()
+
+
+def _statement_span(lines: list[str], i: int) -> tuple[int, int]:
+    """First and last line of the statement that line ``i`` belongs to."""
+    start = i
+    while start > 0 and _code(lines[start - 1]) and not _code(lines[start - 1]).endswith(
+            (";", "{", "}", ":")):
+        start -= 1
+    end = i
+    while end < len(lines) - 1 and not _code(lines[end]).endswith((";", "{", "}")):
+        end += 1
+    return start, end
+
+
+def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None) -> str:
     """Render the survey as the body of docs/ptx-coverage.md; ``engine`` maps file names to
-    their engine load status."""
+    their :func:`engine_probe` result."""
     total = len(s.files)
+    status = {n: st for n, (st, _) in (engine or {}).items()}
+    rejected = {k: v for _, rej in (engine or {}).values() for k, v in rej.items()}
     out = ["## Files surveyed", "", "| file | .entry | .func | instructions | engine load |",
            "|---|---|---|---|---|"]
-    out += [f"| {n} | {e} | {f} | {i} | {(engine or {}).get(n, '')} |"
+    out += [f"| {n} | {e} | {f} | {i} | {status.get(n, '')} |"
             for n, (e, f, i) in sorted(s.files.items())]
     bases = Counter()
     variants = Counter()
@@ -255,9 +290,17 @@ def render_markdown(s: Survey, supported: set[str] | None,
     out += ["", f"## Full opcodes with modifiers ({len(s.opcodes)})", "",
             "| opcode | count | engine | files |", "|---|---|---|---|"]
     for op in sorted(s.opcodes, key=lambda o: (o.split(".")[0], o)):
-        mark = "" if supported is None else ("yes" if op in supported else "**no**")
+        loaded = any(status.get(f, "").startswith("loads") for f in s.opcode_files[op])
+        partly = any(k.startswith(op + " ") for k in rejected)
+        mark = "" if engine is None else (
+            "**no**" if op in rejected else "**partly**" if partly
+            else "decodes" if loaded else "?")
         files = _files_cell(s.opcode_files[op], total)
         out.append(f"| `{op}` | {s.opcodes[op]} | {mark} | {files} |")
+    if rejected:
+        out += ["", "## Rejected by the engine", "", "| construct | engine's message |",
+                "|---|---|"]
+        out += [f"| `{k}` | {v} |" for k, v in sorted(rejected.items())]
     out += ["", "## Special registers", "", "| register | count | files |", "|---|---|---|"]
     out += [f"| `{r}` | {n} | {_files_cell(s.sreg_files[r], total)} |"
             for r, n in sorted(s.sregs.items())]
@@ -283,8 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("ptx", nargs="*", type=Path, help="PTX files to survey")
     ap.add_argument("--build-corpus", action="store_true", help="compile and add the corpus")
     ap.add_argument("--markdown", type=Path, help="write the markdown survey here")
-    ap.add_argument("--supported", type=Path, help="file of engine-supported full opcodes")
-    ap.add_argument("--engine", action="store_true", help="record whether the engine loads each")
+    ap.add_argument("--engine", action="store_true",
+                    help="probe which files and opcodes gdevd.gpu.ptx accepts")
     args = ap.parse_args(argv)
     paths = list(args.ptx)
     if args.build_corpus:
@@ -296,12 +339,10 @@ def main(argv: list[str] | None = None) -> int:
         name = path.name if path.parent.name == "kernels" else f"{path.parent.name}/{path.name}"
         survey.add_file(name, path.read_text())
         if args.engine:
-            engine[name] = engine_load_status(path.read_text(), name)
-    supported = None
-    if args.supported:
-        supported = {ln.strip() for ln in args.supported.read_text().splitlines() if ln.strip()}
+            engine[name] = engine_probe(path.read_text(), name)
     if args.markdown:
-        args.markdown.write_text(PREAMBLE + render_markdown(survey, supported, engine))
+        md = render_markdown(survey, engine if args.engine else None)
+        args.markdown.write_text(PREAMBLE + md)
     else:
         sys.stdout.write(render_text(survey))
     return 0

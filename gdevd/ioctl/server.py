@@ -124,10 +124,12 @@ class IoctlServer:
                 await self._serve(conn, call)
         except (OSError, abi.ProtocolError) as exc:
             log.info("connection of pid %d closed: %s", call.peer[0], exc)
-        finally:
-            sock.close()
-            if call.session is not None:
-                await self.sessions.end(call.session, "connection closed")
+        finally:  # end the session first: a client that sees EOF finds its context gone
+            try:
+                if call.session is not None:
+                    await self.sessions.end(call.session, "connection closed")
+            finally:
+                sock.close()
 
     async def _serve(self, conn: ServerConnection, call: Call) -> None:
         while (frame := await conn.next_frame()) is not None:

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SHIM = HERE / "cpu_cuda" / "cuda_shim.h"
 CACHE = HERE.parents[1] / "build" / "cpu-cuda"
-CXX = ["g++", "-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-w"]
+CXX = ["g++", "-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-w"]
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)', re.S)
 _EXTERN_SHARED = re.compile(r"extern\s+__shared__\s+([\w\s]+?)\s+(\w+)\s*\[\s*\]\s*;")

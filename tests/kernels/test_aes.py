@@ -3,8 +3,11 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from . import reference_aes as ref
+from .conftest import BACKENDS
 from .harness import cdiv
 
 FIPS197_KEY = bytes(range(32))
@@ -106,3 +109,19 @@ def test_xts_matches_cryptography(dev, rng, unit, nunits, block):
     ct = _xts(dev, key64, tweaks, data, unit, block=block)
     assert ct == ref.xts(key64, tweaks, data, unit)
     assert _xts(dev, key64, tweaks, ct, unit, decrypt=True, block=block) == data
+
+
+@settings(max_examples=12, deadline=None)
+@given(unit_blocks=st.integers(1, 40), nunits=st.integers(1, 6),
+       block=st.sampled_from([32, 64, 96, 128]), seed=st.integers(0, 2**32 - 1))
+def test_xts_round_trip_model(unit_blocks, nunits, block, seed):
+    rng = np.random.default_rng(seed)
+    key64, unit = rng.bytes(64), 16 * unit_blocks
+    tweaks = [rng.bytes(16) for _ in range(nunits)]
+    data = rng.bytes(unit * nunits)
+    want = ref.xts(key64, tweaks, data, unit)
+    for backend in BACKENDS.values():
+        dev = backend()
+        ct = _xts(dev, key64, tweaks, data, unit, block=block)
+        assert ct == want
+        assert _xts(dev, key64, tweaks, ct, unit, decrypt=True, block=block) == data

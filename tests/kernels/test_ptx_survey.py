@@ -89,9 +89,25 @@ def test_special_registers_declarations_and_forms():
 
 
 def test_markdown_marks_engine_support():
-    md = ptx_survey.render_markdown(_survey(), {"ret", "bra"})
-    assert "| `ret` | 2 | yes | sample.ptx |" in md
+    rejected = {"call.uni": "nope", "mov.u32 %r1, %tid.x": "no such form"}
+    engine = {"sample.ptx": ("loads without 2 rejected construct(s)", rejected)}
+    md = ptx_survey.render_markdown(_survey(), engine)
+    assert "| `ret` | 2 | decodes | sample.ptx |" in md
     assert "| `call.uni` | 1 | **no** | sample.ptx |" in md
+    assert "| `mov.u32` | 1 | **partly** | sample.ptx |" in md
+    assert "| `call.uni` | nope |" in md
+
+
+def test_engine_probe_finds_every_rejected_line():
+    text = (ROOT / "kernels" / "madd.ptx").read_text()
+    lines = text.split("\n")
+    at = [i for i, ln in enumerate(lines) if "add.s32" in ln]
+    for i in at[:2]:
+        lines[i] = lines[i].replace("add.s32", "vabsdiff4.u32.u32.u32")
+    status, rejected = ptx_survey.engine_probe("\n".join(lines), "madd.ptx")
+    assert status == "loads without 1 rejected construct(s)"
+    assert list(rejected) == ["vabsdiff4.u32.u32.u32"]
+    assert ptx_survey.engine_probe(text, "madd.ptx") == ("loads", {})
 
 
 def test_committed_kernels_survey_cleanly():

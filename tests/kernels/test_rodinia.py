@@ -110,6 +110,8 @@ def test_lud(dev, rng, dim):
 
 @pytest.mark.parametrize("length,penalty", [(16, 10), (48, 1), (64, 5)])
 def test_nw(dev, rng, length, penalty):
+    # nvcc addresses the tiles as [%r+imm] with a 32-bit %r that is "negative" before the
+    # offset: the sum must wrap modulo 2^32
     cols = length + 1
     reference = rng.integers(-4, 12, size=(cols, cols)).astype(np.int32)
     matrix = np.zeros((cols, cols), np.int32)

@@ -248,3 +248,25 @@ ret;
     po = dev.alloc(4)
     dev.launch(mod, "k", (1,), (1,), po)
     assert dev.get(po, 1, np.uint32)[0] == 77
+
+
+def test_bound_waves_are_reused_across_launches_correctly():
+    """A second launch of the same shape reuses the bound wave: new parameters, data
+    segment, address space and block numbers must all take effect; state starts clean."""
+    dev1, dev2 = Device(), Device()
+    mod = load("exec")
+    for dev, base_fill in ((dev1, 0), (dev2, 100)):
+        dev.alloc(4096 * (1 + base_fill // 100))     # different data_base per device
+        x = np.arange(128, dtype=np.int32) + base_fill
+        px, po = dev.put(x), dev.alloc(16)
+        dev.launch(mod, "dyn_reduce", (2,), (64,), px, po, shared=256)
+        assert dev.get(po, 2, np.int32).tolist() == x.reshape(2, 64).sum(1).tolist()
+    assert mod.wave_pool._waves                     # the shape was pooled
+    # globals follow the data segment of each launch
+    params = struct.pack("<i f d", 1, 1.0, 0.0)
+    for dev in (dev1, dev2):
+        base = dev.load_data(mod)
+        po, pt = dev.alloc(64), dev.alloc(8)
+        dev.launch(mod, "globals_and_params", (1,), (16,), (params, "16s"), po, pt,
+                   data_base=base)
+        assert dev.get(po, 4, np.float32).tolist() == [8.5, 7.0, 10.0, 8.25]

@@ -198,6 +198,7 @@ def _pack(lo, hi):
             (np.asarray(hi, np.float16).view(np.uint16).astype(np.uint32) << 16))
 
 
+@np.errstate(over="ignore")
 def test_half_and_packed_half():
     a = np.array([1.5, -2.0, 65504.0, 0.1], np.float16)
     b = np.array([0.25, 3.0, 2.0, 1e-3], np.float16)
@@ -212,3 +213,12 @@ def test_half_and_packed_half():
     assert np.array_equal(got, _pack(-a, -b))
     got = run_snippet("setp.lt.f16 %y, %x0, %x1;", [("f16", a), ("f16", b)], "pred")
     assert np.array_equal(got, a < b)
+
+
+def test_float_literals_keep_their_bits():
+    x = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    got = run_snippet("mov.b32 %y, 0f7FC00001;", [("f32", x)], "u32")
+    assert got.tolist() == [0x7FC00001] * 4
+    got = run_snippet("and.b32 %r1, %x0, 0f7FFFFFFF; mov.b32 %y, %r1;",
+                      [("u32", x.view(np.uint32))], "f32")
+    assert got.tolist() == [1.0, 2.0, 3.0, 4.0]

@@ -120,6 +120,8 @@ class Module:
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}
         self.function_addresses = function_addresses(ast)
+        from .executor import WavePool
+        self.wave_pool = WavePool()
         self._layout = self._build_layout()
         self.kernels: dict[str, KernelInfo] = {}
         for fn in ast.functions.values():
@@ -204,7 +206,7 @@ class Module:
             import errno
 
             from gdevd.errors import GdevError
-            raise GdevError(errno.ENOENT, f"no kernel {kernel_name!r} in {self.name}")
+            raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)
 
