@@ -141,8 +141,11 @@ def test_cli_refuses_missing_nonempty_and_mounted(gdevd, tmp_path) -> None:
 
 
 def test_sigterm_unmounts_cleanly() -> None:
-    d = start_gdevd("--vgpus", "2")
+    d = start_gdevd("--gpus", "2", "--vgpus", "1")
     assert sorted(os.listdir(os.path.join(d.mount, "dev"))) == ["gdev0", "gdev1"]
+    assert _read(d.proc_path("device_count")) == "2\n"
+    assert [_read(d.proc_path(f"vd{i}", "phys")) for i in (0, 1)] == ["0\n", "1\n"]
+    assert _read(d.proc_path("vd1", "memory_size")) == f"{256 << 20}\n"  # 100% of GPU 1
     d.proc.terminate()
     assert d.proc.wait(15) == 0
     assert not os.path.ismount(d.mount)
