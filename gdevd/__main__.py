@@ -82,6 +82,20 @@ def check_mountpoint(path: str) -> str:
     return path
 
 
+def check_privileges(fuse_conf: str = "/etc/fuse.conf") -> None:
+    """Refused unless we may mount with allow_other (root, or user_allow_other set)."""
+    if os.geteuid() == 0:
+        return
+    try:
+        with open(fuse_conf) as f:
+            if any(line.strip() == "user_allow_other" for line in f):
+                return
+    except OSError:
+        pass
+    raise Refused("mounting for all users (allow_other) needs root or 'user_allow_other' "
+                  f"in {fuse_conf}")
+
+
 def setup_logging(args: argparse.Namespace) -> None:
     """Logs to stderr, and to --log FILE."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
@@ -116,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
     from gdevd.daemon import DaemonConfig, serve
 
+    check_privileges()
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket)
     pipe = -1
     if not args.foreground:
