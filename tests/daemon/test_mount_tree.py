@@ -171,3 +171,19 @@ def test_detaches_and_config_file(tmp_path) -> None:
         subprocess.run(["fusermount3", "-u", mount], check=False)  # the daemon then exits
     import shutil
     shutil.rmtree(base, ignore_errors=True)
+
+
+def test_non_root_without_user_allow_other_is_refused(unprivileged, tmp_path) -> None:
+    conf = tmp_path / "fuse.conf"
+    conf.write_text("#user_allow_other\n")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(conf, 0o644)
+    code = f"""
+from gdevd.__main__ import Refused, check_privileges
+try:
+    check_privileges({str(conf)!r})
+except Refused as exc:
+    print("refused:", exc)
+"""
+    r = run_as(unprivileged, code, os.environ.copy(), preload="import gdevd.__main__\n")
+    assert "refused: mounting for all users (allow_other) needs root" in r.stdout, r.stderr
