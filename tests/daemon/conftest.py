@@ -123,9 +123,9 @@ def run_as(user: tuple[int, int] | None, code: str, env: dict[str, str],
     """Run Python ``code`` in a child process, as ``user`` (uid, gid) if given.
 
     The interpreter may live where the user cannot read it (pyenv under /root), so the child
-    starts as root, imports libgdev, the stdlib it needs and ``preload``, then drops to the user with
-    setgroups/setgid/setuid before running ``code``: from then on the kernel treats it as
-    that user (the FUSE open and SO_PEERCRED see its uid and gid).
+    starts as root, imports libgdev, the stdlib it needs and ``preload``, then drops to the
+    user with setgroups/setgid/setuid before running ``code``: from then on the kernel treats
+    it as that user (the FUSE open and SO_PEERCRED see its uid and gid).
     """
     prologue = "import errno, os, sys, time, signal, libgdev, libgdev.abi, numpy\n"
     prologue += preload
