@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import resource
 import sys
 import tomllib
 from typing import Any
@@ -131,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     from gdevd.daemon import DaemonConfig, serve
 
     check_privileges()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket + memfds per session
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket)
     pipe = -1
     if not args.foreground:
