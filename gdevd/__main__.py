@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from gdevd.daemon import DaemonConfig, serve
 
     check_privileges()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket + memfds per session
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket)
     pipe = -1
