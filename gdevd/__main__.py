@@ -62,8 +62,9 @@ def build_config(args: argparse.Namespace) -> Any:
     if unknown := set(fields) - known:
         raise Refused(f"unknown configuration keys: {', '.join(sorted(unknown))}")
     try:
-        if "memory" in fields:
-            fields["memory"] = parse_size(fields["memory"])
+        for key in ("memory", "dma_memory"):
+            if key in fields:
+                fields[key] = parse_size(fields[key])
         return GdevConfig(**fields).validate()
     except GdevError as exc:
         raise Refused(str(exc)) from None

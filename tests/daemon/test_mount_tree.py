@@ -187,3 +187,24 @@ except Refused as exc:
 """
     r = run_as(unprivileged, code, os.environ.copy(), preload="import gdevd.__main__\n")
     assert "refused: mounting for all users (allow_other) needs root" in r.stdout, r.stderr
+
+
+def test_staging_shrinks_to_fit_a_small_pinned_share(tmp_path) -> None:
+    cfg = tmp_path / "gdev.toml"
+    cfg.write_text('dma_memory = "8M"\n')  # 2 MiB of pinned memory per vGPU
+    d = start_gdevd("--config", str(cfg))
+    try:
+        code = """
+import numpy
+with libgdev.gopen(0) as h:
+    a = h.gmalloc(3 << 20)
+    x = numpy.arange(3 << 20, dtype=numpy.uint8)
+    h.gmemcpy_to_device(a, x)
+    y = numpy.empty_like(x)
+    h.gmemcpy_from_device(y, a)
+    print((x == y).all(), h._staging.chunk * h._staging.slots)
+"""
+        r = run_as(None, code, d.env())
+        assert r.stdout.split() == ["True", str(2 << 20)], r.stderr
+    finally:
+        stop_gdevd(d)
