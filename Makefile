@@ -29,10 +29,11 @@ build: $(VENV)/.deps-stamp
 # Debian packages: libfuse3-dev and pkg-config to build pyfuse3, fuse3 for fusermount3.
 deps: .deps-debian-stamp
 .deps-debian-stamp:
-	@if ! pkg-config --exists fuse3 2>/dev/null || ! command -v fusermount3 >/dev/null; then \
-	    echo "installing Debian packages: libfuse3-dev fuse3 pkg-config"; \
+	@if ! pkg-config --exists fuse3 2>/dev/null || ! command -v fusermount3 >/dev/null \
+	    || ! command -v g++ >/dev/null; then \
+	    echo "installing Debian packages: libfuse3-dev fuse3 pkg-config gcc g++"; \
 	    $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfuse3-dev fuse3 pkg-config gcc; \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libfuse3-dev fuse3 pkg-config gcc g++; \
 	fi
 	@touch $@
 
@@ -60,3 +61,8 @@ figures: bench
 
 clean:
 	rm -rf build *.egg-info gdevd/gpu/_core.c gdevd/gpu/_core*.so .pytest_cache .hypothesis
+
+# What nvcc emits for our kernels and the survey corpus, and whether the engine loads it.
+.PHONY: ptx-survey
+ptx-survey: build kernels
+	$(PY) scripts/ptx_survey.py --build-corpus --engine --markdown docs/ptx-coverage.md kernels/*.ptx

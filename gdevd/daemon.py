@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pyfuse3
 import trio
 
+import kcuda
 from gdevd.fuse.ops import GdevOperations
 from gdevd.fuse.tree import Tree
 from gdevd.ioctl.server import IoctlServer
@@ -68,6 +69,8 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
     """Mount and serve until a signal or an external unmount, then tear everything down."""
     async with AsyncExitStack() as stack:
         system = await stack.enter_async_context(GdevSystem(cfg.system))
+        kcuda.attach(system, trio.lowlevel.current_trio_token())  # CUDA for in-daemon modules
+        stack.callback(kcuda.detach)
         socket_path = _make_socket_dir(stack, cfg.socket_path)
         sessions = SessionTable(system, socket_path)
         stack.push_async_callback(sessions.end_all)

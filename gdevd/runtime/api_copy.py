@@ -27,7 +27,7 @@ import trio
 from ..errors import GdevError
 from . import constants as C
 from .api_mem import check_size
-from .handle import Fence, Handle
+from .handle import Fence, Handle, check_handle
 from .memory import DmaBuffer
 
 
@@ -93,7 +93,7 @@ def _bounce_args(handle: Handle, size: int, src_addr: int,
 
 
 def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:
-    handle.check_open()
+    check_handle(handle)
     check_size(size)
     host = host_array(buf, size, writable=writable)
     handle.lookup(va, size)
@@ -111,7 +111,7 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> No
 
 
 async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     handle.lookup(dst, size)
     if size <= handle.system.config.iowrite_limit:
         handle.mmu.write(dst, host)
@@ -136,7 +136,7 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> 
 
 
 async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     handle.lookup(src, size)
     if size <= handle.system.config.ioread_limit:
         handle.mmu.read_into(src, host)
@@ -183,7 +183,7 @@ async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: in
 
 
 def _prepare_dtod(handle: Handle, dst: int, src: int, size: int) -> None:
-    handle.check_open()
+    check_handle(handle)
     check_size(size)
     handle.lookup(dst, size)
     handle.lookup(src, size)

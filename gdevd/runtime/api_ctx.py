@@ -8,6 +8,7 @@ errno on failure; nothing returns 0/None for failure.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 
 import trio
 
@@ -15,7 +16,7 @@ from ..errors import GdevError
 from . import constants as C
 from . import defaults as D
 from .config import check_chunk_size, check_pipeline_count
-from .handle import Handle
+from .handle import Handle, check_handle
 from .memory import DeviceBlock, MemObject
 from .system import Credentials, GdevSystem
 
@@ -44,7 +45,7 @@ async def gclose(handle: Handle) -> None:
 
     Errors: EBADF if it was closed already.  Cancellation-safe: the teardown is shielded.
     """
-    handle.check_open()
+    check_handle(handle)
     handle.closed = True
     handle.cancel_pending()
     with trio.CancelScope(shield=True):
@@ -82,32 +83,35 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
     return obj.size
 
 
+_QUERIES: dict[int, Callable[[Handle], int]] = {
+    C.GDEV_QUERY_DEVICE_MEM_SIZE: lambda h: h.vgpu.memory_size,
+    C.GDEV_QUERY_DMA_MEM_SIZE: lambda h: h.vgpu.dma_memory_size,
+    C.GDEV_QUERY_CHIPSET: lambda h: D.CHIPSET,
+    C.GDEV_QUERY_BUS_TYPE: lambda h: D.BUS_TYPE,
+    C.GDEV_QUERY_AGP_SIZE: lambda h: D.AGP_SIZE,
+    C.GDEV_QUERY_PCI_VENDOR: lambda h: D.PCI_VENDOR,
+    C.GDEV_QUERY_PCI_DEVICE: lambda h: D.PCI_DEVICE,
+    C.GDEV_NVIDIA_QUERY_MP_COUNT: lambda h: h.phys.mp_count,
+    C.GDEV_QUERY_DEVICE_MEM_FREE: lambda h: max(0, h.vgpu.memory_size - h.vgpu.memory_used),
+    C.GDEV_QUERY_DEVICE_MEM_USED: lambda h: h.vgpu.memory_used,
+    C.GDEV_QUERY_COMPUTE_CAPABILITY:
+        lambda h: (h.phys.compute_capability[0] << 16) | h.phys.compute_capability[1],
+    C.GDEV_QUERY_DMA_MEM_FREE: lambda h: max(0, h.vgpu.dma_memory_size - h.vgpu.dma_used),
+}
+assert set(_QUERIES) == C.QUERY_TYPES
+
+
 async def gquery(handle: Handle, qtype: int) -> int:
     """Gdev's ``gquery``: the value of query ``qtype`` (``GDEV_QUERY_*`` in constants).
 
     Errors: EBADF (closed handle), EINVAL (unknown type).
     """
     await trio.lowlevel.checkpoint()
-    handle.check_open()
-    if qtype not in C.QUERY_TYPES:
+    check_handle(handle)
+    query = _QUERIES.get(qtype) if type(qtype) is int else None
+    if query is None:
         raise GdevError(errno.EINVAL, f"unknown query type {qtype!r}")
-    v, p = handle.vgpu, handle.phys
-    values = {
-        C.GDEV_QUERY_DEVICE_MEM_SIZE: v.memory_size,
-        C.GDEV_QUERY_DMA_MEM_SIZE: v.dma_memory_size,
-        C.GDEV_NVIDIA_QUERY_MP_COUNT: p.mp_count,
-        C.GDEV_QUERY_DEVICE_MEM_FREE: max(0, v.memory_size - v.memory_used),
-        C.GDEV_QUERY_DEVICE_MEM_USED: v.memory_used,
-        C.GDEV_QUERY_COMPUTE_CAPABILITY:
-            (p.compute_capability[0] << 16) | p.compute_capability[1],
-        C.GDEV_QUERY_DMA_MEM_FREE: max(0, v.dma_memory_size - v.dma_used),
-        C.GDEV_QUERY_CHIPSET: D.CHIPSET,
-        C.GDEV_QUERY_BUS_TYPE: D.BUS_TYPE,
-        C.GDEV_QUERY_AGP_SIZE: D.AGP_SIZE,
-        C.GDEV_QUERY_PCI_VENDOR: D.PCI_VENDOR,
-        C.GDEV_QUERY_PCI_DEVICE: D.PCI_DEVICE,
-    }
-    return int(values[qtype])
+    return int(query(handle))
 
 
 async def gtune(handle: Handle, ttype: int, value: int) -> None:
@@ -118,7 +122,7 @@ async def gtune(handle: Handle, ttype: int, value: int) -> None:
     earlier copies are done.  Errors: EBADF, EINVAL (unknown type or out-of-range value;
     nothing changes then).
     """
-    handle.check_open()
+    check_handle(handle)
     chunk, depth = handle.chunk_size, handle.pipeline_count
     if ttype == C.GDEV_TUNE_MEMCPY_CHUNK_SIZE:
         check_chunk_size(value)

@@ -18,7 +18,7 @@ import trio
 
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
-from .handle import Fence, Handle
+from .handle import Fence, Handle, check_handle
 
 Dim3 = tuple[int, int, int]
 
@@ -104,12 +104,12 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
     ENOENT/EFAULT (code or data address not in this context); the sticky error of a
     faulted context.
     """
-    handle.check_open()
+    check_handle(handle)
     handle.check_fault()
     _check_kernel(kernel)
     handle.lookup(kernel.code_addr, kernel.code_size)
     mod = await _decode(handle, handle.mmu.read(kernel.code_addr, kernel.code_size))
-    handle.check_open()
+    check_handle(handle)
     layout = mod.data_layout()
     if layout.size:
         handle.lookup(kernel.data_addr, layout.size)
@@ -150,7 +150,7 @@ async def gsync(handle: Handle, fence_id: int, timeout: float | None = None) -> 
     seconds (None: forever).  Errors: EBADF; EINVAL (id out of range); ETIME (timeout); the
     context's sticky fault (a KernelFault with EFAULT for an illegal address).
     """
-    handle.check_open()
+    check_handle(handle)
     if isinstance(fence_id, bool) or not isinstance(fence_id, int) or \
             not 0 <= fence_id < 4096:
         raise GdevError(errno.EINVAL, f"fence id out of range: {fence_id!r}")
@@ -168,7 +168,7 @@ async def gbarrier(handle: Handle, timeout: float | None = None) -> None:
 
     Errors: EBADF; ETIME (timeout); the context's sticky fault.
     """
-    handle.check_open()
+    check_handle(handle)
     _check_timeout(timeout)
     tail = handle.tail
     await _wait(tail, timeout, "barrier")

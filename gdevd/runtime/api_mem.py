@@ -18,7 +18,7 @@ from ..errors import GdevError
 from . import defaults as D
 from .api_ctx import unmap_object
 from .constants import GDEV_MEM_DEVICE
-from .handle import Handle
+from .handle import Handle, check_handle
 from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
 
 
@@ -50,7 +50,7 @@ async def gmalloc(handle: Handle, size: int) -> int:
     address space).
     """
     await trio.lowlevel.checkpoint()
-    handle.check_open()
+    check_handle(handle)
     need = _pages(check_size(size))
     vgpu = handle.vgpu
     while vgpu.memory_used + need > vgpu.memory_size:
@@ -96,7 +96,7 @@ async def gfree(handle: Handle, addr: int) -> int:
     Errors: EBADF, ENOENT (no device object there: unknown address, another context's
     address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``).
     """
-    handle.check_open()
+    check_handle(handle)
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr, kind=GDEV_MEM_DEVICE)
@@ -113,7 +113,7 @@ async def gmalloc_dma(handle: Handle, size: int) -> DmaBuffer:
     pinned buffers in one context).
     """
     await trio.lowlevel.checkpoint()
-    handle.check_open()
+    check_handle(handle)
     need = _pages(check_size(size))
     vgpu = handle.vgpu
     if vgpu.dma_used + need > vgpu.dma_memory_size:
@@ -174,7 +174,7 @@ async def gfree_dma(handle: Handle, buf: DmaBuffer) -> int:
     Errors: EBADF, ENOENT (not a pinned buffer of this context, or already freed), EINVAL
     (a ``gref`` mapping).
     """
-    handle.check_open()
+    check_handle(handle)
     async with handle.exclusive():
         handle.check_open()
         obj = pinned_object(handle, buf)
@@ -193,8 +193,8 @@ async def gref(master: Handle, addr: int, size: int, slave: Handle) -> int:
     different physical GPUs).
     """
     await trio.lowlevel.checkpoint()
-    master.check_open()
-    slave.check_open()
+    check_handle(master)
+    check_handle(slave)
     check_size(size)
     if master.phys is not slave.phys:
         raise GdevError(errno.EINVAL, "gref between contexts of different physical GPUs")
@@ -214,7 +214,7 @@ async def gunref(handle: Handle, addr: int) -> None:
 
     Errors: EBADF, ENOENT (nothing there), EINVAL (an object the context allocated itself).
     """
-    handle.check_open()
+    check_handle(handle)
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr)
@@ -230,7 +230,7 @@ async def gvirtget(handle: Handle, buf: Any) -> int:
     a pinned buffer of this context).
     """
     await trio.lowlevel.checkpoint()
-    handle.check_open()
+    check_handle(handle)
     try:
         obj = pinned_object(handle, buf)
     except GdevError as e:

@@ -42,6 +42,14 @@ if TYPE_CHECKING:
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
+def check_handle(handle: object) -> Handle:
+    """``handle`` if it is an open :class:`Handle`; else ``GdevError(EBADF)``."""
+    if not isinstance(handle, Handle):
+        raise GdevError(errno.EBADF, f"not a Gdev handle: {type(handle).__name__}")
+    handle.check_open()
+    return handle
+
+
 class Fence:
     """One asynchronous operation of a handle: ``id``, ``done`` event, ``error`` if it failed."""
 

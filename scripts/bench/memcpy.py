@@ -94,13 +94,16 @@ async def cpy(b: Bench, va: int, host: np.ndarray, pin: rt.DmaBuffer) -> None:
         "pipelined": (b.h, va, host), "unpipelined (pipeline 1)": (flat, fva, host),
         "pinned (one copy)": (b.h, va, pin.array)}
     times: dict[str, list[float]] = {k: [np.inf, np.inf] for k in paths}
-    plain = np.inf
+    plain, overlap = np.inf, []
     for _ in range(b.reps + 1):                               # the first round warms up
         t0 = time.perf_counter()
         np.copyto(plain_dst, host)
         plain = min(plain, time.perf_counter() - t0)
         for name, (h, dva, buf) in paths.items():
+            cpu0, wall0 = time.process_time(), time.perf_counter()
             up, down = await _pair_once(h, dva, buf, n)
+            if name == "pipelined":
+                overlap.append((time.process_time() - cpu0) / (time.perf_counter() - wall0))
             times[name] = [min(times[name][0], up), min(times[name][1], down)]
     await rt.gclose(flat)
     b.out(f"### CPY: {n // MiB} MiB, chunk {cfg.chunk_size // KiB} KiB, "
@@ -112,6 +115,9 @@ async def cpy(b: Bench, va: int, host: np.ndarray, pin: rt.DmaBuffer) -> None:
         b.out(f"| {name} | {n / up / 1e9:.2f} | {n / down / 1e9:.2f} | {up / plain:.2f} | "
               f"{down / plain:.2f} |")
     pipe, unpiped = times["pipelined"], times["unpipelined (pipeline 1)"]
+    b.out(f"\nCPU time / wall time of the pipelined copies (all threads; 2.0 = the two "
+          f"stages ran fully in parallel, 1.0 = never at once): best {max(overlap):.2f}, "
+          f"median {float(np.median(overlap)):.2f}")
     b.out()
     for i, d in enumerate(("HtoD", "DtoH")):
         vs_plain, vs_flat = pipe[i] / plain, unpiped[i] / pipe[i]
@@ -221,9 +227,12 @@ async def main(args: argparse.Namespace) -> list[str]:
         pin.array[:] = host
         await rt.gmemcpy_to_device(h, va, host, size)       # fault the device pages in
         b = Bench(system, h, size, args.reps)
-        b.out(f"Command: `{' '.join([Path(sys.executable).name, *sys.argv])}`  ")
+        exe = os.path.relpath(sys.executable, DOC.parents[1])
+        b.out(f"Command: `{' '.join([exe, *sys.argv])}` (or `make bench`)  ")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         b.out(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-              f"(shared), Python {platform.python_version()}, numpy {np.__version__}\n")
+              f"shared with other jobs (load average at start: {load}), "
+              f"Python {platform.python_version()}, numpy {np.__version__}\n")
         await cpy(b, va, host, pin)
         if not args.skip_sweeps:
             await chunk_sweep(b, va, host)

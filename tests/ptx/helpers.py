@@ -7,9 +7,9 @@ import struct
 
 import numpy as np
 
+from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.ptx import load_module
-
-from .fakemmu import FakeMmu
+from gdevd.gpu.vram import Vram
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -22,29 +22,38 @@ def load(name: str):
 class Device:
     """Device memory for tests: ``alloc``/``put``/``get`` and ``launch`` with Python args."""
 
+    BASE = 1 << 32
+
     def __init__(self, size: int = 64 << 20) -> None:
-        self.mmu = FakeMmu(size)
-        self.top = self.mmu.base
+        self.vram = Vram(size)
+        self.mmu = Mmu()
+        self.mmu.set_aperture(0, self.vram.buffer)
+        self.mmu.map(self.BASE, 0, size)
+        self.size = size
+        self.top = self.BASE
 
     def alloc(self, nbytes: int, align: int = 256) -> int:
         va = (self.top + align - 1) // align * align
         self.top = va + max(nbytes, 1)
-        assert self.top <= self.mmu.base + self.mmu.mem.size
+        assert self.top <= self.BASE + self.size
         return va
 
     def put(self, arr) -> int:
         arr = np.ascontiguousarray(arr)
         va = self.alloc(arr.nbytes)
-        self.mmu.write(va, arr)
+        if arr.nbytes:
+            self.mmu.write(va, arr.tobytes())
         return va
 
     def get(self, va: int, n: int, dtype) -> np.ndarray:
-        return self.mmu.read(va, n, dtype)
+        dt = np.dtype(dtype)
+        return np.frombuffer(self.mmu.read(va, n * dt.itemsize), dt).copy()
 
     def load_data(self, mod) -> int:
         lay = mod.data_layout()
         base = self.alloc(lay.size or 1)
-        self.mmu.write(base, np.frombuffer(lay.image, np.uint8))
+        if lay.size:
+            self.mmu.write(base, lay.image)
         return base
 
     def launch(self, mod, kernel: str, grid, block, *args, shared: int = 0,
@@ -68,7 +77,7 @@ class Device:
         info = mod.kernels[kernel]
         assert len(args) == len(info.params)
         buf = bytearray(info.param_size)
-        for p, a in zip(info.params, args):
+        for p, a in zip(info.params, args, strict=False):
             if isinstance(a, tuple):
                 raw = struct.pack("<" + a[1], a[0])
             elif isinstance(a, float):

@@ -40,7 +40,7 @@ def test_directed_rounding_add():
     for mode, pick in (("rz", np.trunc), ("rm", np.floor), ("rp", np.ceil)):
         got = run_snippet(f"add.{mode}.f32 %y, %x0, %x1;", [("f32", a), ("f32", b)], "f32")
         lo = np.nextafter(exact.astype(np.float32), np.float32(-np.inf))
-        for g, e in zip(got.astype(np.float64), exact):
+        for g, e in zip(got.astype(np.float64), exact, strict=False):
             cands = [np.float32(e), np.nextafter(np.float32(e), np.float32(np.inf)),
                      np.nextafter(np.float32(e), np.float32(-np.inf))]
             ok = [c for c in cands if (mode == "rz" and abs(c) <= abs(e)) or
@@ -191,3 +191,34 @@ def test_selp_slct_set_testp():
     assert got.tolist() == [False, False, False, False, True]
     got = run_snippet("testp.finite.f32 %y, %x0;", [("f32", x)], "pred")
     assert got.tolist() == [True, True, False, False, True]
+
+
+def _pack(lo, hi):
+    return (np.asarray(lo, np.float16).view(np.uint16).astype(np.uint32) |
+            (np.asarray(hi, np.float16).view(np.uint16).astype(np.uint32) << 16))
+
+
+@np.errstate(over="ignore")
+def test_half_and_packed_half():
+    a = np.array([1.5, -2.0, 65504.0, 0.1], np.float16)
+    b = np.array([0.25, 3.0, 2.0, 1e-3], np.float16)
+    got = run_snippet("add.f16 %y, %x0, %x1;", [("f16", a), ("f16", b)], "f16")
+    assert same(got, a + b)
+    got = run_snippet("fma.rn.f16 %y, %x0, %x1, %x1;", [("f16", a), ("f16", b)], "f16")
+    assert same(got, (a.astype(np.float64) * b + b).astype(np.float16))
+    pa, pb = _pack(a, b), _pack(b, a)
+    got = run_snippet("mul.f16x2 %y, %x0, %x1;", [("u32", pa), ("u32", pb)], "u32")
+    assert np.array_equal(got, _pack(a * b, b * a))
+    got = run_snippet("neg.f16x2 %y, %x0;", [("u32", pa)], "u32")
+    assert np.array_equal(got, _pack(-a, -b))
+    got = run_snippet("setp.lt.f16 %y, %x0, %x1;", [("f16", a), ("f16", b)], "pred")
+    assert np.array_equal(got, a < b)
+
+
+def test_float_literals_keep_their_bits():
+    x = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    got = run_snippet("mov.b32 %y, 0f7FC00001;", [("f32", x)], "u32")
+    assert got.tolist() == [0x7FC00001] * 4
+    got = run_snippet("and.b32 %r1, %x0, 0f7FFFFFFF; mov.b32 %y, %r1;",
+                      [("u32", x.view(np.uint32))], "f32")
+    assert got.tolist() == [1.0, 2.0, 3.0, 4.0]

@@ -92,7 +92,7 @@ def test_binary_32(body):
     a, b = pairs(EDGE32)
     got = run_snippet(body, [("u32", a), ("u32", b)], "u32")
     model = CASES32[body]
-    exp = [model(int(x), int(y)) & M32 for x, y in zip(a, b)]
+    exp = [model(int(x), int(y)) & M32 for x, y in zip(a, b, strict=False)]
     assert got.tolist() == exp
 
 
@@ -115,7 +115,7 @@ def test_binary_64(body):
         b = b % 70
     got = run_snippet(body, [("u64", a), ("u64", b)], "u64")
     model = CASES64[body]
-    exp = [model(int(x), int(y)) & M64 for x, y in zip(a, b)]
+    exp = [model(int(x), int(y)) & M64 for x, y in zip(a, b, strict=False)]
     assert got.tolist() == exp
 
 
@@ -170,10 +170,10 @@ def test_carry_chain_128bit_add():
     add.cc.u32 %lo2, %lo0, %lo1; addc.u32 %hi2, %hi0, %hi1;
     mov.b64 %y, {%lo2, %hi2};"""
     got = run_snippet(body, [("u64", a), ("u64", b)], "u64")
-    assert got.tolist() == [(int(x) + int(y)) & M64 for x, y in zip(a, b)]
+    assert got.tolist() == [(int(x) + int(y)) & M64 for x, y in zip(a, b, strict=False)]
     body = body.replace("add.cc.u32", "sub.cc.u32").replace("addc.u32", "subc.u32")
     got = run_snippet(body, [("u64", a), ("u64", b)], "u64")
-    assert got.tolist() == [(int(x) - int(y)) & M64 for x, y in zip(a, b)]
+    assert got.tolist() == [(int(x) - int(y)) & M64 for x, y in zip(a, b, strict=False)]
 
 
 def test_madc_carry_chain():
@@ -187,7 +187,7 @@ def test_madc_carry_chain():
     add.u32 %c1, %c1, %t0;
     mov.b64 %y, {%c0, %c1};"""
     got = run_snippet(body, [("u64", a), ("u64", b)], "u64")
-    assert got.tolist() == [(int(x) + 3 * int(y)) & M64 for x, y in zip(a, b)]
+    assert got.tolist() == [(int(x) + 3 * int(y)) & M64 for x, y in zip(a, b, strict=False)]
 
 
 @settings(max_examples=25, deadline=None)
@@ -202,4 +202,4 @@ def test_hypothesis_binary_ops(vals, opname):
          "xor.b32": lambda x, y: x ^ y, "min.u32": min,
          "max.s32": lambda x, y: max(s32(x), s32(y)), "mul.hi.u32": lambda x, y: x * y >> 32,
          "rem.u32": lambda x, y: x % y if y else x}[opname]
-    assert got.tolist() == [f(int(x), int(y)) & M32 for x, y in zip(a, b)]
+    assert got.tolist() == [f(int(x), int(y)) & M32 for x, y in zip(a, b, strict=False)]

@@ -142,8 +142,8 @@ def test_float_mix(dev):
                (x.astype(np.float64) * y + 1.5).astype(np.float32)]
         i0 = np.nan_to_num(np.clip(np.trunc(x * np.float32(1000)).astype(np.float64),
                                    -2**31, 2**31 - 1), nan=0).astype(np.int32)
-        i1 = np.clip(np.nan_to_num(np.trunc(np.abs(y) * np.float32(1e9)).astype(np.float64), nan=0), 0,
-                     2**32 - 1).astype(np.uint32).view(np.int32)
+        big = np.trunc(np.abs(y) * np.float32(1e9)).astype(np.float64)
+        i1 = np.clip(np.nan_to_num(big, nan=0), 0, 2**32 - 1).astype(np.uint32).view(np.int32)
     for k, e in enumerate(exp):
         assert np.array_equal(f[:, k], e, equal_nan=True), k
     assert np.array_equal(i[:, 0], i0)

@@ -80,7 +80,7 @@ def test_gquery_values() -> None:
     run_system(body, mp_count=7)
 
 
-@pytest.mark.parametrize("qtype", [0, 8, 0x101, -1, 0x2FF, "1"])
+@pytest.mark.parametrize("qtype", [0, 8, 0x101, -1, 0x2FF, "1", True, 1.0])
 def test_gquery_unknown_type(qtype: object) -> None:
     async def body(s: rt.GdevSystem) -> None:
         with raises_errno(errno.EINVAL):
@@ -150,3 +150,25 @@ def test_body_exceptions_leave_the_system_unwrapped() -> None:
     with pytest.raises(KeyError):
         import trio
         trio.run(main)
+
+
+@pytest.mark.parametrize("bad", [None, 0, "h", object()])
+def test_every_verb_refuses_a_non_handle(bad: object) -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        va = await rt.gmalloc(h, 4096)
+        k = rt.GdevKernel(va, 1, "k")
+        calls = [rt.gclose(bad), rt.gmalloc(bad, 1), rt.gfree(bad, va), rt.gmalloc_dma(bad, 1),
+                 rt.gfree_dma(bad, b""), rt.gquery(bad, C.GDEV_QUERY_CHIPSET),
+                 rt.gtune(bad, 1, 1), rt.gmemcpy_to_device(bad, va, b"x", 1),
+                 rt.gmemcpy_to_device_async(bad, va, b"x", 1),
+                 rt.gmemcpy_from_device(bad, bytearray(1), va, 1),
+                 rt.gmemcpy_from_device_async(bad, bytearray(1), va, 1),
+                 rt.gmemcpy(bad, va, va, 1), rt.gmemcpy_async(bad, va, va, 1),
+                 rt.glaunch(bad, k), rt.gsync(bad, 0), rt.gbarrier(bad),
+                 rt.gref(bad, va, 1, h), rt.gref(h, va, 1, bad), rt.gunref(bad, va),
+                 rt.gvirtget(bad, b"")]
+        for call in calls:
+            with raises_errno(errno.EBADF):
+                await call  # type: ignore[misc]
+    run_system(body)

@@ -102,3 +102,30 @@ def test_launch_errors_from_the_executor_are_synchronous() -> None:
             await rt.glaunch(h, mod.kernel("poke", b"\0" * 8, 1, 2048))  # block too large
         assert h.fault is None and not h.pending
     run_system(body)
+
+
+def test_the_watchdog_ends_a_runaway_kernel_with_etime() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h, other = await rt.gopen(s, 0), await rt.gopen(s, 1)
+        mod, mo = await Module.load(h), await Module.load(other)
+        flag = await rt.gmalloc(h, 4096)
+        fid = await rt.glaunch(h, mod.kernel("spin", struct.pack("<Q", flag), 1, 32))
+        with pytest.raises(KernelFault) as info:
+            await rt.gsync(h, fid, timeout=60)
+        assert info.value.errno == errno.ETIME
+        await _vadd(other, mo, 64, 5)                          # the engine is free again
+    run_system(body, watchdog=0.3)
+
+
+def test_gclose_stops_a_kernel_that_would_run_forever() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h, other = await rt.gopen(s, 0), await rt.gopen(s, 1)
+        mod, mo = await Module.load(h), await Module.load(other)
+        flag = await rt.gmalloc(h, 4096)
+        fid = await rt.glaunch(h, mod.kernel("spin", struct.pack("<Q", flag), 2, 64))
+        with raises_errno(errno.ETIME):
+            await rt.gsync(h, fid, timeout=0.2)
+        with trio.fail_after(10):
+            await rt.gclose(h)
+        await _vadd(other, mo, 64, 6)
+    run_system(body)

@@ -86,6 +86,15 @@ def regs_of(operand) -> list:
     return list(operand.items) if isinstance(operand, Vec) else [operand]
 
 
+def _fast(env, d, t_dst, srcs):
+    """(destination view, fixed source values) if the all-lanes path needs no readers."""
+    view = env.dst_view(d, t_dst)
+    vals = [env.fixed(op, t) for op, t in srcs]
+    if view is None or any(v is env._NOT_FIXED for v in vals):
+        return None
+    return view, vals
+
+
 def unary(ins: Ins, fn, t_src: str, t_dst: str | None = None):
     """Binder of ``d = fn(a)``."""
     d, a = ins.dst(0), ins.src(1)
@@ -93,7 +102,17 @@ def unary(ins: Ins, fn, t_src: str, t_dst: str | None = None):
 
     def bind(env):
         w, ra = env.wr(d, t_dst), env.rd(a, t_src)
-        return lambda idx: w(idx, fn(ra(idx)))
+        fast = _fast(env, d, t_dst, [(a, t_src)])
+        if fast is None:
+            return lambda idx: w(idx, fn(ra(idx)))
+        view, (fa,) = fast
+
+        def run(idx):
+            if idx is None:
+                view[...] = fn(fa)
+            else:
+                w(idx, fn(ra(idx)))
+        return run
     return bind
 
 
@@ -105,7 +124,17 @@ def binary(ins: Ins, fn, t_src: str, t_dst: str | None = None, t_b: str | None =
 
     def bind(env):
         w, ra, rb = env.wr(d, t_dst), env.rd(a, t_src), env.rd(b, t_b)
-        return lambda idx: w(idx, fn(ra(idx), rb(idx)))
+        fast = _fast(env, d, t_dst, [(a, t_src), (b, t_b)])
+        if fast is None:
+            return lambda idx: w(idx, fn(ra(idx), rb(idx)))
+        view, (fa, fb) = fast
+
+        def run(idx):
+            if idx is None:
+                view[...] = fn(fa, fb)
+            else:
+                w(idx, fn(ra(idx), rb(idx)))
+        return run
     return bind
 
 
@@ -114,11 +143,22 @@ def ternary(ins: Ins, fn, t_src: str, t_dst: str | None = None, t_c: str | None 
     """Binder of ``d = fn(a, b, c)``."""
     d, a, b, c = ins.dst(0), ins.src(1), ins.src(2), ins.src(3)
     t_dst = t_dst or t_src
+    t_b, t_c = t_b or t_src, t_c or t_src
 
     def bind(env):
         w = env.wr(d, t_dst)
-        ra, rb, rc = env.rd(a, t_src), env.rd(b, t_b or t_src), env.rd(c, t_c or t_src)
-        return lambda idx: w(idx, fn(ra(idx), rb(idx), rc(idx)))
+        ra, rb, rc = env.rd(a, t_src), env.rd(b, t_b), env.rd(c, t_c)
+        fast = _fast(env, d, t_dst, [(a, t_src), (b, t_b), (c, t_c)])
+        if fast is None:
+            return lambda idx: w(idx, fn(ra(idx), rb(idx), rc(idx)))
+        view, (fa, fb, fc) = fast
+
+        def run(idx):
+            if idx is None:
+                view[...] = fn(fa, fb, fc)
+            else:
+                w(idx, fn(ra(idx), rb(idx), rc(idx)))
+        return run
     return bind
 
 

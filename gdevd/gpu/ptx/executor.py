@@ -19,6 +19,7 @@ can stop after any block (``run(budget)``) and resume later with identical resul
 from __future__ import annotations
 
 import errno
+import threading
 import time
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ WAIT = 1 << 29
 PC_EXIT = 1 << 30
 WAVE_THREADS = 1 << 17
 WAVE_BYTES = 256 << 20
+POOL_MAX_THREADS = 1 << 14
+FAIRNESS_PERIOD = 64
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
@@ -56,8 +59,8 @@ class Wave:
         self.launch = launch
         geom = Geometry(launch.grid, launch.block, first_block, nblocks)
         mem = MemSys(launch.mmu, geom.n, geom.tpb, launch.shared_total, info.local_size)
-        self.env = Env(info, geom, mem, launch.params, launch.symbols,
-                       lambda: launch.stats.instructions, launch.shared_dynamic)
+        self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
+                       launch.data_base)
         self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines)
                      for blk in info.blocks]
         self.n = geom.n
@@ -65,6 +68,15 @@ class Wave:
         self.n_alive = self.n
         self.upc = 0
         self.ulanes = None
+        self.divergent_steps = 0
+
+    def reset(self, launch: Launch, first_block: int) -> None:
+        """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
+        self.launch = launch
+        self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
+        self.pc.fill(0)
+        self.n_alive = self.n
+        self.upc, self.ulanes = 0, None
 
     # -- scheduling ------------------------------------------------------------------------
     def _pick(self):
@@ -75,12 +87,28 @@ class Wave:
         if m >= WAIT:   # every live thread waits at a barrier: release them all
             pcs[pcs < PC_EXIT] -= WAIT
             m = int(pcs.min())
+        self.divergent_steps += 1
+        if self.divergent_steps % FAIRNESS_PERIOD == 0:
+            # Now and then: release blocks whose live threads all wait at a barrier, and run
+            # the threads furthest ahead, so that a lock holder or a flag setter progresses
+            # while others spin at lower PCs (independent thread scheduling).
+            self._release_complete_blocks()
+            m = int(pcs[pcs < WAIT].max()) if (pcs < WAIT).any() else int(pcs.min())
         lanes = np.flatnonzero(pcs == m)
         if lanes.size == self.n_alive:
             self.upc = m
             self.ulanes = None if lanes.size == self.n else lanes
             return m, self.ulanes
         return m, lanes
+
+    def _release_complete_blocks(self) -> None:
+        blk = self.pc.reshape(self.env.geom.nblocks, self.env.geom.tpb)
+        waiting = (blk >= WAIT) & (blk < PC_EXIT)
+        done = (blk >= WAIT).all(axis=1) & waiting.any(axis=1)
+        if done.any():
+            rows = blk[done]
+            rows[waiting[done]] -= WAIT
+            blk[done] = rows
 
     def _goto(self, lanes, target: int) -> None:
         if self.upc >= 0:
@@ -122,9 +150,10 @@ class Wave:
             if term.guard is None:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
             p = self._guard(term.guard, lanes)
-            if p.all():
+            count = np.count_nonzero(p)
+            if count == p.size:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
-            if not p.any():
+            if not count:
                 return self._goto(lanes, pc + 1)
             if kind == BRA:
                 return self._split(pc, lanes, p, term.target)
@@ -166,8 +195,9 @@ class Wave:
             ops, term, lines = code[pc]
             k = 0
             try:
-                for k, f in enumerate(ops):
+                for f in ops:
                     f(lanes)
+                    k += 1
             except MmuFault as e:
                 raise KernelFault(errno.EFAULT, f"illegal address 0x{e.va:x} ({e.reason}) in "
                                   f"{self.launch.info.name} at line {lines[k]}") from e
@@ -214,7 +244,9 @@ class Launch:
             raise GdevError(errno.EINVAL, "watchdog must be positive")
         self.params = params + bytes(8)
         self.mmu, self.shared_dynamic, self.watchdog = mmu, shared_dynamic, watchdog
-        self.symbols = self._symbols(module, data_base)
+        self.data_base = data_base
+        self.module = module
+        self.symbols = self._symbols(module)
         self.stats = LaunchStats()
         self.total_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         per_thread = sum(np.dtype(np.uint64).itemsize for _ in info.regs) + \
@@ -225,11 +257,11 @@ class Launch:
         self.wave: Wave | None = None
         self.done = False
 
-    def _symbols(self, module, data_base: int) -> dict[str, tuple[str, int]]:
+    def _symbols(self, module) -> dict[str, tuple[str, int]]:
         info = self.info
         syms: dict[str, tuple[str, int]] = {}
         for name, off in module.data_layout().offsets.items():
-            syms[name] = ("global", data_base + off)
+            syms[name] = ("global", off)        # relative to the launch's data_base
         for name, off in info.shared_offsets.items():
             syms[name] = ("shared", off)
         for name in info.dynamic_shared:
@@ -238,42 +270,92 @@ class Launch:
             syms[name] = ("local", off)
         for p in info.params:
             syms[p.name] = ("kparam", p.offset)
+        for name, addr in module.function_addresses.items():
+            syms.setdefault(name, ("func", addr))
         return syms
 
     def run(self, budget: int | None = None) -> bool:
         """Execute up to ``budget`` instructions (all if None); True once the grid is done.
 
-        Raises KernelFault (EFAULT illegal address, EIO trap, ETIME watchdog); a faulted
-        launch is finished and must not be resumed.
+        Raises KernelFault (EFAULT illegal address, EIO trap or engine error, ETIME
+        watchdog); a faulted launch is finished (later calls return True at once).
         """
         if self.done:
             return True
         t0 = time.monotonic()
         deadline = None if self.watchdog is None else t0 + self.watchdog - self.stats.elapsed
         try:
-            while True:
-                if self.wave is None:
-                    if self.next_block >= self.total_blocks:
-                        self.done = True
-                        return True
-                    nb = min(self.wave_blocks, self.total_blocks - self.next_block)
-                    self.wave = Wave(self, self.next_block, nb)
-                    self.next_block += nb
-                left = None if budget is None else budget
-                finished, used = self.wave.run(left, deadline)
-                if budget is not None:
-                    budget -= used
-                if finished:
-                    self.wave = None
-                    continue
-                if budget is not None and budget <= 0:
-                    return False
-        except KernelFault:
-            self.done = True
-            self.wave = None
+            with np.errstate(all="ignore"):      # PTX arithmetic never traps
+                return self._run(budget, deadline)
+        except GdevError:
+            self.done, self.wave = True, None
             raise
+        except Exception as exc:   # an engine bug must not take the daemon down
+            self.done, self.wave = True, None
+            raise KernelFault(errno.EIO, f"engine error in {self.info.name}: {exc!r}") from exc
         finally:
             self.stats.elapsed += time.monotonic() - t0
+
+    def _run(self, budget: int | None, deadline: float | None) -> bool:
+        while True:
+            if self.wave is None:
+                if self.next_block >= self.total_blocks:
+                    self.done = True
+                    return True
+                nb = min(self.wave_blocks, self.total_blocks - self.next_block)
+                self.wave = self._wave(nb)
+                self.next_block += nb
+            finished, used = self.wave.run(budget, deadline)
+            if budget is not None:
+                budget -= used
+            if finished:
+                self._release(self.wave)
+                self.wave = None
+                continue
+            if budget is not None and budget <= 0:
+                return False
+
+
+    def _key(self, nblocks: int) -> tuple:
+        return (self.info.name, self.grid, self.block, nblocks, self.shared_total,
+                self.shared_dynamic)
+
+    def _wave(self, nblocks: int) -> Wave:
+        """A bound wave for the next blocks: reused from the module's pool if one of the same
+        shape is idle (binding costs ~20 us per instruction), else a new one."""
+        wave = self.module.wave_pool.take(self._key(nblocks))
+        if wave is None:
+            return Wave(self, self.next_block, nblocks)
+        wave.reset(self, self.next_block)
+        return wave
+
+    def _release(self, wave: Wave) -> None:
+        if wave.n <= POOL_MAX_THREADS:
+            wave.launch = None                 # keep no context alive through the pool
+            wave.env.mem.mmu = None
+            self.module.wave_pool.give(self._key(wave.env.geom.nblocks), wave)
+
+
+class WavePool:
+    """Idle bound waves of one module, a few per shape, most recently used kept."""
+
+    def __init__(self, capacity: int = 8) -> None:
+        self.capacity = capacity
+        self._waves: dict[tuple, Wave] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: tuple) -> Wave | None:
+        """Remove and return the idle wave of shape ``key``, if any."""
+        with self._lock:
+            return self._waves.pop(key, None)
+
+    def give(self, key: tuple, wave: Wave) -> None:
+        """Keep ``wave`` for reuse, evicting the least recently given one if full."""
+        with self._lock:
+            self._waves.pop(key, None)
+            self._waves[key] = wave
+            while len(self._waves) > self.capacity:
+                del self._waves[next(iter(self._waves))]
 
 
 def _dims(d, limits, what: str) -> tuple[int, int, int]:
@@ -282,6 +364,6 @@ def _dims(d, limits, what: str) -> tuple[int, int, int]:
     except TypeError:
         t = (int(d),)
     t = t + (1,) * (3 - len(t))
-    if len(t) != 3 or any(x <= 0 for x in t) or any(x > m for x, m in zip(t, limits)):
+    if len(t) != 3 or any(x <= 0 for x in t) or any(x > m for x, m in zip(t, limits, strict=False)):
         raise GdevError(errno.EINVAL, f"bad {what} dimensions {d!r}")
     return t

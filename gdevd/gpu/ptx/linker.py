@@ -12,11 +12,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import PtxError
-from .syntax import (Addr, Function, Group, Instr, Label, ModuleAst, Not, Pair, Reg, Sym,
-                     VarDecl, Vec)
+from .syntax import (
+    Addr,
+    Function,
+    Group,
+    Imm,
+    Instr,
+    Label,
+    ModuleAst,
+    Not,
+    Pair,
+    Reg,
+    Sym,
+    VarDecl,
+    Vec,
+)
 
 # calls to these extern functions are executed by the engine itself
 BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
+# "addresses" of device functions (function pointers) live in their own generic window
+FUNC_BASE = 3 << 48
+
+
+def function_addresses(mod: ModuleAst) -> dict[str, int]:
+    """Deterministic address of every defined device function, for function pointers."""
+    return {name: FUNC_BASE + 16 * k for k, name in enumerate(mod.functions)
+            if mod.functions[name].defined and mod.functions[name].kind == "func"}
 
 
 @dataclass
@@ -93,14 +114,18 @@ class Linker:
         rets: list = []
         if args and isinstance(args[0], Group):
             rets = list(args.pop(0).items)
-        if not args or not isinstance(args[0], Sym):
-            raise self.err(st.line, st.opcode, "indirect calls are not supported")
-        target = args.pop(0).name
+        if not args or not isinstance(args[0], Sym | Reg):
+            raise self.err(st.line, st.opcode, "malformed call")
+        callee_op = args.pop(0)
         params = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
-        if args:
-            raise self.err(st.line, st.opcode, "call prototypes are not supported")
         actual_rets = [self.param_name(st, a, rn) for a in rets]
         actual_params = [self.param_name(st, a, rn) for a in params]
+        if isinstance(callee_op, Reg):
+            return self.indirect(out, st, Reg(rn(callee_op.name)), actual_rets, actual_params,
+                                 guard, stack)
+        if args:
+            raise self.err(st.line, st.opcode, "unexpected operand after a direct call")
+        target = callee_op.name
         if target in BUILTINS:
             out.code.append(Instr(f"builtin.{target}",
                                   [Group(tuple(Sym(n) for n in actual_rets)),
@@ -115,13 +140,53 @@ class Linker:
             raise self.err(st.line, st.opcode, "predicated calls are not supported")
         if len(actual_rets) != len(callee.rets) or len(actual_params) != len(callee.params):
             raise self.err(st.line, target, "argument count does not match the callee")
-        formals = {f.name: a for f, a in zip(callee.rets + callee.params,
-                                             actual_rets + actual_params)}
         out.sites += 1
         cont = f"$ret@{out.sites}"
-        self.expand(out, callee, f"{target}::", formals, f"@{out.sites}", stack + [target],
-                    ret_label=cont)
+        self.inline(out, callee, actual_rets, actual_params, stack, cont)
         out.code.append(Label(cont, st.line))
+
+    def inline(self, out: Linked, callee: Function, rets, params, stack, cont: str) -> None:
+        """Append a copy of ``callee`` whose ``ret`` jumps to label ``cont``."""
+        formals = {f.name: a for f, a in zip(callee.rets + callee.params, rets + params,
+                                             strict=True)}
+        self.expand(out, callee, f"{callee.name}::", formals, f"@{out.sites}",
+                    stack + [callee.name], ret_label=cont)
+
+    def indirect(self, out: Linked, st: Instr, target: Reg, rets, params, guard, stack):
+        """A call through a function pointer: compare against every function whose address
+        the module takes (with a matching signature) and branch to an inlined copy of it."""
+        if guard is not None:
+            raise self.err(st.line, st.opcode, "predicated calls are not supported")
+        addrs = function_addresses(self.mod)
+        cands = [f for f in self.mod.functions.values() if f.name in self.taken()
+                 and f.name in addrs and len(f.rets) == len(rets)
+                 and len(f.params) == len(params)]
+        out.sites += 1
+        site = out.sites
+        cont = f"$ret@{site}"
+        pred = f"%icall@{site}"
+        out.regs[pred] = "pred"
+        for k, f in enumerate(cands):
+            out.code.append(Instr("setp.eq.u64", [Reg(pred), target, Imm(addrs[f.name])],
+                                  st.line))
+            out.code.append(Instr("bra", [Sym(f"$icall@{site}.{k}")], st.line, (pred, False)))
+        out.code.append(Instr("trap", [], st.line))   # not a known function: a device fault
+        for k, f in enumerate(cands):
+            if f.name in stack:
+                raise self.err(st.line, f.name, "recursive calls are not supported")
+            out.code.append(Label(f"$icall@{site}.{k}", st.line))
+            out.sites += 1
+            self.inline(out, f, rets, params, stack, cont)
+        out.code.append(Label(cont, st.line))
+
+    def taken(self) -> set[str]:
+        """Names of functions whose address some instruction takes (cached)."""
+        if not hasattr(self, "_taken"):
+            names = set(self.mod.functions)
+            self._taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
+                           if isinstance(ins, Instr) and not ins.opcode.startswith("call")
+                           for a in ins.args if isinstance(a, Sym) and a.name in names}
+        return self._taken
 
     def param_name(self, st: Instr, a, rn) -> str:
         if isinstance(a, Sym):

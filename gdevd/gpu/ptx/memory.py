@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gdevd.errors import MmuFault
-
-from .flatatomic import flat_atomic
+from gdevd.gpu.mmu import atomic_flat_v
 
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 2 << 48
@@ -103,7 +102,7 @@ class MemSys:
             return buf.view(dt)[ix[:, None] + np.arange(count)]
         vas = va if count == 1 else (va[:, None] + np.arange(0, w * count, w,
                                                              dtype=np.uint64)).ravel()
-        raw = self.mmu.load_v(vas, w)
+        raw = self.mmu.load_v(np.ascontiguousarray(vas), w)
         return np.asarray(raw).view(dt).reshape(va.size, count)
 
     def store(self, space: str, va: np.ndarray, lanes: np.ndarray, values: np.ndarray) -> None:
@@ -130,7 +129,7 @@ class MemSys:
             return None
         vas = va if count == 1 else (va[:, None] + np.arange(0, w * count, w,
                                                              dtype=np.uint64)).ravel()
-        self.mmu.store_v(vas, np.ascontiguousarray(values).view(
+        self.mmu.store_v(np.ascontiguousarray(vas), np.ascontiguousarray(values).view(
             np.dtype(f"u{w}")).ravel())
         return None
 
@@ -150,12 +149,10 @@ class MemSys:
                                        None if b is None else b[sel])
             return out
         self._check_align(va, dt.itemsize)
-        if space == "shared":
+        if space in ("shared", "local"):
             flat = self._flat(space, va, lanes, dt.itemsize)
-            return flat_atomic(self.shared, flat, op, typ, a, b)
-        if space == "local":
-            flat = self._flat(space, va, lanes, dt.itemsize)
-            return flat_atomic(self.local, flat, op, typ, a, b)
-        old = self.mmu.atomic_v(va, op, typ, np.ascontiguousarray(a),
+            buf = self.shared if space == "shared" else self.local
+            return atomic_flat_v(buf, flat.astype(np.uint64), op, typ, a, b)
+        old = self.mmu.atomic_v(np.ascontiguousarray(va), op, typ, np.ascontiguousarray(a),
                                 None if b is None else np.ascontiguousarray(b))
         return np.asarray(old).view(dt)

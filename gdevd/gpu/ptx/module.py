@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import PtxError
-from .linker import Linker
+from .linker import Linker, function_addresses
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
@@ -104,6 +104,8 @@ class _Ctx:
             self.spaces[v.name] = "local"
         for n in linked.pvars:
             self.spaces[n] = "param"
+        for n in function_addresses(ast):
+            self.spaces.setdefault(n, "func")
 
     def symbol_space(self, name: str) -> str | None:
         """State space of a variable name, or None if it names none."""
@@ -117,6 +119,9 @@ class Module:
         self.name = name
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}
+        self.function_addresses = function_addresses(ast)
+        from .executor import WavePool
+        self.wave_pool = WavePool()
         self._layout = self._build_layout()
         self.kernels: dict[str, KernelInfo] = {}
         for fn in ast.functions.values():
@@ -198,9 +203,10 @@ class Module:
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch`."""
         from .executor import Launch
         if kernel_name not in self.kernels:
-            from gdevd.errors import GdevError
             import errno
-            raise GdevError(errno.ENOENT, f"no kernel {kernel_name!r} in {self.name}")
+
+            from gdevd.errors import GdevError
+            raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)
 

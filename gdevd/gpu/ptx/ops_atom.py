@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import flatatomic as fa
+from gdevd.gpu import mmu as fa
+
 from .decode import Ins, op
 from .ops_mem import _IGNORED, SPACES, addr_reader, space_of
 from .ptxtypes import DTYPES
@@ -33,7 +34,7 @@ def _decode_common(ins: Ins):
     if t not in _TYPES:
         raise ins.fail(f"atomic on .{t} is not supported")
     typ = _TYPES[t]
-    if typ in (fa.T_F32, fa.T_F64) and opname not in ("add", "exch", "min", "max"):
+    if typ in (fa.T_F32, fa.T_F64) and opname not in ("add", "exch"):
         raise ins.fail(f"atomic {opname} on floats is not supported")
     ins.only(_IGNORED | set(SPACES) | set(_OPS) | {"noftz"} | {"acq_rel"})
     space = space_of(ins)

@@ -73,7 +73,9 @@ def dec_shf(ins: Ins):
 def popcount(x) -> np.ndarray:
     """Population count of unsigned integers (any width up to 64) as uint32."""
     x = np.asarray(x)
-    v = x.astype(np.uint64) if x.dtype.kind == "u" else x.view(UNSIGNED[x.dtype.itemsize]).astype(np.uint64)
+    if x.dtype.kind != "u":
+        x = x.view(UNSIGNED[x.dtype.itemsize])
+    v = x.astype(np.uint64)
     return np.bitwise_count(v).astype(np.uint32)
 
 
@@ -289,7 +291,7 @@ def dec_dp(ins: Ins):
         else:
             pa, pb = lanes(a, ta, 16, 2), lanes(b, tb, 8, 2, 0 if lo else 16)
         acc = np.asarray(c).astype(np.int64)
-        for x, y in zip(pa, pb):
+        for x, y in zip(pa, pb, strict=False):
             acc = acc + x * y
         rt = SIGNED[4] if "s32" in (ta, tb) else UNSIGNED[4]
         return acc.astype(np.uint64).astype(np.uint32).view(rt)

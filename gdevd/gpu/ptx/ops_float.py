@@ -57,6 +57,28 @@ def _post(ins: Ins, fn, t: str):
     return f
 
 
+def _halves(x):
+    u = np.asarray(x).astype(np.uint32)
+    lo = (u & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16)
+    hi = (u >> np.uint32(16)).astype(np.uint16).view(np.float16)
+    return lo, hi
+
+
+def paired(fn):
+    """Lift a float16 function to packed ``.f16x2`` operands (two halves in a b32)."""
+    def g(*xs):
+        parts = [_halves(x) for x in xs]
+        lo = np.asarray(fn(*(p[0] for p in parts))).astype(np.float16)
+        hi = np.asarray(fn(*(p[1] for p in parts))).astype(np.float16)
+        return lo.view(np.uint16).astype(np.uint32) | \
+            (hi.view(np.uint16).astype(np.uint32) << np.uint32(16))
+    return g
+
+
+def _lift(fn, t: str):
+    return paired(fn) if t == "f16x2" else fn
+
+
 def _rmode(ins: Ins) -> str:
     r = ins.flags & _ROUND
     return next(iter(r)) if r else "rn"
@@ -73,6 +95,8 @@ def dec_arith(ins: Ins):
     base = _BIN[ins.base]
     mode = _rmode(ins)
     dt = DTYPES[t]
+    if t == "f16x2":
+        return binary(ins, paired(_post(ins, base, "f16")), t)
     if mode == "rn" or t == "f64":
         return binary(ins, _post(ins, base, t), t)
     fn = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
@@ -84,10 +108,19 @@ def dec_fma(ins: Ins):
     t = ins.type()
     ins.nargs(4)
     ins.only(_ROUND | {"ftz", "sat"})
-    dt = DTYPES[t]
+    dt = DTYPES["f16" if t == "f16x2" else t]
     mode = _rmode(ins)
+    if t in ("f16", "f16x2"):
+        def f16fma(a, b, c):
+            return (np.asarray(a, np.float64) * b + np.asarray(c, np.float64)).astype(
+                np.float16)
+        return ternary(ins, _lift(_post(ins, f16fma, "f16"), t), t)
     if t == "f64":
         fn = lambda a, b, c: a * b + c  # noqa: E731
+    elif mode == "rn":
+        def fn(a, b, c):
+            p = np.multiply(a, b, dtype=np.float64)
+            return np.add(p, c, out=p if np.ndim(p) else None).astype(dt)
     else:
         def fn(a, b, c):
             return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)
@@ -119,7 +152,8 @@ def dec_absneg(ins: Ins):
     t = ins.type()
     ins.nargs(2)
     ins.only({"ftz"})
-    return unary(ins, _post(ins, np.abs if ins.base == "abs" else np.negative, t), t)
+    f = _post(ins, np.abs if ins.base == "abs" else np.negative, t)
+    return unary(ins, _lift(f, t), t)
 
 
 def dec_minmax(ins: Ins):
@@ -131,7 +165,7 @@ def dec_minmax(ins: Ins):
         f = np.minimum if ins.base == "min" else np.maximum
     else:
         f = np.fmin if ins.base == "min" else np.fmax
-    return binary(ins, _post(ins, f, t), t)
+    return binary(ins, _lift(_post(ins, f, t), t), t)
 
 
 def _rsqrt(x):

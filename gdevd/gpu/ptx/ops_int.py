@@ -12,8 +12,6 @@ from . import ops_float
 from .decode import Ins, binary, op, ternary, unary
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, is_float
 
-np.seterr(all="ignore")  # PTX integer and float ops never trap
-
 
 def _wide(t: str) -> str:
     return ("s" if t[0] == "s" else "u") + str(2 * int(t[1:]))

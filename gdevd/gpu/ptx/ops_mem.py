@@ -42,13 +42,20 @@ def addr_reader(env, addr: Addr):
     """Reader of a memory operand's address (uint64 array or scalar) in its state space."""
     off = np.uint64(addr.offset & 0xFFFFFFFFFFFFFFFF)
     base = addr.base
+    if isinstance(base, Reg) and env.regs[base.name].dtype.itemsize <= 4:
+        # a 32-bit address register: [%r+imm] wraps modulo 2**32
+        r32 = env.rd(base, "u32")
+        off32 = np.uint32(addr.offset & 0xFFFFFFFF)
+        return lambda idx: np.asarray(r32(idx) + off32).astype(np.uint64)
     if isinstance(base, Reg):
         r = env.rd(base, "u64")
         if addr.offset == 0:
             return r
         return lambda idx: r(idx) + off
-    value = np.uint64((env.symbol_address(base.name) if base is not None else 0) + addr.offset)
-    return lambda idx: value
+    if base is None:
+        value = np.uint64(addr.offset & 0xFFFFFFFFFFFFFFFF)
+        return lambda idx: value
+    return env.symbol_reader(base.name, addr.offset, "u64")
 
 
 def _check_addr(ins: Ins, space: str) -> Addr:
@@ -89,7 +96,7 @@ def dec_ld(ins: Ins):
     def bind(env):
         ws = [env.wr(d, t) for d in dests]
         ra = addr_reader(env, a)
-        mem, lanes_all, n = env.mem, env.lanes_all, env.n
+        mem, lanes_all = env.mem, env.lanes_all
 
         def run(idx):
             lanes = lanes_all if idx is None else idx
@@ -108,10 +115,14 @@ def _ld_param(ins, a: Addr, dests, t, count):
 
     def bind(env):
         ws = [env.wr(d, t) for d in dests]
-        if kind == "kparam":   # uniform: read once per wave
-            start = env.symbol_address(a.base.name) + a.offset
-            vals = np.frombuffer(env.params.tobytes(), dtype=dt, count=count, offset=start)
-            return lambda idx: [w(idx, vals[k]) for k, w in enumerate(ws)]
+        if kind == "kparam":   # uniform: one read per launch
+            start = env.symbols[a.base.name][1] + a.offset
+
+            def run_kparam(idx):
+                vals = env.kparam(start, dt, count)
+                for k, w in enumerate(ws):
+                    w(idx, vals[k])
+            return run_kparam
         store = env.pvars[a.base.name]
         lo, hi = a.offset, a.offset + w_size * count
 

@@ -10,8 +10,23 @@ from __future__ import annotations
 from .errors import PtxError
 from .lexer import Token, tokenize
 from .ptxtypes import TYPE_NAMES, parse_number
-from .syntax import (Addr, Function, Group, Imm, Instr, Label, ModuleAst, Not, Pair, Reg,
-                     Sink, Special, Sym, VarDecl, Vec)
+from .syntax import (
+    Addr,
+    Function,
+    Group,
+    Imm,
+    Instr,
+    Label,
+    ModuleAst,
+    Not,
+    Pair,
+    Reg,
+    Sink,
+    Special,
+    Sym,
+    VarDecl,
+    Vec,
+)
 
 SPACES = ("global", "const", "shared", "local", "param", "reg")
 SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
@@ -201,6 +216,10 @@ class Parser:
         elif tok.kind == "id" and self.peek(1).text == ":" and t[0] != ".":
             self.next()
             self.next()
+            if self.peek().text == ".callprototype":   # a call prototype: types only
+                while self.next().text != ";":
+                    pass
+                return
             fn.body.append(Label(t, tok.line))
         elif tok.kind == "id" or t == "@":
             fn.body.append(self.instruction())
@@ -298,11 +317,16 @@ class Parser:
             guard = (self.resolve(self.ident()), neg)
         opcode = self.ident()
         args = []
-        if not self.accept(";"):
-            args.append(self.operand())
-            while self.accept(","):
+        try:
+            if not self.accept(";"):
                 args.append(self.operand())
-            self.expect(";")
+                while self.accept(","):
+                    args.append(self.operand())
+                self.expect(";")
+        except PtxError as exc:
+            msg = exc.detail.split(": ", 1)[-1].rsplit(" (", 1)[0]
+            raise PtxError(exc.line, opcode, f"malformed operands: {msg} at "
+                           f"{exc.construct!r}", self.name) from None
         return Instr(opcode, args, line, guard)
 
     def operand(self):

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import (ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int,  # noqa: F401
-               ops_mem, ops_warp)
+from . import ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .syntax import Group, Instr, Label, Sym
@@ -52,9 +51,10 @@ def guarded(binder, guard: tuple[str, bool]):
             p = pred if idx is None else pred[idx]
             if neg:
                 p = ~p
-            if p.all():
+            count = np.count_nonzero(p)
+            if count == p.size:
                 return f(idx)
-            if not p.any():
+            if not count:
                 return None
             return f(np.flatnonzero(p) if idx is None else idx[p])
         return run

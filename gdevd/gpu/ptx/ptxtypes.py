@@ -44,13 +44,25 @@ def is_signed(t: str) -> bool:
 
 
 def is_float(t: str) -> bool:
-    """True for ``f16``, ``f32`` and ``f64`` (the types with float arithmetic)."""
-    return t in ("f16", "f32", "f64")
+    """True for ``f16``, ``f16x2``, ``f32`` and ``f64`` (the types with float arithmetic)."""
+    return t in ("f16", "f16x2", "f32", "f64")
 
 
 def uint_of(dt: np.dtype) -> np.dtype:
     """The unsigned integer dtype of the same width as ``dt``."""
     return UNSIGNED[dt.itemsize]
+
+
+class FloatBits(float):
+    """A ``0f``/``0d`` literal: its float value, and its exact bit pattern in ``bits``."""
+
+    bits: int
+    width: int
+
+    def __new__(cls, value: float, bits: int, width: int) -> FloatBits:
+        obj = super().__new__(cls, value)
+        obj.bits, obj.width = bits, width
+        return obj
 
 
 def parse_number(text: str) -> int | float:
@@ -61,9 +73,11 @@ def parse_number(text: str) -> int | float:
     """
     t = text
     if len(t) == 10 and t[:2] in ("0f", "0F"):
-        return struct.unpack("<f", int(t[2:], 16).to_bytes(4, "little"))[0]
+        bits = int(t[2:], 16)
+        return FloatBits(struct.unpack("<f", bits.to_bytes(4, "little"))[0], bits, 4)
     if len(t) == 18 and t[:2] in ("0d", "0D"):
-        return struct.unpack("<d", int(t[2:], 16).to_bytes(8, "little"))[0]
+        bits = int(t[2:], 16)
+        return FloatBits(struct.unpack("<d", bits.to_bytes(8, "little"))[0], bits, 8)
     if t[-1:] in ("U", "u"):
         t = t[:-1]
     if t[:2] in ("0x", "0X"):
@@ -82,6 +96,8 @@ def scalar(value: int | float, t: str):
     dt = DTYPES[t]
     if dt.kind == "b":
         return np.bool_(bool(value))
+    if isinstance(value, FloatBits) and value.width == dt.itemsize:
+        return np.array(value.bits, dtype=UNSIGNED[dt.itemsize]).view(dt)[()]
     if dt.kind == "f":
         return dt.type(value)
     if isinstance(value, float):

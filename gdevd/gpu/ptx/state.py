@@ -16,7 +16,8 @@ from .memory import MemSys
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, dtype_of, scalar
 from .syntax import Imm, Not, Reg, Sink, Special, Sym
 
-_START_NS = time.monotonic_ns()
+_START_NS = time.perf_counter_ns()
+_START_MONO = time.monotonic_ns()
 
 
 class Geometry:
@@ -33,21 +34,53 @@ class Env:
     """Register file and accessors of one wave (see module docstring)."""
 
     def __init__(self, kernel, geom: Geometry, mem: MemSys, params: bytes,
-                 symbols: dict[str, tuple[str, int]], clock, dyn_shared: int = 0) -> None:
+                 symbols: dict[str, tuple[str, int]], dyn_shared: int = 0,
+                 data_base: int = 0) -> None:
         self.kernel = kernel
         self.geom = geom
         self.n = geom.n
         self.mem = mem
         self.params = np.frombuffer(params, dtype=np.uint8)
-        self.symbols = symbols          # name -> (space, address in that space)
-        self.clock = clock              # callable -> current dynamic instruction count
+        self.symbols = symbols   # name -> (space, address; for "global": offset in data)
+        self.data_base = data_base
         self.dyn_shared = dyn_shared
+        self.kparam_cache: dict[tuple, np.ndarray] = {}
         self.regs = {name: np.zeros(self.n, dtype=dtype_of(t))
                      for name, t in kernel.regs.items()}
         self.pvars = {name: np.zeros((self.n, max(size, 1)), dtype=np.uint8)
                       for name, size in kernel.pvars.items()}
         self.lanes_all = np.arange(self.n, dtype=np.int64)
         self._special: dict[str, object] = {}
+        self._special_t: dict[tuple[str, str], np.ndarray] = {}
+
+    def reset(self, params: bytes, data_base: int, mmu, first_block: int) -> None:
+        """Make this (already bound) wave state fresh for another launch of the same shape:
+        everything the closures captured is updated in place."""
+        self.params = np.frombuffer(params, dtype=np.uint8)
+        self.data_base = data_base
+        self.kparam_cache.clear()
+        self.mem.mmu = mmu
+        self.mem.shared.fill(0)
+        self.mem.local.fill(0)
+        for arr in self.regs.values():
+            arr.fill(0)
+        for arr in self.pvars.values():
+            arr.fill(0)
+        if first_block != self.geom.first_block:
+            self.geom.first_block = first_block
+            for (name, _), arr in self._special_t.items():
+                if name.startswith("%ctaid"):
+                    self._special.pop(name, None)
+                    arr[...] = self.special_value(name)
+
+    def kparam(self, offset: int, dt: np.dtype, count: int) -> np.ndarray:
+        """``count`` values of ``dt`` at ``offset`` of the launch's parameter buffer."""
+        key = (offset, dt, count)
+        vals = self.kparam_cache.get(key)
+        if vals is None:
+            vals = np.frombuffer(self.params.tobytes(), dtype=dt, count=count, offset=offset)
+            self.kparam_cache[key] = vals
+        return vals
 
     # -- operands -----------------------------------------------------------------------
     def rd(self, op, t: str):
@@ -63,9 +96,47 @@ class Env:
         if isinstance(op, Special):
             return self._special_reader(op.name, t)
         if isinstance(op, Sym):
-            s = scalar(self.symbol_address(op.name) + op.offset, t)
-            return lambda idx: s
+            return self.symbol_reader(op.name, op.offset, t)
         raise TypeError(f"operand {op!r} cannot be read")
+
+    def symbol_reader(self, name: str, offset: int, t: str):
+        """Reader of a symbol's address plus ``offset`` as type ``t``; addresses of module
+        globals follow the launch's data segment (read when executed)."""
+        space, addr = self.symbols[name]
+        if space == "global":
+            dt = DTYPES[t]
+            mask = (1 << 8 * dt.itemsize) - 1
+            return lambda idx: dt.type((self.data_base + addr + offset) & mask)
+        s = scalar(addr + offset, t)
+        return lambda idx: s
+
+    _NOT_FIXED = object()
+
+    def fixed(self, op, t: str):
+        """The value operand ``op`` reads as for all lanes if it never changes identity (a
+        register view or an immediate), else ``Env._NOT_FIXED``."""
+        if isinstance(op, Imm):
+            return scalar(op.value, t)
+        if isinstance(op, Reg):
+            arr = self.regs[op.name]
+            dt = DTYPES[t]
+            if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+                return arr
+            if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+                return arr.view(dt)
+        return self._NOT_FIXED
+
+    def dst_view(self, op, t: str):
+        """The array a plain write of type ``t`` to register ``op`` assigns into, or None."""
+        if not isinstance(op, Reg):
+            return None
+        arr = self.regs[op.name]
+        dt = DTYPES[t]
+        if arr.dtype == dt or (arr.dtype.kind == "b" and t == "pred"):
+            return arr
+        if arr.dtype.itemsize == dt.itemsize and arr.dtype.kind != "b":
+            return arr.view(dt)
+        return None
 
     def wr(self, op, t: str):
         """A writer ``f(idx, value)`` storing a type-``t`` value into operand ``op``."""
@@ -104,25 +175,23 @@ class Env:
         src = arr.view((SIGNED if signed else UNSIGNED)[arr.dtype.itemsize])
         return lambda idx: (src if idx is None else src[idx]).astype(dt)
 
-    def symbol_address(self, name: str) -> int:
-        """The address of a variable in its own state space (global VA, shared offset...)."""
-        return self.symbols[name][1]
 
     # -- special registers ---------------------------------------------------------------
     def _special_reader(self, name: str, t: str):
         dt = DTYPES[t]
-        if name in ("%clock", "%clock64", "%clock_hi"):
-            clock = self.clock
+        if name in ("%clock", "%clock64", "%clock_hi"):   # a 1 GHz cycle counter
             shift = 32 if name == "%clock_hi" else 0
-            return lambda idx: scalar((clock() * 4) >> shift, t)
+            return lambda idx: scalar((time.perf_counter_ns() - _START_NS) >> shift, t)
         if name.startswith("%globaltimer"):
             shift = 32 if name.endswith("_hi") else 0
-            return lambda idx: scalar((time.monotonic_ns() - _START_NS) >> shift, t)
+            return lambda idx: scalar((time.monotonic_ns() - _START_MONO) >> shift, t)
         val = self.special_value(name)
         if np.ndim(val) == 0:
             s = scalar(int(val), t)
             return lambda idx: s
-        arr = np.asarray(val).astype(dt)
+        arr = self._special_t.get((name, t))
+        if arr is None:
+            arr = self._special_t[(name, t)] = np.asarray(val).astype(dt)
         return lambda idx: arr if idx is None else arr[idx]
 
     def special_value(self, name: str):

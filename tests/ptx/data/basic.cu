@@ -1,3 +1,4 @@
+// nvcc -ptx -arch=compute_75 -G (unoptimized, debug): basic.debug.ptx / exec.debug.ptx are built from these sources too.
 // Small kernels exercising what nvcc emits for ordinary CUDA code.
 #include <cstdint>
 

@@ -16,3 +16,9 @@ extern "C" __global__ void poke(int *p)    // writes wherever it is told: a faul
 {
     p[threadIdx.x] = 42;
 }
+
+extern "C" __global__ void spin(volatile int *flag)   // runs until *flag != 0: forever here
+{
+    while (*flag == 0)
+        ;
+}

@@ -1,0 +1,105 @@
+"""cuCtx*: contexts and the calling thread's current-context stack (see ``core.py``)."""
+
+from __future__ import annotations
+
+from .core import Context, DriverCore
+from .errors import CUresult, _gdev_error_types, api, fail
+
+CU_CTX_SCHED_MASK = 0x07
+CU_CTX_MAP_HOST = 0x08
+CU_CTX_LMEM_RESIZE_TO_MAX = 0x10
+_CTX_FLAGS = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX
+CUDA_API_VERSION = 3020  # cuCtxGetApiVersion, as Gdev reports
+
+
+class ContextAPI(DriverCore):
+    """cuCtx* entry points (mixed into the driver)."""
+
+    @api
+    def cuCtxCreate(self, flags: int, dev: int) -> Context:
+        """Create a context on device ``dev`` (a Gdev handle on that vGPU) and make it current."""
+        self._device(dev)
+        if flags & ~_CTX_FLAGS:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"context flags {flags:#x}")
+        handle = self.backend.gopen(dev)
+        ctx = Context(self, dev, handle, flags)
+        with self._lock:
+            self.contexts.append(ctx)
+        self._stack().append(ctx)
+        return ctx
+
+    @api
+    def cuCtxDestroy(self, ctx: Context) -> None:
+        """Destroy ``ctx``: wait for its work, free everything it holds, close its handle.
+
+        It is removed from the calling thread's stack; in other threads it stays on the stack
+        and any use reports CUDA_ERROR_CONTEXT_IS_DESTROYED.
+        """
+        ctx = self._context(ctx)
+        with ctx.lock:
+            try:
+                ctx.null_stream.synchronize()
+            except (OSError, _gdev_error_types()):
+                pass  # a faulted context is destroyed all the same
+            finally:
+                ctx.destroyed = True
+                with self._lock:
+                    self.contexts.remove(ctx)
+                stack = self._stack()
+                stack[:] = [c for c in stack if c is not ctx]
+                self.backend.gclose(ctx.handle)
+
+    @api
+    def cuCtxSynchronize(self) -> None:
+        """Block until every operation of the current context has completed."""
+        self._current().synchronize()
+
+    @api
+    def cuCtxPushCurrent(self, ctx: Context) -> None:
+        """Push ``ctx`` onto the calling thread's current-context stack."""
+        self._stack().append(self._context(ctx))
+
+    @api
+    def cuCtxPopCurrent(self) -> Context | None:
+        """Pop and return the calling thread's current context (INVALID_CONTEXT if none)."""
+        self._require_init()
+        stack = self._stack()
+        if not stack:
+            raise fail(CUresult.CUDA_ERROR_INVALID_CONTEXT, "context stack is empty")
+        return stack.pop()
+
+    @api
+    def cuCtxGetCurrent(self) -> Context | None:
+        """The calling thread's current context, or None."""
+        self._require_init()
+        stack = self._stack()
+        return stack[-1] if stack else None
+
+    @api
+    def cuCtxSetCurrent(self, ctx: Context | None) -> None:
+        """Replace the top of the stack with ``ctx`` (None unbinds: pops the top)."""
+        self._require_init()
+        stack = self._stack()
+        if ctx is None:
+            if stack:
+                stack.pop()
+            return
+        ctx = self._context(ctx)
+        if stack:
+            stack[-1] = ctx
+        else:
+            stack.append(ctx)
+
+    @api
+    def cuCtxGetDevice(self) -> int:
+        """The device of the current context."""
+        return self._current().device
+
+    @api
+    def cuCtxGetApiVersion(self, ctx: Context | None = None) -> int:
+        """The API version of ``ctx`` (or the current context)."""
+        if ctx is None:
+            self._current()
+        else:
+            self._context(ctx)
+        return CUDA_API_VERSION

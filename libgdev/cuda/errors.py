@@ -1,0 +1,151 @@
+"""CUresult codes, the CudaError exception, and the one errno -> CUresult translation.
+
+Every public entry point of the CUDA layer is wrapped by :func:`api`, the single place where
+an exception of the layer below (``gdevd.errors.GdevError`` in-process and in the daemon,
+``OSError`` from ``libgdev``, ``PtxError`` from the PTX loader) becomes a :class:`CudaError`.
+Both carry an ``errno``; :func:`result_from_errno` is the table.  Nothing returns a status code:
+failure is always an exception, success a value.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno as E
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class CUresult(enum.IntEnum):
+    """CUDA driver API status codes, with CUDA's numeric values."""
+
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_NOT_INITIALIZED = 3
+    CUDA_ERROR_DEINITIALIZED = 4
+    CUDA_ERROR_DEVICE_UNAVAILABLE = 46
+    CUDA_ERROR_NO_DEVICE = 100
+    CUDA_ERROR_INVALID_DEVICE = 101
+    CUDA_ERROR_INVALID_IMAGE = 200
+    CUDA_ERROR_INVALID_CONTEXT = 201
+    CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202
+    CUDA_ERROR_MAP_FAILED = 205
+    CUDA_ERROR_UNMAP_FAILED = 206
+    CUDA_ERROR_NO_BINARY_FOR_GPU = 209
+    CUDA_ERROR_INVALID_PTX = 218
+    CUDA_ERROR_INVALID_SOURCE = 300
+    CUDA_ERROR_FILE_NOT_FOUND = 301
+    CUDA_ERROR_OPERATING_SYSTEM = 304
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_ILLEGAL_STATE = 401
+    CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_NOT_READY = 600
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
+    CUDA_ERROR_LAUNCH_FAILED = 719
+    CUDA_ERROR_NOT_PERMITTED = 800
+    CUDA_ERROR_NOT_SUPPORTED = 801
+    CUDA_ERROR_TIMEOUT = 909
+    CUDA_ERROR_UNKNOWN = 999
+
+
+class CudaError(Exception):
+    """A failed CUDA driver API call.  ``.result`` is the :class:`CUresult`."""
+
+    def __init__(self, result: CUresult, detail: str = "") -> None:
+        self.result = CUresult(result)
+        self.detail = detail
+        super().__init__(self.result, detail)
+
+    @property
+    def name(self) -> str:
+        """CUDA's name of the result, e.g. ``"CUDA_ERROR_OUT_OF_MEMORY"``."""
+        return self.result.name
+
+    def __str__(self) -> str:
+        return f"{self.name} ({int(self.result)}): {self.detail}" if self.detail else self.name
+
+
+_ERRNO_TO_RESULT: dict[int, CUresult] = {
+    E.ENOMEM: CUresult.CUDA_ERROR_OUT_OF_MEMORY,
+    E.ENOSPC: CUresult.CUDA_ERROR_OUT_OF_MEMORY,
+    E.EINVAL: CUresult.CUDA_ERROR_INVALID_VALUE,
+    E.ERANGE: CUresult.CUDA_ERROR_INVALID_VALUE,
+    E.E2BIG: CUresult.CUDA_ERROR_INVALID_VALUE,
+    E.EEXIST: CUresult.CUDA_ERROR_INVALID_VALUE,
+    E.ENOENT: CUresult.CUDA_ERROR_INVALID_VALUE,  # unknown address / object
+    E.EBADF: CUresult.CUDA_ERROR_INVALID_CONTEXT,  # closed or foreign handle
+    E.ENODEV: CUresult.CUDA_ERROR_INVALID_DEVICE,
+    E.ENXIO: CUresult.CUDA_ERROR_INVALID_DEVICE,
+    E.EFAULT: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,  # kernel (or copy) touched unmapped memory
+    E.EIO: CUresult.CUDA_ERROR_LAUNCH_FAILED,  # trap, or a context already faulted
+    E.ETIME: CUresult.CUDA_ERROR_LAUNCH_TIMEOUT,  # watchdog; gsync polls are handled apart
+    E.ETIMEDOUT: CUresult.CUDA_ERROR_TIMEOUT,
+    E.EAGAIN: CUresult.CUDA_ERROR_NOT_READY,  # every fence id of the context in flight
+    E.EBUSY: CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE,  # the GPU has its maximum of contexts
+    E.EACCES: CUresult.CUDA_ERROR_NOT_PERMITTED,
+    E.EPERM: CUresult.CUDA_ERROR_NOT_PERMITTED,
+    E.ENOSYS: CUresult.CUDA_ERROR_NOT_SUPPORTED,
+    E.EOPNOTSUPP: CUresult.CUDA_ERROR_NOT_SUPPORTED,
+    E.EPIPE: CUresult.CUDA_ERROR_OPERATING_SYSTEM,  # daemon connection lost
+    E.ECONNRESET: CUresult.CUDA_ERROR_OPERATING_SYSTEM,
+    E.ENOTCONN: CUresult.CUDA_ERROR_OPERATING_SYSTEM,
+}
+
+
+def result_from_errno(err: int | None) -> CUresult:
+    """Map an errno of the Gdev layer below to a CUresult (unknown values: CUDA_ERROR_UNKNOWN)."""
+    if err is None:
+        return CUresult.CUDA_ERROR_UNKNOWN
+    return _ERRNO_TO_RESULT.get(err, CUresult.CUDA_ERROR_UNKNOWN)
+
+
+def translate(exc: BaseException) -> CudaError:
+    """Turn an exception of the layer below into a CudaError; the one translation point.
+
+    A PTX loader error becomes CUDA_ERROR_INVALID_PTX; anything carrying an ``errno``
+    (GdevError, OSError and subclasses) goes through :func:`result_from_errno`.
+    """
+    if isinstance(exc, CudaError):
+        return exc
+    if type(exc).__name__ == "PtxError":
+        return CudaError(CUresult.CUDA_ERROR_INVALID_PTX, str(exc))
+    err = getattr(exc, "errno", None)
+    return CudaError(result_from_errno(err), str(exc))
+
+
+def api(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a public CUDA entry point: exceptions with an errno become CudaError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except CudaError:
+            raise
+        except (OSError, _gdev_error_types()) as exc:
+            raise translate(exc) from exc
+
+    wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def fail(result: CUresult, detail: str = "") -> CudaError:
+    """Build a CudaError for a check made by the CUDA layer itself (``raise fail(...)``)."""
+    return CudaError(result, detail)
+
+
+@functools.cache
+def _gdev_error_types() -> type[BaseException]:
+    """The runtime's GdevError (PtxError derives from it); imported lazily."""
+    try:
+        from gdevd.errors import GdevError
+    except ImportError:  # pragma: no cover - the package ships together
+        return OSError
+    return GdevError

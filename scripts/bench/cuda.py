@@ -1,0 +1,174 @@
+"""The CUDA driver API through its three bindings: what the layer costs, and event timing.
+
+    python scripts/bench/cuda.py [--mount MNT] [--repeat N]
+
+For each binding (in-process ``gdevd.gdev``, ``kcuda`` over a runtime on its own trio thread,
+``libgdev.cuda`` through a gdevd mount; without ``--mount`` a gdevd is started on a temporary
+directory and stopped at the end) it prints:
+  * launch+sync: median/p99 of cuLaunchKernel + cuCtxSynchronize of a 1-thread kernel;
+  * event record: median cost of cuEventRecord (a marker launch) + cuEventSynchronize;
+  * LOOP timed by events vs by the host around cuCtxSynchronize (device time <= host time);
+  * 64 MiB cuMemcpyHtoD / DtoH (pageable) and HtoD from cuMemAllocHost memory, in GB/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = ROOT / "kernels"
+MiB = 1 << 20
+
+
+@contextmanager
+def inprocess() -> Iterator[Any]:
+    from gdevd import gdev
+    from libgdev.cuda import bind
+
+    gdev.boot()
+    try:
+        yield bind(gdev)
+    finally:
+        gdev.shutdown()
+
+
+@contextmanager
+def in_daemon_kcuda() -> Iterator[Any]:
+    import kcuda
+    from gdevd.runtime import GdevSystem
+
+    ready, box = threading.Event(), {}
+
+    async def main() -> None:
+        async with GdevSystem(None) as system:
+            box["stop"] = trio.Event()
+            box["system"], box["token"] = system, trio.lowlevel.current_trio_token()
+            ready.set()
+            await box["stop"].wait()
+
+    t = threading.Thread(target=trio.run, args=(main,), daemon=True)
+    t.start()
+    ready.wait()
+    kcuda.attach(box["system"], box["token"])
+    try:
+        yield kcuda.driver
+    finally:
+        kcuda.detach()
+        trio.from_thread.run_sync(box["stop"].set, trio_token=box["token"])
+        t.join()
+
+
+@contextmanager
+def mounted(mount: str | None) -> Iterator[Any]:
+    import libgdev
+    from libgdev.cuda import bind
+
+    proc = None
+    if mount is None:
+        mount = tempfile.mkdtemp(prefix="gdevd-bench-")
+        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("gdevd did not start")
+            time.sleep(0.05)
+    os.environ["GDEV_MOUNT"] = mount
+    try:
+        yield bind(libgdev)
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+            os.rmdir(mount)
+
+
+def _timed(fn: Callable[[], None], n: int) -> np.ndarray:
+    out = np.empty(n)
+    for i in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out[i] = time.perf_counter() - t0
+    return out * 1e6
+
+
+def measure(drv: Any, repeat: int) -> dict[str, str]:
+    drv.cuInit(0)
+    ctx = drv.cuCtxCreate(0, 0)
+    try:
+        return _measure(drv, repeat)
+    finally:
+        drv.cuCtxDestroy(ctx)
+
+
+def _measure(drv: Any, repeat: int) -> dict[str, str]:
+    r: dict[str, str] = {}
+    loop = drv.cuModuleGetFunction(drv.cuModuleLoad(KERNELS / "loop.ptx"), "loop")
+    d = drv.cuMemAlloc(64 * MiB)
+
+    def launch() -> None:
+        drv.cuLaunchKernel(loop, 1, 1, 1, 1, 1, 1, 0, None, [d, 1, 1])
+        drv.cuCtxSynchronize()
+    launch()
+    us = _timed(launch, repeat)
+    r["launch+sync us (median/p99)"] = f"{np.median(us):.0f} / {np.percentile(us, 99):.0f}"
+    ev0, ev1 = drv.cuEventCreate(), drv.cuEventCreate()
+
+    def record() -> None:
+        drv.cuEventRecord(ev0, None)
+        drv.cuEventSynchronize(ev0)
+    us = _timed(record, repeat)
+    r["event record+sync us (median)"] = f"{np.median(us):.0f}"
+    drv.cuEventRecord(ev0, None)
+    t0 = time.perf_counter()
+    drv.cuLaunchKernel(loop, 64, 1, 1, 64, 1, 1, 0, None, [d, 4096, 2000])
+    drv.cuEventRecord(ev1, None)
+    drv.cuCtxSynchronize()
+    host_ms = (time.perf_counter() - t0) * 1e3
+    r["LOOP ms: events / host"] = f"{drv.cuEventElapsedTime(ev0, ev1):.1f} / {host_ms:.1f}"
+    host = np.random.default_rng(0).integers(0, 256, 64 * MiB, dtype=np.uint8)
+    pinned = drv.cuMemAllocHost(64 * MiB)
+    for name, fn in (("HtoD pageable", lambda: drv.cuMemcpyHtoD(d, host)),
+                     ("DtoH pageable", lambda: drv.cuMemcpyDtoH(host, d)),
+                     ("HtoD pinned", lambda: drv.cuMemcpyHtoD(d, pinned))):
+        fn()
+        s = np.median(_timed(fn, 5)) / 1e6
+        r[f"64 MiB {name} GB/s"] = f"{64 * MiB / s / 1e9:.2f}"
+    drv.cuMemFreeHost(pinned)
+    return r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mount", help="use this gdevd mount instead of starting one")
+    ap.add_argument("--repeat", type=int, default=200)
+    args = ap.parse_args()
+    print("command:", " ".join(["python", *sys.argv]))
+    table: dict[str, dict[str, str]] = {}
+    for name, binding in (("in-process", inprocess), ("kcuda", in_daemon_kcuda),
+                          ("libgdev.cuda", lambda: mounted(args.mount))):
+        with binding() as drv:
+            table[name] = measure(drv, args.repeat)
+    rows = list(next(iter(table.values())))
+    print(f"| {'':34} | " + " | ".join(f"{n:>14}" for n in table) + " |")
+    print(f"|{'-' * 36}|" + "|".join("-" * 16 for _ in table) + "|")
+    for row in rows:
+        print(f"| {row:34} | " + " | ".join(f"{table[n][row]:>14}" for n in table) + " |")
+
+
+if __name__ == "__main__":
+    main()
