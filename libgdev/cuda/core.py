@@ -84,6 +84,7 @@ class Context:
         self.mem: dict[int, int] = {}  # device allocations: addr -> size
         self.host: dict[int, Any] = {}  # pinned: id(array) -> (array, Gdev's DMA buffer)
         self.scratch: dict[str, Any] = {}  # per-context helpers (event slots, marker kernel)
+        self.cache_config = 0  # CU_FUNC_CACHE_PREFER_NONE; a preference only
         self.destroyed = False
 
     def all_streams(self) -> list[Stream]:

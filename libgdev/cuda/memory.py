@@ -225,6 +225,17 @@ class MemoryAPI(DriverCore):
         if size:
             ctx.backend.gmemcpy(ctx.handle, dst, src, size)
 
+    @copy_api
+    def cuMemcpy(self, dst: int, src: int, size: int) -> None:
+        """Copy in the context's unified address space: device or pinned memory, either side
+        (pinned memory by its cuMemHostGetDevicePointer address)."""
+        self.cuMemcpyDtoD(dst, src, size)
+
+    @copy_api
+    def cuMemcpyAsync(self, dst: int, src: int, size: int, hstream: Any) -> None:
+        """cuMemcpy ordered in ``hstream``."""
+        self.cuMemcpyDtoDAsync(dst, src, size, hstream)
+
     def _async_copy(self, hstream: Any, issue: Any, size: int) -> None:
         s = self._stream(hstream)
         if not size:

@@ -137,6 +137,10 @@ def test_pinned_memory(drv, ctx) -> None:
     drv.cuMemcpyDtoH(back, d)
     assert np.array_equal(back[:4], h[:4]) and np.array_equal(back[4:104], h[:100])
     assert np.array_equal(back[104:], h[104:])
+    drv.cuMemcpy(va + 200, d, 4)  # and a unified copy may write into it
+    drv.cuMemcpyAsync(va + 204, d, 4, None)
+    drv.cuCtxSynchronize()
+    assert np.array_equal(h[200:204], h[:4]) and np.array_equal(h[204:208], h[:4])
     with _raises(R.CUDA_ERROR_NOT_SUPPORTED):
         drv.cuMemHostAlloc(4096, CU_MEMHOSTALLOC_PORTABLE)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
