@@ -110,7 +110,7 @@ class Layout:
         self._names = tuple(None if n.startswith("_pad") else n for n, _ in fields)
         self._public_index = [i for i, (n, _) in enumerate(fields) if not n.startswith("_pad")]
         self._pad_index = [i for i, (n, _) in enumerate(fields) if n.startswith("_pad")]
-        self._make = self.type._make
+        self._make = self.type._make  # type: ignore[attr-defined]
 
     def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
         """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
