@@ -92,6 +92,7 @@ def test_budget_returns_false_until_done_and_counts():
     dev = Device()
     po = dev.put(np.zeros(256, np.int32))
     launch = dev.prepare(load_module(LOOP), "k", (1,), (128,), po)
+    assert launch.run(budget=0) is False and launch.stats.instructions == 0
     steps = 0
     while not launch.run(budget=5):
         steps += 1

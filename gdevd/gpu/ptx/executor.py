@@ -294,6 +294,8 @@ class Launch:
         """
         if self.done:
             return True
+        if budget is not None and budget <= 0:
+            return False
         t0 = time.monotonic()
         deadline = None if self.watchdog is None else t0 + self.watchdog - self.stats.elapsed
         try:
