@@ -66,7 +66,7 @@ def release_all(handle: Handle) -> None:
     for obj in list(handle.objects):
         unmap_object(handle, obj)
     for seg in handle.system.shm.creator_closed(handle):
-        _drop_segment(handle.system, seg)
+        drop_segment(handle.system, seg)
     handle.mmu.close()
     handle.set_bounce(0, 0)
     handle.vgpu.handles.discard(handle)
@@ -102,13 +102,13 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
     seg = obj.shm
     if seg is not None:
         for due in handle.system.shm.detached(seg, handle, obj):
-            _drop_segment(handle.system, due)
+            drop_segment(handle.system, due)
     if block.refs == 0:
         release_block(handle.system, block)
     return obj.size
 
 
-def _drop_segment(system: GdevSystem, seg: Any) -> None:
+def drop_segment(system: GdevSystem, seg: Any) -> None:
     """Drop the segment table's reference on a destroyed segment's block."""
     block = seg.block
     block.refs -= 1

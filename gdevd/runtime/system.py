@@ -176,6 +176,12 @@ class GdevSystem:
             gpu.close()
         self.physical.clear()
 
+    def shrink(self, vgpu: VirtualGpu) -> None:
+        """Swap out what ``vgpu`` holds beyond its (just shrunk) share, in the background."""
+        from .swap import shrink
+        if self.nursery is not None:
+            self.nursery.start_soon(shrink, self, vgpu)
+
     def new_cid(self) -> int:
         """A context id never used before in this system."""
         cid, self._next_cid = self._next_cid, self._next_cid + 1
