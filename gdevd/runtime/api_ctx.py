@@ -99,12 +99,11 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
         handle.mmu.set_aperture(obj.aperture, None)
         handle.free_apertures.append(obj.aperture)
     block.refs -= 1
-    seg = obj.shm
-    if seg is not None:
-        for due in handle.system.shm.detached(seg, handle, obj):
-            drop_segment(handle.system, due)
+    due = handle.system.shm.detached(obj.shm, handle, obj) if obj.shm is not None else []
     if block.refs == 0:
         release_block(handle.system, block)
+    for seg in due:
+        drop_segment(handle.system, seg)
     return obj.size
 
 
