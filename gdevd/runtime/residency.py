@@ -92,6 +92,8 @@ async def touching(handle: Handle, *ranges: tuple[int, int],
             pinned.append(block)
             if bring:
                 await swap_in(handle, block, off // PAGE, -(-(off + size) // PAGE))
+            else:
+                await settle(block)             # an eviction may be under way
         for block in pinned:
             block.running += 1
             running.append(block)

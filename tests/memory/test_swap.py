@@ -11,6 +11,7 @@ from gdevd import runtime as rt
 from gdevd.errors import GdevError
 
 from .conftest import MiB, pattern, read_back, run_swappy, settle_all
+from .kernels import as_u32, load_madd, madd
 
 
 def test_full_share_swaps_out_the_old_object_and_data_survive() -> None:
@@ -53,3 +54,63 @@ def test_enomem_only_for_the_asker_when_swap_is_full() -> None:
         await rt.gmemcpy_to_device(other, keep, d, d.size)
         assert np.array_equal(await read_back(other, keep, d.size), d)
     run_swappy(body, host_swap=4 * MiB)
+
+
+def test_launch_brings_back_every_object_of_the_context() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        a = await rt.gopen(s, 0)
+        b = await rt.gopen(s, 0)                            # same vGPU: same 8 MiB share
+        n = 256                                             # 256 KiB matrices
+        code = await load_madd(a)
+        da, db = pattern(1, 4 * n * n), pattern(2, 4 * n * n)
+        ma, mb, mc = [await rt.gmalloc(a, 4 * n * n) for _ in range(3)]
+        await rt.gmemcpy_to_device(a, ma, da, da.size)
+        await rt.gmemcpy_to_device(a, mb, db, db.size)
+        hog = await rt.gmalloc(b, 8 * MiB - 4 * n * n)      # evicts a's objects
+        assert sum(o.block.resident_bytes for o in a.objects) < 4 * 3 * n * n
+        await madd(a, code, ma, mb, mc, n)                  # all of a comes back first
+        assert all(o.block.resident_bytes == o.size for o in a.objects)
+        assert b.lookup(hog).block.resident_bytes < 8 * MiB - 4 * n * n
+        out = as_u32(await read_back(a, mc, 4 * n * n))
+        assert np.array_equal(out, as_u32(da) + as_u32(db))
+        assert s.virtual[0].swap.swap_in_count >= 1 and a.swap.swap_in_bytes > 0
+    run_swappy(body)
+
+
+def test_a_lower_priority_context_cannot_push_out_a_higher_one() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        prio: dict[int, int] = {}
+        s.priority_of = lambda h: prio.get(h.cid, 20)
+        hi = await rt.gopen(s, 0)
+        lo = await rt.gopen(s, 0)
+        prio[hi.cid], prio[lo.cid] = 30, 10
+        keep = await rt.gmalloc(hi, 6 * MiB)
+        with pytest.raises(GdevError) as info:             # only hi's object could go
+            await rt.gmalloc(lo, 4 * MiB)
+        assert info.value.errno == errno.ENOMEM
+        assert hi.lookup(keep).block.resident_bytes == 6 * MiB
+        small = await rt.gmalloc(lo, 2 * MiB)               # fits without swapping
+        await rt.gmalloc(hi, 2 * MiB)                       # hi pushes lo's object out
+        assert lo.lookup(small).block.resident_bytes == 0
+        assert hi.lookup(keep).block.resident_bytes == 6 * MiB
+    run_swappy(body)
+
+
+def test_shrinking_a_share_swaps_the_excess_out_without_loss() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        from procfs import write_entry
+        from procfs.table import ENTRIES
+        share = next(e for e in ENTRIES if e.name == "memory_share")
+        h = await rt.gopen(s, 1)
+        vas = [await rt.gmalloc(h, MiB) for _ in range(6)]
+        for i, va in enumerate(vas):
+            await rt.gmemcpy_to_device(h, va, pattern(i, MiB), MiB)
+        v = s.virtual[1]
+        write_entry(share, v, 0, b"10\n")                   # 3.2 MiB < 6 MiB resident
+        await settle_all(s)
+        assert v.memory_used <= v.memory_size and v.swap.swapped_bytes >= 3 * MiB
+        for i, va in enumerate(vas):
+            assert np.array_equal(await read_back(h, va, MiB), pattern(i, MiB))
+        q = await rt.gquery(h, rt.GDEV_QUERY_DEVICE_MEM_FREE)
+        assert q == v.memory_size - v.memory_used
+    run_swappy(body)
