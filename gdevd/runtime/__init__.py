@@ -14,8 +14,8 @@ from .api_copy import (
 )
 from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune
 from .api_exec import GdevKernel, gbarrier, glaunch, gsync
-from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
+from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle

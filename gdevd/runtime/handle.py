@@ -40,6 +40,7 @@ from .memory import DmaBlock, MemObject, ObjectMap
 from .swaparea import SwapCounters
 
 if TYPE_CHECKING:
+    from ..gpu.device import PhysicalGpu
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
@@ -68,7 +69,7 @@ class Handle:
 
     def __init__(self, system: GdevSystem, vgpu: VirtualGpu, cred: Credentials) -> None:
         self.system, self.vgpu, self.cred = system, vgpu, cred
-        self.phys = vgpu.phys
+        self.phys: PhysicalGpu = vgpu.phys
         self.cid = system.new_cid()
         self.prio = 20                      # set by gopen from system.priority_of
         self.swap = SwapCounters()          # this context's swap statistics

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import GdevError
 from .allocator import Extent
-from .defaults import PAGE_SIZE as PAGE
 from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
+from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu

@@ -24,10 +24,10 @@ from ..gpu.device import PhysicalGpu
 from . import defaults as D
 from .allocator import ExtentAllocator
 from .completions import CopyCompletions
-from .swaparea import SwapArea, SwapCounters
 from .config import GdevConfig
 from .shm import ShmTable
 from .swap import migrator, nice_priority
+from .swaparea import SwapArea, SwapCounters
 
 if TYPE_CHECKING:
     from .handle import Handle

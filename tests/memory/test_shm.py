@@ -13,10 +13,16 @@ import numpy as np
 import pytest
 
 from gdevd import runtime as rt
-from gdevd.errors import GdevError
+from gdevd.errors import GdevError, MmuFault
 from gdevd.runtime import Credentials
-from gdevd.runtime.constants import (GDEV_IPC_CREAT, GDEV_IPC_EXCL, GDEV_IPC_PRIVATE,
-                                     GDEV_IPC_RMID, GDEV_IPC_SET, GDEV_IPC_STAT)
+from gdevd.runtime.constants import (
+    GDEV_IPC_CREAT,
+    GDEV_IPC_EXCL,
+    GDEV_IPC_PRIVATE,
+    GDEV_IPC_RMID,
+    GDEV_IPC_SET,
+    GDEV_IPC_STAT,
+)
 from procfs import read_entry
 from procfs.table import ENTRIES
 
@@ -163,7 +169,7 @@ def test_shared_segment_swaps_out_and_back_for_every_attacher() -> None:
         await rt.gmemcpy_to_device(a, va, data, data.size)
         big = await rt.gmalloc(b, 6 * MiB)                          # 8 MiB share: out it goes
         assert s.shm.segments[sid].block.resident_bytes == 0
-        with pytest.raises(Exception):                              # unmapped in both
+        with pytest.raises(MmuFault):                               # unmapped in both
             a.mmu.translate(va)
         await rt.gmemcpy_to_device(b, vb + MiB, data[MiB:MiB + 8192], 8192)  # two pages back
         assert s.shm.segments[sid].block.resident_bytes == 8192
