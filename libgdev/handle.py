@@ -166,7 +166,7 @@ class Handle:
         remove it at the last detach."""
         uid = gid = mode = 0
         if buf is not None:
-            get = buf.get if isinstance(buf, dict) else lambda k: getattr(buf, k)
+            get: Any = buf.__getitem__ if isinstance(buf, dict) else lambda k: getattr(buf, k)
             uid, gid, mode = (int(get(k)) for k in ("uid", "gid", "mode"))
         f = self._call("GSHMCTL", id=shmid, cmd=cmd, uid=uid, gid=gid, mode=mode)
         return f if cmd == GDEV_IPC_STAT else None
