@@ -81,20 +81,16 @@ class DeviceBlock:
 
         With ``resident=False``: runs ``(first page, -1, pages)`` of non-resident pages.
         """
-        out: list[tuple[int, int, int]] = []
-        pa = self.pa
-        i, n = 0, len(pa)
-        while i < n:
-            if (pa[i] >= 0) != resident:
-                i += 1
-                continue
-            j = i + 1
-            while j < n and (pa[j] >= 0) == resident and \
-                    (not resident or pa[j] == pa[j - 1] + PAGE):
-                j += 1
-            out.append((i, int(pa[i]) if resident else -1, j - i))
-            i = j
-        return out
+        idx = np.nonzero((self.pa >= 0) == resident)[0]
+        if not len(idx):
+            return []
+        brk = np.diff(idx) != 1
+        if resident:
+            brk |= np.diff(self.pa[idx]) != PAGE
+        starts = np.concatenate(([0], np.nonzero(brk)[0] + 1))
+        ends = np.concatenate((starts[1:], [len(idx)]))
+        return [(int(idx[s]), int(self.pa[idx[s]]) if resident else -1, int(e - s))
+                for s, e in zip(starts, ends, strict=True)]
 
     @property
     def extents(self) -> list[Extent]:

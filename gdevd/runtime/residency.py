@@ -26,10 +26,11 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
+import trio
 
 from .defaults import PAGE_SIZE as PAGE
 from .memory import DeviceBlock, MemObject
-from .swap import map_resident, settle, swap_in
+from .swap import done, map_resident, move, settle, swap_in
 
 if TYPE_CHECKING:
     from .handle import Handle
@@ -129,9 +130,17 @@ async def read_swapped(handle: Handle, block: DeviceBlock, off: int, out: np.nda
     """Fill ``out`` from bytes ``off..`` of pinned ``block`` wherever they are (VRAM, device
     swap or host swap), without bringing anything back."""
     await settle(block)
+    area = handle.system.swap[handle.phys.index]
+    block.busy = trio.Event()                   # keep the migrator off while we read
+    try:
+        await move(_gather, block, area.pages, off, out, nbytes=len(out))
+    finally:
+        done(area, block)
+
+
+def _gather(block: DeviceBlock, rows: np.ndarray, off: int, out: np.ndarray) -> None:
     lo, hi = off // PAGE, -(-(off + len(out)) // PAGE)
     pa, sw = block.pa[lo:hi], block.sw[lo:hi]
-    rows = handle.system.swap[handle.phys.index].pages
     buf = np.empty((hi - lo, PAGE), np.uint8)
     res, dev = pa >= 0, (pa < 0) & (sw >= 0)
     host = ~(res | dev)

@@ -119,7 +119,8 @@ def _copy_rows(dst: np.ndarray, dst_rows: Any, src: np.ndarray, src_rows: Any) -
     dst[dst_rows] = src[src_rows]
 
 
-async def _move(fn: Any, *args: Any, nbytes: int) -> None:
+async def move(fn: Any, *args: Any, nbytes: int) -> None:
+    """Run copy ``fn(*args)``: inline for small ones, else on a worker thread."""
     if nbytes <= D.SWAP_INLINE_MAX:
         fn(*args)
         await trio.lowlevel.checkpoint()
@@ -159,12 +160,12 @@ async def evict(system: GdevSystem, block: DeviceBlock) -> bool:
     src = block.pa[pages].copy()
     try:
         if dest is not None:
-            await _move(_copy_rows, area.pages, dest // PAGE, area.pages, src // PAGE,
+            await move(_copy_rows, area.pages, dest // PAGE, area.pages, src // PAGE,
                         nbytes=nbytes)
         else:
             if block.host is None:
                 block.host = np.zeros((block.npages, PAGE), np.uint8)
-            await _move(_copy_rows, block.host, pages, area.pages, src // PAGE, nbytes=nbytes)
+            await move(_copy_rows, block.host, pages, area.pages, src // PAGE, nbytes=nbytes)
     finally:
         with trio.CancelScope(shield=True):
             _finish_evict(area, block, pages, src, dest)
@@ -186,10 +187,11 @@ def _finish_evict(area: SwapArea, block: DeviceBlock, pages: np.ndarray, src: np
     block.vgpu.memory_used -= nbytes
     for counters in counters_of(block):
         counters.evicted(nbytes)
-    _done(area, block)
+    done(area, block)
 
 
-def _done(area: SwapArea, block: DeviceBlock) -> None:
+def done(area: SwapArea, block: DeviceBlock) -> None:
+    """End a migration of ``block``: wake its waiters and anyone waiting for memory."""
     busy, block.busy = block.busy, None
     if busy is not None:
         busy.set()
@@ -213,7 +215,7 @@ async def swap_in(requester: Handle, block: DeviceBlock, lo: int, hi: int) -> No
     try:
         new = page_addrs(await alloc_pages(requester, block.vgpu, len(pages) * PAGE))
     except BaseException:
-        _done(area, block)
+        done(area, block)
         raise
     block.vgpu.memory_used += len(pages) * PAGE
     try:
@@ -226,11 +228,11 @@ async def swap_in(requester: Handle, block: DeviceBlock, lo: int, hi: int) -> No
 async def _load(area: SwapArea, block: DeviceBlock, pages: np.ndarray, new: np.ndarray) -> None:
     on_dev = block.sw[pages] >= 0
     if on_dev.any():
-        await _move(_copy_rows, area.pages, new[on_dev] // PAGE, area.pages,
+        await move(_copy_rows, area.pages, new[on_dev] // PAGE, area.pages,
                     block.sw[pages[on_dev]] // PAGE, nbytes=int(on_dev.sum()) * PAGE)
     if (~on_dev).any():
         assert block.host is not None
-        await _move(_copy_rows, area.pages, new[~on_dev] // PAGE, block.host, pages[~on_dev],
+        await move(_copy_rows, area.pages, new[~on_dev] // PAGE, block.host, pages[~on_dev],
                     nbytes=int((~on_dev).sum()) * PAGE)
 
 
@@ -247,7 +249,7 @@ def _finish_swap_in(area: SwapArea, block: DeviceBlock, pages: np.ndarray,
         area.pending.discard(block)
     for counters in counters_of(block):
         counters.restored(len(pages) * PAGE)
-    _done(area, block)
+    done(area, block)
 
 
 async def migrator(area: SwapArea) -> None:
@@ -272,13 +274,13 @@ async def _migrate(area: SwapArea, block: DeviceBlock, sel: np.ndarray) -> None:
     if block.host is None:
         block.host = np.zeros((block.npages, PAGE), np.uint8)
     try:
-        await _move(_copy_rows, block.host, sel, area.pages, block.sw[sel] // PAGE,
+        await move(_copy_rows, block.host, sel, area.pages, block.sw[sel] // PAGE,
                     nbytes=len(sel) * PAGE)
     finally:
         area.give_device(block.sw[sel])
         block.sw[sel] = -1
         area.pending.discard(block)
-        _done(area, block)
+        done(area, block)
 
 
 async def shrink(system: GdevSystem, vgpu: VirtualGpu) -> None:
