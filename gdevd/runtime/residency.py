@@ -81,44 +81,58 @@ async def touching(handle: Handle, *ranges: tuple[int, int],
     With ``bring`` the pages covering each range are swapped in first.  Pinned memory
     (DMA) ranges are skipped.  Yields the pinned blocks.
     """
-    pinned: list[DeviceBlock] = []
-    running: list[DeviceBlock] = []
-    try:
-        for va, size in ranges:
-            hit = _device_block(handle, va, size)
-            if hit is None:
-                continue
+    spans = []
+    for va, size in ranges:
+        hit = _device_block(handle, va, size)
+        if hit is not None:
             block, off = hit
-            block.pins += 1
-            pinned.append(block)
-            if bring:
-                await swap_in(handle, block, off // PAGE, -(-(off + size) // PAGE))
-            else:
-                await settle(block)             # an eviction may be under way
-        for block in pinned:
-            block.running += 1
-            running.append(block)
-        yield pinned
-    finally:
-        _unpin(pinned, running, handle)
+            spans.append((block, off // PAGE, -(-(off + size) // PAGE)))
+    async with _pinned(handle, spans, bring) as blocks:
+        yield blocks
 
 
 @asynccontextmanager
 async def resident_all(handle: Handle) -> AsyncIterator[None]:
     """Pin every device block of ``handle`` and bring all of it back (for a launch)."""
-    blocks = [o.block for o in handle.objects if isinstance(o.block, DeviceBlock)]
-    for block in blocks:
-        block.pins += 1
+    spans = [(o.block, 0, o.block.npages) for o in handle.objects
+             if isinstance(o.block, DeviceBlock)]
+    async with _pinned(handle, spans, True):
+        yield
+
+
+@asynccontextmanager
+async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
+                  bring: bool) -> AsyncIterator[list[DeviceBlock]]:
+    """Pin the blocks of ``spans`` (block, first page, end page), bringing the pages back.
+
+    Swap-ins of one GPU run one at a time (its swap area's ``swapin`` lock), and pins are
+    taken under that lock: so every pin a swap-in finds in its way belongs to an operation
+    that is already running and will finish without needing memory, and waiting for it
+    cannot deadlock.  A read that brings nothing back needs no lock.
+    """
+    blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []
+    pinned: list[DeviceBlock] = []
     try:
-        for block in blocks:
-            await swap_in(handle, block, 0, block.npages)
+        if bring and spans:
+            async with handle.system.swap[handle.phys.index].swapin:
+                for block in blocks:
+                    block.pins += 1
+                    pinned.append(block)
+                for block, lo, hi in spans:
+                    await swap_in(handle, block, lo, hi)
+        else:
+            for block in blocks:
+                block.pins += 1
+                pinned.append(block)
+            for block in blocks:
+                await settle(block)             # an eviction may be under way
         for block in blocks:
             block.running += 1
             running.append(block)
-        yield
+        yield blocks
     finally:
-        _unpin(blocks, running, handle)
+        _unpin(pinned, running, handle)
 
 
 def is_resident(block: DeviceBlock, off: int, size: int) -> bool:

@@ -86,6 +86,7 @@ class SwapArea:
         self.pending: set[DeviceBlock] = set()          # blocks with pages in the device area
         self.wake = trio.Event()                        # the migrator has work
         self.changed = trio.Event()                     # memory was freed or unpinned
+        self.swapin = trio.Lock()                       # one swap-in phase at a time
         self.resize(percent)
 
     @property
