@@ -76,12 +76,12 @@ def _choose(system: GdevSystem, gpu: int, vgpu: VirtualGpu | None, prio: int,
         if vgpu is not None and block.vgpu is not vgpu:
             continue
         resident = block.resident_bytes
-        if not resident or block_priority(system, block) > prio:
+        p = block_priority(system, block) if resident else 0
+        if not resident or p > prio:
             continue
         if block.pins or block.busy is not None:
             waiting = waiting or block.running > 0
             continue
-        p = block_priority(system, block)
         key = (0, p, resident) if resident >= deficit else (1, p, -resident)
         if best_key is None or key < best_key:
             best, best_key = block, key

@@ -114,3 +114,30 @@ def test_shrinking_a_share_swaps_the_excess_out_without_loss() -> None:
         q = await rt.gquery(h, rt.GDEV_QUERY_DEVICE_MEM_FREE)
         assert q == v.memory_size - v.memory_used
     run_swappy(body)
+
+
+def test_swap_percent_is_a_live_tunable_refused_while_in_use() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        from procfs import read_entry, write_entry
+        from procfs.table import ENTRIES
+        by = {e.name: e for e in ENTRIES}
+        area = s.swap[0]
+        assert read_entry(by["swap_size"], s) == b"%d\n" % area.device_size
+        write_entry(by["swap_percent"], s, 0, b"0")
+        assert area.device_size == 0 and s.allocators[0].used_bytes == 0
+        write_entry(by["swap_percent"], s, 0, b"20")
+        assert area.device_size == 32 * MiB // 5 // 4096 * 4096
+        with pytest.raises(GdevError) as info:
+            write_entry(by["swap_percent"], s, 0, b"51")
+        assert info.value.errno == errno.EINVAL and area.percent == 20
+        h = await rt.gopen(s, 0)
+        a = await rt.gmalloc(h, 4 * MiB)
+        await rt.gmemcpy_to_device(h, a, pattern(4, 4 * MiB), 4 * MiB)
+        await rt.gmalloc(h, 6 * MiB)                        # a goes to the device area ...
+        await settle_all(s)                                 # ... and stays (no host swap)
+        assert area.device_used == 4 * MiB and area.host_used == 0
+        with pytest.raises(GdevError) as info:
+            write_entry(by["swap_percent"], s, 0, b"10")
+        assert info.value.errno == errno.EBUSY and area.percent == 20
+        assert np.array_equal(await read_back(h, a, 4 * MiB), pattern(4, 4 * MiB))
+    run_swappy(body, host_swap=0)
