@@ -56,6 +56,8 @@ typecheck: build
 bench: build
 	$(PY) scripts/bench/memcpy.py
 	$(PY) scripts/bench/ioctl.py
+	$(PY) scripts/bench/dataflow.py
+	$(PY) scripts/bench/swap.py
 
 figures: bench
 

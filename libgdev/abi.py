@@ -47,7 +47,8 @@ FEATURE_STAGING = 1 << 0  # per-context staging buffers for pageable copies
 FEATURE_DMA_FD = 1 << 1  # gmalloc_dma passes its memfd with SCM_RIGHTS
 FEATURE_INLINE = 1 << 2  # small copies travel inside the message
 FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
-FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC
+FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
+FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -211,6 +212,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(0x115, "GQUERY", _L("query", ("type", "I"), ("_pad0", "I")),
             _L("result", ("result", "Q"))),
     Command(0x116, "GTUNE", _L("tune", ("type", "I"), ("value", "I")), _EMPTY),
+    Command(0x117, "GSHMGET", _L("shmget", ("key", "i"), ("flags", "I"), ("size", "Q")),
+            _L("shmid", ("id", "I"), ("_pad0", "I"))),
+    Command(0x118, "GSHMAT", _L("shmat", ("id", "I"), ("flags", "I"), ("addr", "Q")), _ADDR),
+    Command(0x119, "GSHMDT", _ADDR, _EMPTY),
+    Command(0x120, "GSHMCTL",
+            _L("shmctl", ("id", "I"), ("cmd", "I"), ("uid", "I"), ("gid", "I"), ("mode", "I"),
+               ("_pad0", "I")),
+            _L("shmid_ds", ("key", "i"), ("id", "I"), ("size", "Q"), ("uid", "I"), ("gid", "I"),
+               ("cuid", "I"), ("cgid", "I"), ("mode", "I"), ("nattch", "I"), ("cpid", "I"),
+               ("lpid", "I"), ("atime", "Q"), ("dtime", "Q"), ("ctime", "Q"))),
     Command(0x121, "GREF", _L("ref", ("addr", "Q"), ("size", "Q"), ("slave", "Q")), _ADDR),
     Command(0x122, "GUNREF", _ADDR, _EMPTY),
     Command(0x124, "GVIRTGET", _L("virt", ("buf_id", "Q"), ("offset", "Q")), _ADDR),

@@ -12,6 +12,7 @@ are charged to the vGPU's DMA memory like any other pinned buffer.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 from typing import Any
 
@@ -22,6 +23,7 @@ from gdevd.errors import GdevError
 from gdevd.runtime import Credentials
 from libgdev import abi
 
+SHMID_DS = [f.name for f in dataclasses.fields(rt.ShmidDs)]  # GSHMCTL reply fields
 STAGING_SLOTS = 4
 STAGING_CHUNK = 4 << 20  # the runtime's default chunk; halved down to STAGING_CHUNK_MIN
 STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full slots

@@ -16,7 +16,10 @@ pytestmark = pytest.mark.mount
 
 VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
               "compute_bandwidth_used", "memory_bandwidth_used", "phys", "memory_size",
-              "memory_used"}
+              "memory_used", "swap_out_bytes", "swap_out_count", "swap_in_bytes",
+              "swap_in_count", "swapped_bytes"}
+GLOBAL_ENTRIES = {"device_count", "virtual_device_count", "swap_percent", "swap_size",
+                  "swap_used", "host_swap_size", "host_swap_used", "shm", "contexts"}
 
 
 def _read(path: str) -> str:
@@ -34,8 +37,7 @@ def _write(path: str, data: bytes) -> None:
 
 def test_tree_layout(gdevd) -> None:
     assert sorted(os.listdir(os.path.join(gdevd.mount, "dev"))) == [f"gdev{i}" for i in range(4)]
-    assert set(os.listdir(gdevd.proc_path())) == {"device_count", "virtual_device_count",
-                                                  "vd0", "vd1", "vd2", "vd3"}
+    assert set(os.listdir(gdevd.proc_path())) == GLOBAL_ENTRIES | {"vd0", "vd1", "vd2", "vd3"}
     assert set(os.listdir(gdevd.proc_path("vd2"))) == VD_ENTRIES
     st = os.stat(gdevd.dev(0))
     assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666
