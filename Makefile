@@ -12,13 +12,7 @@ KERNELS := $(wildcard kernels/*.cu)
 .PHONY: run test build deps kernels lint typecheck bench figures clean
 
 run: build
-	@mkdir -p $(MOUNT)
-	@echo "gdevd serves $(abspath $(MOUNT)) until Ctrl-C. In another terminal, try:"
-	@echo "  ls -l $(MOUNT)/dev; cat $(MOUNT)/proc/gdev/vd0/memory_size"
-	@echo "  echo 50 > $(MOUNT)/proc/gdev/vd0/compute_bandwidth; cat $(MOUNT)/proc/gdev/vd0/compute_bandwidth"
-	@echo "  GDEV_MOUNT=$(abspath $(MOUNT)) $(PY) -c 'import libgdev; h = libgdev.gopen(0); a = h.gmalloc(1 << 20); print(hex(a), h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE))'"
-	@echo "  $(PY) scripts/run.py   # the same Gdev API walked through in-process (no daemon)"
-	$(PY) -m gdevd $(MOUNT) --foreground
+	$(PY) scripts/run.py --mount $(MOUNT)
 
 test: build
 	$(PYTEST) -q $(PYTEST_ARGS)
