@@ -119,7 +119,6 @@ def run(args: argparse.Namespace) -> int:
     import trio
 
     from gdevd.daemon import DaemonConfig, serve
-
     from gdevd.modules import check_spec
 
     for spec in args.module:

@@ -45,7 +45,7 @@ async def _translated(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         raise pyfuse3.FUSEError(errno.EIO) from None
 
 
-def _routed(name: str) -> Callable[..., Awaitable[Any]]:
+def _routed(name: str) -> Any:
     """An Operations method that goes to the subtree owning its first argument, if any."""
     async def method(self: StackedOperations, number: int, *args: Any) -> Any:
         fs = self.subtree(number)

@@ -13,13 +13,18 @@ possibly several at once; a GpuCipher serializes its users on a lock (one set of
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from gdevd.errors import GdevError
 
 from .extent import EXTENT
 
@@ -33,6 +38,21 @@ def tweaks(first: int, count: int) -> np.ndarray:
     t = np.zeros((count, 2), dtype="<u8")
     t[:, 0] = np.arange(first, first + count, dtype=np.uint64)
     return t.view(np.uint8).reshape(-1)
+
+
+_ERRNO = {"CUDA_ERROR_OUT_OF_MEMORY": errno.ENOMEM, "CUDA_ERROR_INVALID_DEVICE": errno.ENODEV,
+          "CUDA_ERROR_NO_DEVICE": errno.ENODEV, "CUDA_ERROR_NOT_INITIALIZED": errno.ENODEV,
+          "CUDA_ERROR_DEVICE_UNAVAILABLE": errno.EBUSY}
+
+
+@contextlib.contextmanager
+def cuda_errors(cuda: Any) -> Iterator[None]:
+    """Turn the driver's CudaError into GdevError (the file system speaks errno): a missing
+    device ENODEV, no memory ENOMEM, anything else EIO."""
+    try:
+        yield
+    except cuda.CudaError as exc:
+        raise GdevError(_ERRNO.get(exc.name, errno.EIO), f"GPU cipher: {exc}") from None
 
 
 class ExtentCipher(Protocol):
@@ -89,15 +109,17 @@ class GpuCipher:
         self._lock = threading.Lock()
         self._slots: OrderedDict[bytes, int] = OrderedDict()
         self._buf = self._tw = 0
-        self._cap = 0
-        cuda.cuInit(0)
-        self.ctx = cuda.cuCtxCreate(0, device)
+        self._cap = self._twcap = 0
+        with cuda_errors(cuda):
+            cuda.cuInit(0)
+            self.ctx = cuda.cuCtxCreate(0, device)
         try:
-            mod = cuda.cuModuleLoad(str(AES_PTX))
-            self._expand = cuda.cuModuleGetFunction(mod, "aes256_expand_keys")
-            self._enc = cuda.cuModuleGetFunction(mod, "aes256_xts_encrypt")
-            self._dec = cuda.cuModuleGetFunction(mod, "aes256_xts_decrypt")
-            self._keys = cuda.cuMemAlloc(64)
+            with cuda_errors(cuda):
+                mod = cuda.cuModuleLoad(str(AES_PTX))
+                self._expand = cuda.cuModuleGetFunction(mod, "aes256_expand_keys")
+                self._enc = cuda.cuModuleGetFunction(mod, "aes256_xts_encrypt")
+                self._dec = cuda.cuModuleGetFunction(mod, "aes256_xts_decrypt")
+                self._keys = cuda.cuMemAlloc(64)
         except BaseException:
             cuda.cuCtxDestroy(self.ctx)
             raise
@@ -127,32 +149,40 @@ class GpuCipher:
         self._slots[key] = rk
         return rk
 
-    def _reserve(self, nbytes: int) -> None:
-        if nbytes <= self._cap:
+    def _reserve(self, nbytes: int, nunits: int) -> None:
+        if nbytes <= self._cap and nunits * 16 <= self._twcap:
             return
         if self._cap:
             self.cuda.cuMemFree(self._buf)
             self.cuda.cuMemFree(self._tw)
-            self._cap = 0
-        self._buf = self.cuda.cuMemAlloc(nbytes)
-        self._tw = self.cuda.cuMemAlloc(nbytes // EXTENT * 16)
-        self._cap = nbytes
+            self._cap = self._twcap = 0
+        self._buf = self.cuda.cuMemAlloc(max(nbytes, 16))
+        self._tw = self.cuda.cuMemAlloc(max(nunits * 16, nbytes // 16, 16))
+        self._cap, self._twcap = max(nbytes, 16), max(nunits * 16, nbytes // 16, 16)
 
-    def _run(self, key: bytes, first: int, data: bytes, decrypt: bool) -> bytes:
+    def xts(self, key: bytes, tweak_bytes: bytes, data: bytes, unit: int,
+            decrypt: bool = False) -> bytes:
+        """IEEE 1619 XTS of ``data`` in data units of ``unit`` bytes (a multiple of 16, that
+        divides ``len(data)``), unit ``i`` with the 16-byte tweak ``tweak_bytes[16i:16i+16]``."""
         n = len(data)
-        with self._lock:
+        if len(key) != 64 or unit % 16 or not unit or n % unit \
+                or len(tweak_bytes) != n // unit * 16:
+            raise ValueError("xts: 64-byte key, whole 16-byte blocks and one tweak per unit")
+        if n == 0:
+            return b""
+        with self._lock, cuda_errors(self.cuda):
             self.cuda.cuCtxPushCurrent(self.ctx)
             try:
                 rk = self._schedules(key)
-                self._reserve(n)
+                self._reserve(n, n // unit)
                 self.cuda.cuMemcpyHtoD(self._buf, np.frombuffer(data, np.uint8))
-                self.cuda.cuMemcpyHtoD(self._tw, tweaks(first, n // EXTENT))
+                self.cuda.cuMemcpyHtoD(self._tw, np.frombuffer(tweak_bytes, np.uint8))
                 # rk: K1 enc | K2 enc | K1 dec | K2 dec (240 bytes each); the tweak uses K2 enc
                 fn, rk1 = (self._dec, rk + 480) if decrypt else (self._enc, rk)
                 nb = n // 16
                 self.cuda.cuLaunchKernel(fn, -(-nb // BLOCK), 1, 1, BLOCK, 1, 1, 0, None,
                                          [self._buf, self._buf, rk1, rk + 240, self._tw, nb,
-                                          EXTENT // 16])
+                                          unit // 16])
                 out = np.empty(n, np.uint8)
                 self.cuda.cuMemcpyDtoH(out, self._buf)
                 return out.tobytes()
@@ -161,11 +191,11 @@ class GpuCipher:
 
     def encrypt(self, key: bytes, first: int, data: bytes) -> bytes:
         """See :class:`ExtentCipher`."""
-        return self._run(key, first, data, False)
+        return self.xts(key, tweaks(first, len(data) // EXTENT).tobytes(), data, EXTENT)
 
     def decrypt(self, key: bytes, first: int, data: bytes) -> bytes:
         """See :class:`ExtentCipher`."""
-        return self._run(key, first, data, True)
+        return self.xts(key, tweaks(first, len(data) // EXTENT).tobytes(), data, EXTENT, True)
 
     def close(self) -> None:
         """Destroy the context: every buffer and schedule with it (idempotent)."""
@@ -173,7 +203,7 @@ class GpuCipher:
             if self.ctx is not None and not self.ctx.destroyed:
                 self.cuda.cuCtxDestroy(self.ctx)
             self._slots.clear()
-            self._cap = 0
+            self._cap = self._twcap = 0
 
 
 class CipherPaths:

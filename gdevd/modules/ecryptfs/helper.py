@@ -22,7 +22,7 @@ import struct
 import subprocess
 import sys
 import threading
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from gdevd.errors import GdevError
 
@@ -32,7 +32,7 @@ ENCRYPT, DECRYPT = 1, 2
 READY = b"ready\n"
 
 
-def _read_exact(f: BinaryIO, n: int) -> bytes:
+def _read_exact(f: IO[bytes], n: int) -> bytes:
     data = f.read(n)
     if data is None or len(data) != n:
         raise EOFError(f"wanted {n} bytes, got {0 if data is None else len(data)}")
