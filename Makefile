@@ -56,6 +56,7 @@ typecheck: build
 bench: build
 	$(PY) scripts/bench/memcpy.py
 	$(PY) scripts/bench/ioctl.py
+	$(PY) scripts/bench/ecryptfs.py
 
 figures: bench
 

@@ -29,7 +29,7 @@ from gdevd.errors import GdevError
 from .extent import EXTENT
 
 AES_PTX = Path(__file__).resolve().parents[3] / "kernels" / "aes.ptx"
-BLOCK = 128          # CUDA threads per block (one 16-byte AES block each)
+BLOCK = 256          # CUDA threads per block (one 16-byte AES block each)
 KEY_SLOTS = 16       # expanded key schedules kept on the device (LRU)
 
 
