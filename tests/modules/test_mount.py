@@ -186,6 +186,15 @@ def test_plaintext_sizes_and_ciphertext_below(ecfs: Ecfs) -> None:
     lower = os.path.join(ecfs.lower, "sizes")
     assert os.stat(lower).st_size > len(data)
     assert b"attack at dawn" not in open(lower, "rb").read()
+    fd = os.open(path, os.O_RDWR)
+    try:  # an open file outlives its name
+        os.unlink(path)
+        assert os.fstat(fd).st_size == len(data)
+        os.pwrite(fd, b"!", len(data))
+        assert os.pread(fd, 20, len(data) - 4) == b"awn !"
+    finally:
+        os.close(fd)
+    _write(path, 0, data)
     assert ".gdev-ecryptfs" not in os.listdir(ecfs.view)
     with pytest.raises(FileNotFoundError):
         os.stat(os.path.join(ecfs.view, ".gdev-ecryptfs"))

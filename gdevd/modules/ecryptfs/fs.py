@@ -46,10 +46,6 @@ class EcryptfsFs:
         """Open file handles (an unload is refused while there are any)."""
         return len(self._handles)
 
-    def owns(self, number: int) -> bool:
-        """Whether ``number`` is one of this subtree's inodes or file handles."""
-        return number in self._paths or number in self._handles or number in self._open
-
     def _rel(self, inode: int) -> str:
         try:
             return self._paths[inode]
@@ -79,8 +75,11 @@ class EcryptfsFs:
 
     # -- attributes ------------------------------------------------------------------
     def _attrs(self, inode: int, strict: bool = True) -> pyfuse3.EntryAttributes:
-        rel = self._rel(inode)
-        st = os.lstat(self._full(rel))
+        if inode in self._open:  # open, maybe unlinked: the descriptor still answers
+            rel, st = "", os.fstat(self._open[inode][0].fd)
+        else:
+            rel = self._rel(inode)
+            st = os.lstat(self._full(rel))
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             raise GdevError(errno.ENOENT, f"{rel}: not a file or directory")
         a = pyfuse3.EntryAttributes()
