@@ -53,7 +53,7 @@ def test_load_use_busy_unload_releases_everything(kcuda_system, lower: str) -> N
         listing = reg.render()
         assert "ecryptfs ecryptfs live 0 cid=" in listing and "@vd2,prio=33" in listing
         assert "pw" not in listing  # the passphrase is never shown
-        assert await _peek(kt, lambda: [h.prio for h in kt.system.handles.values()]) == [33]
+        assert await trio.to_thread.run_sync(mod.paths.big.priority) == 33
         assert await _peek(kt, lambda: kt.system.virtual[2].memory_used) > 0
         fs = mod.make_fs(1, 1 << 40)
         fh, attrs = await fs.create(1, b"f", 0o644, os.O_RDWR, CTX)
@@ -79,10 +79,11 @@ def test_priority_is_set_on_the_context_at_run_time(kcuda_system, lower: str) ->
 
     async def main() -> None:
         mod = await reg.load(_spec(lower))
-        prio = lambda: [h.prio for h in kt.system.handles.values()]  # noqa: E731
-        assert await _peek(kt, prio) == [40]  # the highest by default
-        mod.priority = 5
-        assert await _peek(kt, prio) == [5] and mod.priority == 5
+        prio = mod.paths.big.priority  # the effective priority, read through kcuda
+        assert await trio.to_thread.run_sync(prio) == 40  # the highest by default
+        mod.priority = 5  # what a write to /proc/gdev/ecryptfs/priority does, on the loop
+        assert await trio.to_thread.run_sync(prio) == 5 and mod.priority == 5
+        assert "prio=5" in reg.render()
         await reg.unload("ecryptfs")
 
     _run(main)

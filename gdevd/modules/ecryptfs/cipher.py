@@ -110,6 +110,7 @@ class GpuCipher:
         self._slots: OrderedDict[bytes, int] = OrderedDict()
         self._buf = self._tw = 0
         self._cap = self._twcap = 0
+        self._want_prio: int | None = None
         with cuda_errors(cuda):
             cuda.cuInit(0)
             self.ctx = cuda.cuCtxCreate(0, device)
@@ -131,8 +132,35 @@ class GpuCipher:
         return self.ctx.handle
 
     def set_priority(self, prio: int) -> None:
-        """Set the context's scheduling priority (Gdev's 0..40, larger first)."""
-        self.ctx.handle.prio = prio
+        """Set the context's scheduling priority (Gdev's 0..40, larger first).
+
+        With a driver that has ``cuCtxSetPriority`` (the scheduler's API) the value is
+        applied before the next request (or by :meth:`apply_priority`), since this may be
+        called on the trio loop where kcuda cannot block; without it, it is stored in the
+        handle's ``prio`` field, where Gdev keeps it (``vas.prio``), at once.
+        """
+        if hasattr(self.cuda, "cuCtxSetPriority"):
+            self._want_prio = prio
+        else:
+            self.ctx.handle.prio = prio
+
+    def apply_priority(self) -> None:
+        """Apply a pending :meth:`set_priority` now (off the trio loop)."""
+        with self._lock, cuda_errors(self.cuda):
+            self._apply_priority()
+
+    def _apply_priority(self) -> None:
+        if self._want_prio is not None:
+            self.cuda.cuCtxSetPriority(self.ctx, self._want_prio)
+            self._want_prio = None
+
+    def priority(self) -> int:
+        """The context's effective priority (off the trio loop)."""
+        if hasattr(self.cuda, "cuCtxGetPriority"):
+            with self._lock, cuda_errors(self.cuda):
+                self._apply_priority()
+                return int(self.cuda.cuCtxGetPriority(self.ctx))
+        return int(self.ctx.handle.prio)
 
     def _schedules(self, key: bytes) -> int:
         """Device address of ``key``'s schedules: rk_enc (480 bytes) then rk_dec (480)."""
@@ -173,6 +201,7 @@ class GpuCipher:
         with self._lock, cuda_errors(self.cuda):
             self.cuda.cuCtxPushCurrent(self.ctx)
             try:
+                self._apply_priority()
                 rk = self._schedules(key)
                 self._reserve(n, n // unit)
                 self.cuda.cuMemcpyHtoD(self._buf, np.frombuffer(data, np.uint8))

@@ -100,7 +100,12 @@ class EcryptfsModule:
     def _open_big(self) -> Any:
         if self.cipher == "gpu":
             gpu = GpuCipher(kcuda, self.vgpu)
-            gpu.set_priority(self._priority)
+            try:
+                gpu.set_priority(self._priority)
+                gpu.apply_priority()
+            except BaseException:
+                gpu.close()
+                raise
             return gpu
         if self.cipher == "helper":
             from .helper import HelperCipher
@@ -133,7 +138,7 @@ class EcryptfsModule:
         """``cid=N@vdM prio=P`` for the kcuda context, ``helper pid=N`` for the helper."""
         big = self.paths.big if self.paths is not None else None
         if isinstance(big, GpuCipher) and not big.ctx.destroyed:
-            return [f"cid={big.handle.cid}@vd{self.vgpu},prio={big.handle.prio}"]
+            return [f"cid={big.handle.cid}@vd{self.vgpu},prio={self._priority}"]
         if big is not None and hasattr(big, "pid"):
             return [f"helper,pid={big.pid}@vd{self.vgpu}"]
         return []
