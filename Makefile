@@ -57,6 +57,8 @@ bench: build
 	$(PY) scripts/bench/memcpy.py
 	$(PY) scripts/bench/ioctl.py
 	$(PY) scripts/bench/ecryptfs.py
+	$(PY) scripts/bench/dataflow.py
+	$(PY) scripts/bench/swap.py
 
 figures: bench
 

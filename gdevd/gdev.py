@@ -188,6 +188,10 @@ gtune = _verb(rt.gtune)
 gref = _verb(rt.gref)
 gunref = _verb(rt.gunref)
 gvirtget = _verb(rt.gvirtget)
+gshmget = _verb(rt.gshmget)
+gshmat = _verb(rt.gshmat)
+gshmdt = _verb(rt.gshmdt)
+gshmctl = _verb(rt.gshmctl)
 
 __all__ = [
     "boot", "shutdown", "system", "check_invariants", "Handle", "GdevConfig", "GdevKernel",
@@ -195,5 +199,6 @@ __all__ = [
     "gmalloc_dma", "gfree_dma", "gmemcpy_to_device", "gmemcpy_to_device_async",
     "gmemcpy_from_device", "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gquery", "gtune", "gref", "gunref", "gvirtget",
+    "gshmget", "gshmat", "gshmdt", "gshmctl",
     *[n for n in dir(_constants) if n.startswith("GDEV_")],
 ]

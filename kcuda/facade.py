@@ -20,7 +20,8 @@ _HANDLE_VERBS = (
     "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async", "glaunch", "gsync",
-    "gbarrier", "gquery", "gtune", "gref", "gunref",
+    "gbarrier", "gquery", "gtune", "gref", "gunref", "gshmget", "gshmat", "gshmdt",
+    "gshmctl",
 )
 
 
@@ -44,6 +45,9 @@ class RuntimeFacade:
             return False
 
     def _call(self, fn: Any, *args: Any) -> Any:
+        if self.on_loop_thread():
+            raise RuntimeError("kcuda called on the runtime's own trio thread, where it would "
+                               "deadlock: call it from trio.to_thread.run_sync")
         return trio.from_thread.run(fn, *args, trio_token=self.token)
 
     def gopen(self, minor: int) -> Any:

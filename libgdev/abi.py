@@ -47,7 +47,8 @@ FEATURE_STAGING = 1 << 0  # per-context staging buffers for pageable copies
 FEATURE_DMA_FD = 1 << 1  # gmalloc_dma passes its memfd with SCM_RIGHTS
 FEATURE_INLINE = 1 << 2  # small copies travel inside the message
 FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
-FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC
+FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
+FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -107,16 +108,32 @@ class Layout:
         self.tail = tail
         public = [n for n, _ in fields if not n.startswith("_pad")]
         self.type = namedtuple(name, public)  # type: ignore[misc]
+        self._names = tuple(None if n.startswith("_pad") else n for n, _ in fields)
         self._public_index = [i for i, (n, _) in enumerate(fields) if not n.startswith("_pad")]
         self._pad_index = [i for i, (n, _) in enumerate(fields) if n.startswith("_pad")]
+        self._make = self.type._make  # type: ignore[attr-defined]
+        fmt = self.struct.format.lstrip("<")
+        self.request_message = struct.Struct(HEADER.format + fmt)  # header + fields
+        self.reply_message = struct.Struct(HEADER.format + "iI" + fmt)  # + status, pad
 
     def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
         """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
         if tail and not self.tail:
             raise ValueError(f"{self.name} takes no tail")
-        args = [0 if n.startswith("_pad") else values[n] for n, _ in self.fields]
+        args = [0 if n is None else values[n] for n in self._names]
         try:
-            return self.struct.pack(*args) + bytes(tail)
+            body = self.struct.pack(*args)
+            return body + bytes(tail) if tail else body
+        except struct.error as exc:
+            raise ValueError(f"{self.name}: {exc}") from None
+
+    def pack_message(self, whole: struct.Struct, head: tuple[int, ...],
+                     values: dict[str, Any]) -> bytes:
+        """``head`` (the header's values, and a reply's status and pad) and the fields in one
+        ``pack`` call of ``whole`` (:attr:`request_message` or :attr:`reply_message`)."""
+        args = [0 if n is None else values[n] for n in self._names]
+        try:
+            return whole.pack(*head, *args)
         except struct.error as exc:
             raise ValueError(f"{self.name}: {exc}") from None
 
@@ -127,9 +144,13 @@ class Layout:
             raise ProtocolError(_errno.EINVAL,
                                 f"{self.name}: payload of {len(payload)} bytes, want {size}")
         raw = self.struct.unpack_from(payload)
-        if any(raw[i] for i in self._pad_index):
+        if not self._pad_index:
+            fields = self._make(raw)
+        elif any(raw[i] for i in self._pad_index):
             raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
-        return self.type(*(raw[i] for i in self._public_index)), bytes(payload[size:])
+        else:
+            fields = self._make([raw[i] for i in self._public_index])
+        return fields, (bytes(payload[size:]) if len(payload) > size else b"")
 
 
 @dataclass(frozen=True)
@@ -191,6 +212,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(0x115, "GQUERY", _L("query", ("type", "I"), ("_pad0", "I")),
             _L("result", ("result", "Q"))),
     Command(0x116, "GTUNE", _L("tune", ("type", "I"), ("value", "I")), _EMPTY),
+    Command(0x117, "GSHMGET", _L("shmget", ("key", "i"), ("flags", "I"), ("size", "Q")),
+            _L("shmid", ("id", "I"), ("_pad0", "I"))),
+    Command(0x118, "GSHMAT", _L("shmat", ("id", "I"), ("flags", "I"), ("addr", "Q")), _ADDR),
+    Command(0x119, "GSHMDT", _ADDR, _EMPTY),
+    Command(0x120, "GSHMCTL",
+            _L("shmctl", ("id", "I"), ("cmd", "I"), ("uid", "I"), ("gid", "I"), ("mode", "I"),
+               ("_pad0", "I")),
+            _L("shmid_ds", ("key", "i"), ("id", "I"), ("size", "Q"), ("uid", "I"), ("gid", "I"),
+               ("cuid", "I"), ("cgid", "I"), ("mode", "I"), ("nattch", "I"), ("cpid", "I"),
+               ("lpid", "I"), ("atime", "Q"), ("dtime", "Q"), ("ctime", "Q"))),
     Command(0x121, "GREF", _L("ref", ("addr", "Q"), ("size", "Q"), ("slave", "Q")), _ADDR),
     Command(0x122, "GUNREF", _ADDR, _EMPTY),
     Command(0x124, "GVIRTGET", _L("virt", ("buf_id", "Q"), ("offset", "Q")), _ADDR),
@@ -213,19 +244,59 @@ def encode(command: int, request_id: int, payload: bytes, flags: int = 0) -> byt
     return encode_header(command, request_id, len(payload), flags) + payload
 
 
+def encode_request_head(cmd: Command, request_id: int, fields: dict[str, Any],
+                        tail_len: int = 0) -> bytes:
+    """Header and argument struct of a request whose tail (sent separately) is ``tail_len``
+    bytes long."""
+    lay = cmd.request
+    if tail_len and not lay.tail:
+        raise ValueError(f"{lay.name} takes no tail")
+    plen = lay.struct.size + tail_len
+    if plen > MAX_PAYLOAD:
+        raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
+    head = (MAGIC, ABI_VERSION, 0, cmd.number, plen, request_id, 0)
+    return lay.pack_message(lay.request_message, head, fields)
+
+
 def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any) -> bytes:
     """Encode the request of command ``name`` with its fields and optional tail."""
-    cmd = BY_NAME[name]
-    return encode(cmd.number, request_id, cmd.request.pack(fields, tail))
+    head = encode_request_head(BY_NAME[name], request_id, fields, len(tail))
+    return head + bytes(tail) if tail else head
 
 
 def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: bytes = b"",
                  **fields: Any) -> bytes:
     """Encode a reply: an errno ``status`` alone, or status 0 with the output fields."""
-    body = STATUS.pack(status, 0)
-    if status == 0:
-        body += cmd.reply.pack(fields, tail)
-    return encode(cmd.number, request_id, body, FLAG_REPLY)
+    if status:
+        return encode_error(cmd.number, request_id, status)
+    lay = cmd.reply
+    if tail and not lay.tail:
+        raise ValueError(f"{lay.name} takes no tail")
+    plen = lay.reply_message.size - HEADER_SIZE + len(tail)
+    if plen > MAX_PAYLOAD:
+        raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
+    head = (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, plen, request_id, 0, 0, 0)
+    msg = lay.pack_message(lay.reply_message, head, fields)
+    return msg + bytes(tail) if tail else msg
+
+
+def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) -> Any | None:
+    """Fast path for the common case: if ``data`` is exactly one successful reply to
+    (``cmd``, ``request_id``) without a tail, its fields; otherwise None, and the caller takes
+    the general path (:class:`ReceiveBuffer` and :func:`decode_reply`), which validates and
+    reports everything else."""
+    lay = cmd.reply
+    whole = lay.reply_message
+    if len(data) != whole.size:
+        return None
+    raw = whole.unpack_from(data)
+    if raw[:9] != (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, whole.size - HEADER_SIZE,
+                   request_id, 0, 0, 0):
+        return None
+    values = raw[9:]
+    if any(values[i] for i in lay._pad_index):
+        return None
+    return lay._make(values if not lay._pad_index else [values[i] for i in lay._public_index])
 
 
 def encode_error(command: int, request_id: int, status: int) -> bytes:
@@ -296,7 +367,7 @@ class ReceiveBuffer:
         """Pop one whole frame, or None if the buffer holds only part of one."""
         if len(self._buf) < HEADER_SIZE:
             return None
-        header = Header(*HEADER.unpack_from(self._buf))
+        header = Header._make(HEADER.unpack_from(self._buf))
         if header.magic != MAGIC:
             raise ProtocolError(_errno.EPROTO, f"bad magic 0x{header.magic:08x}", fatal=True)
         if header.payload_len > self._max:
@@ -305,6 +376,7 @@ class ReceiveBuffer:
         end = HEADER_SIZE + header.payload_len
         if len(self._buf) < end:
             return None
-        payload = bytes(self._buf[HEADER_SIZE:end])
+        with memoryview(self._buf) as view:
+            payload = bytes(view[HEADER_SIZE:end])
         del self._buf[:end]
         return Frame(header, payload)

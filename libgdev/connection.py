@@ -69,9 +69,7 @@ class Connection:
         """Send one request; return its request id."""
         rid = self._next_id
         self._next_id += 1
-        cmd = abi.BY_NAME[name]
-        body = cmd.request.pack(fields)
-        msg = abi.encode_header(cmd.number, rid, len(body) + len(tail)) + body
+        msg = abi.encode_request_head(abi.BY_NAME[name], rid, fields, len(tail))
         try:
             _sendall(self.sock, msg, tail)
         except OSError as exc:
@@ -100,8 +98,16 @@ class Connection:
 
     def call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Reply:
         """One round trip: send the request, return its reply or raise its errno."""
+        cmd = abi.BY_NAME[name]
         with self.lock:
-            return self.receive(self.send(name, tail, **fields))
+            rid = self.send(name, tail, **fields)
+            if cmd.passes_fd or len(self._rx):
+                return self.receive(rid)
+            n = self._recv_some()  # the common case: this reply, whole, in one read
+            if (out := abi.parse_simple_reply(cmd, rid, self._view[:n])) is not None:
+                return Reply(out, b"", -1)
+            self._rx.feed(self._view[:n])
+            return self.receive(rid)
 
     def _recv_spinning(self) -> tuple[int, list]:
         got = _spin_recv(self.sock, self._buf, SPIN_S) if SPIN_S > 0 else None
@@ -118,9 +124,10 @@ class Connection:
                 raise ProtocolViolation(_errno.EPROTO, str(exc)) from None
             if frame is not None:
                 return frame
-            self._recv_some()
+            self._rx.feed(self._view[:self._recv_some()])
 
-    def _recv_some(self) -> None:
+    def _recv_some(self) -> int:
+        """Receive into the connection's buffer (queueing passed fds); the byte count."""
         try:
             n, anc = self._recv_spinning()
         except OSError as exc:
@@ -132,7 +139,7 @@ class Connection:
                 self._fds.extend(fds)
         if not n:
             raise ProtocolViolation(_errno.ECONNRESET, "the daemon closed the session")
-        self._rx.feed(self._view[:n])
+        return n
 
 
 def _spin_recv(sock: socket.socket, buf: bytearray, spin_s: float) -> tuple[int, list] | None:

@@ -10,6 +10,7 @@ command of the ABI has exactly one handler here and one wrapper in libgdev.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 from collections.abc import Awaitable, Callable
@@ -227,3 +228,28 @@ async def _gunref(call: Call, req: Any, tail: bytes) -> Out:
 async def _gvirtget(call: Call, req: Any, tail: bytes) -> Out:
     view = backend.dma_range(call.s, req.buf_id, req.offset, 1)
     return Out({"addr": await backend.rt.gvirtget(call.s.handle, view)})
+
+
+@handler("GSHMGET")
+async def _gshmget(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"id": await backend.rt.gshmget(call.s.handle, req.key, req.size, req.flags)})
+
+
+@handler("GSHMAT")
+async def _gshmat(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"addr": await backend.rt.gshmat(call.s.handle, req.id, req.addr, req.flags)})
+
+
+@handler("GSHMDT")
+async def _gshmdt(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gshmdt(call.s.handle, req.addr)
+    return Out()
+
+
+@handler("GSHMCTL")
+async def _gshmctl(call: Call, req: Any, tail: bytes) -> Out:
+    if req.cmd != backend.rt.GDEV_IPC_SET and (req.uid or req.gid or req.mode):
+        raise _einval("uid, gid and mode are for IPC_SET only")
+    buf = {"uid": req.uid, "gid": req.gid, "mode": req.mode}
+    ds = await backend.rt.gshmctl(call.s.handle, req.id, req.cmd, buf)
+    return Out(dataclasses.asdict(ds) if ds is not None else dict.fromkeys(backend.SHMID_DS, 0))

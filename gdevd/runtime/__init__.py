@@ -15,10 +15,12 @@ from .api_copy import (
 from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune
 from .api_exec import GdevKernel, gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
+from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
 from .memory import DmaBuffer
+from .shm import ShmidDs
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 
 __all__ = [
@@ -28,5 +30,5 @@ __all__ = [
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
-    "glaunch", "gsync", "gbarrier",
+    "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
 ]

@@ -29,6 +29,7 @@ from . import constants as C
 from .api_mem import check_size
 from .handle import Fence, Handle, check_handle
 from .memory import DmaBuffer
+from .residency import is_resident, read_swapped, touching
 
 
 def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
@@ -113,6 +114,11 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> No
 async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
     check_handle(handle)
     handle.lookup(dst, size)
+    async with touching(handle, (dst, size)):
+        await _to_device_resident(handle, dst, host, size)
+
+
+async def _to_device_resident(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
     if size <= handle.system.config.iowrite_limit:
         handle.mmu.write(dst, host)
         _count(handle, C.PATH_DIRECT, size)
@@ -137,7 +143,16 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> 
 
 async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
     check_handle(handle)
-    handle.lookup(src, size)
+    obj = handle.lookup(src, size)
+    async with touching(handle, (src, size), bring=False) as blocks:
+        if blocks and not is_resident(blocks[0], src - obj.va, size):
+            await read_swapped(handle, blocks[0], src - obj.va, host)
+            _count(handle, C.PATH_SWAP, size)
+        else:
+            await _from_device_resident(handle, host, src, size)
+
+
+async def _from_device_resident(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
     if size <= handle.system.config.ioread_limit:
         handle.mmu.read_into(src, host)
         _count(handle, C.PATH_DIRECT, size)
@@ -191,6 +206,11 @@ def _prepare_dtod(handle: Handle, dst: int, src: int, size: int) -> None:
 
 async def _device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
     _prepare_dtod(handle, dst, src, size)
+    async with touching(handle, (dst, size), (src, size)):
+        await _device_copy_resident(handle, dst, src, size)
+
+
+async def _device_copy_resident(handle: Handle, dst: int, src: int, size: int) -> None:
     if size <= handle.system.config.ioread_limit:
         handle.mmu.write(dst, handle.mmu.read(src, size))
         _count(handle, C.PATH_DEVICE, size)

@@ -19,6 +19,7 @@ import trio
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from .handle import Fence, Handle, check_handle
+from .residency import resident_all, touching
 
 Dim3 = tuple[int, int, int]
 
@@ -108,7 +109,9 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
     handle.check_fault()
     _check_kernel(kernel)
     handle.lookup(kernel.code_addr, kernel.code_size)
-    mod = await _decode(handle, handle.mmu.read(kernel.code_addr, kernel.code_size))
+    async with touching(handle, (kernel.code_addr, kernel.code_size)):
+        code = handle.mmu.read(kernel.code_addr, kernel.code_size)
+    mod = await _decode(handle, code)
     check_handle(handle)
     layout = mod.data_layout()
     if layout.size:
@@ -129,14 +132,15 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
     job = LaunchJob(launch, lambda j: token.run_sync_soon(done.set), tag=fence)
     fence.job = job
     try:
-        handle.phys.compute.submit(job)
-        try:
-            await done.wait()
-        except trio.Cancelled:
-            job.cancel()
-            with trio.CancelScope(shield=True):
+        async with resident_all(handle):      # the paper: swap back every evicted object
+            handle.phys.compute.submit(job)
+            try:
                 await done.wait()
-            raise
+            except trio.Cancelled:
+                job.cancel()
+                with trio.CancelScope(shield=True):
+                    await done.wait()
+                raise
     finally:
         policy.compute_end(handle)
     if job.error is not None:

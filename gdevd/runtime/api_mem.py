@@ -16,10 +16,12 @@ import trio
 
 from ..errors import GdevError
 from . import defaults as D
-from .api_ctx import unmap_object
+from .api_ctx import release_block, settle_object, unmap_object
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
 from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
+from .residency import map_block
+from .swap import alloc_pages, settle
 
 
 def check_size(size: object) -> int:
@@ -33,61 +35,48 @@ def _pages(size: int) -> int:
     return -(-size // D.PAGE_SIZE) * D.PAGE_SIZE
 
 
-def _reclaim(handle: Handle, size: int) -> bool:
-    """Make room for ``size`` device bytes for ``handle``; True if some was made.
+async def new_block(handle: Handle, size: int) -> DeviceBlock:
+    """A device block of ``size`` (page-rounded) bytes charged to ``handle``'s vGPU.
 
-    The seam of the swapping issue (Gdev's implicit sharing: evict the lowest-priority
-    victim to device swap or host memory).  Until it lands nothing can be reclaimed, so an
-    allocation beyond the vGPU's share or the device fails with ENOMEM.
+    When the share or the device is full, victims are swapped out (:mod:`.swap`); ENOMEM
+    when neither memory nor swap can make room.
     """
-    return False
+    need = _pages(check_size(size))
+    extents = await alloc_pages(handle, handle.vgpu, need)
+    block = DeviceBlock(handle.phys, handle.vgpu, extents, owner=handle)
+    handle.system.blocks[handle.phys.index].add(block)
+    return block
+
+
+def map_new(handle: Handle, block: DeviceBlock, *, ref: bool) -> MemObject:
+    """Map ``block`` (settled) at a new VA of ``handle``; return the mapping."""
+    [(va, _)] = handle.vas.alloc(block.size)
+    obj = MemObject(va, block, ref=ref)
+    try:
+        map_block(handle, obj)
+    except BaseException:
+        block.refs -= 1
+        handle.vas.free([(va, block.size)])
+        raise
+    return obj
 
 
 async def gmalloc(handle: Handle, size: int) -> int:
     """Allocate ``size`` bytes of device memory; return its GPU virtual address.
 
-    Errors: EBADF, EINVAL (size <= 0), ENOMEM (beyond the vGPU's share, the device, or the
-    address space).
+    Errors: EBADF, EINVAL (size <= 0), ENOMEM (beyond the vGPU's share or the device, and
+    nothing can be swapped out to make room; or the address space is full).
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
-    need = _pages(check_size(size))
-    vgpu = handle.vgpu
-    while vgpu.memory_used + need > vgpu.memory_size:
-        if not _reclaim(handle, need):
-            raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: {need} bytes exceed its share "
-                                          f"({vgpu.memory_used}/{vgpu.memory_size} used)")
-    allocator = handle.system.allocators[handle.phys.index]
-    while True:
-        try:
-            extents = allocator.alloc(need, split=True)
-            break
-        except GdevError:
-            if not _reclaim(handle, need):
-                raise
+    block = await new_block(handle, size)
     try:
-        va = _map_extents(handle, need, extents)
+        handle.check_open()
+        return map_new(handle, block, ref=False).va
     except BaseException:
-        allocator.free(extents)
+        if block.refs == 0:
+            release_block(handle.system, block)
         raise
-    handle.objects.add(MemObject(va, DeviceBlock(handle.phys, vgpu, extents)))
-    return va
-
-
-def _map_extents(handle: Handle, size: int, extents: list[tuple[int, int]]) -> int:
-    """Map physical ``extents`` contiguously at a new VA of ``handle``; return the VA."""
-    [(va, _)] = handle.vas.alloc(size)
-    off = 0
-    try:
-        for pa, length in extents:
-            handle.mmu.map(va + off, pa, length)
-            off += length
-    except BaseException:
-        if off:
-            handle.mmu.unmap(va, off)
-        handle.vas.free([(va, size)])
-        raise
-    return va
 
 
 async def gfree(handle: Handle, addr: int) -> int:
@@ -102,6 +91,7 @@ async def gfree(handle: Handle, addr: int) -> int:
         obj = handle.lookup(addr, kind=GDEV_MEM_DEVICE)
         if obj.ref:
             raise GdevError(errno.EINVAL, f"{obj} is a reference: gunref it")
+        await settle_object(handle, obj)
         return unmap_object(handle, obj)
 
 
@@ -203,9 +193,12 @@ async def gref(master: Handle, addr: int, size: int, slave: Handle) -> int:
     if isinstance(block, DmaBlock):
         new = _map_dma(slave, block, ref=True)
     else:
-        va = _map_extents(slave, block.size, block.extents)
-        new = MemObject(va, block, ref=True)
-        slave.objects.add(new)
+        await settle(block)
+        check_handle(master)
+        check_handle(slave)
+        if obj.block is not block or master.objects.find(obj.va) is not obj:
+            raise GdevError(errno.ENOENT, f"{obj} was freed meanwhile")
+        new = map_new(slave, block, ref=True)
     return new.va + (addr - obj.va)
 
 
@@ -218,8 +211,9 @@ async def gunref(handle: Handle, addr: int) -> None:
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr)
-        if not obj.ref:
-            raise GdevError(errno.EINVAL, f"{obj} is not a reference")
+        if not obj.ref or obj.shm is not None:
+            raise GdevError(errno.EINVAL, f"{obj} is not a gref mapping")
+        await settle_object(handle, obj)
         unmap_object(handle, obj)
 
 

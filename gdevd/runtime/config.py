@@ -49,6 +49,8 @@ class GdevConfig:
     compute_slice: int = D.COMPUTE_SLICE
     watchdog: float | None = D.WATCHDOG_S
     contexts_max: int = D.CONTEXTS_MAX
+    swap_percent: int = D.SWAP_PERCENT   # temporal device swap area, percent of memory
+    host_swap: int = D.HOST_SWAP          # bytes of host swap per physical GPU
 
     def validate(self) -> GdevConfig:
         """Check every field; return self, or raise ``GdevError(EINVAL)`` naming the field."""
@@ -64,6 +66,8 @@ class GdevConfig:
         _int_in("ioread_limit", self.ioread_limit, 0, 1 << 40)
         _int_in("compute_slice", self.compute_slice, 1, 1 << 40)
         _int_in("contexts_max", self.contexts_max, 1, 1 << 20)
+        _int_in("swap_percent", self.swap_percent, 0, 50)
+        _int_in("host_swap", self.host_swap, 0, 1 << 44)
         if self.memory % D.PAGE_SIZE or self.dma_memory % D.PAGE_SIZE:
             raise GdevError(errno.EINVAL, "memory sizes must be multiples of the page size")
         if self.watchdog is not None and not self.watchdog > 0:

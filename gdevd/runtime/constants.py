@@ -34,10 +34,14 @@ QUERY_TYPES = frozenset({
     GDEV_QUERY_COMPUTE_CAPABILITY, GDEV_QUERY_DMA_MEM_FREE,
 })
 
-# IPC commands (gshmctl, a later issue)
+# IPC commands (gshmctl; Gdev's numbers)
 GDEV_IPC_STAT = 1
 GDEV_IPC_SET = 2
 GDEV_IPC_RMID = 3
+# gshmget keys and flags (System V's values: IPC_PRIVATE, IPC_CREAT, IPC_EXCL)
+GDEV_IPC_PRIVATE = 0
+GDEV_IPC_CREAT = 0o1000
+GDEV_IPC_EXCL = 0o2000
 
 # internal operation codes (gdev_device.h)
 GDEV_OP_COMPUTE = 1
@@ -59,3 +63,4 @@ PATH_PINNED = "pinned"                # one copy from/to a pinned (DMA) buffer
 PATH_PIPELINED = "pipelined"          # chunked through >= 2 bounce buffers, overlapped
 PATH_CHUNKED = "chunked"              # chunked through one bounce buffer at a time
 PATH_DEVICE = "device"                # inside the unified address space (gmemcpy)
+PATH_SWAP = "swap"                    # a DtoH copy served from swap (nothing brought back)

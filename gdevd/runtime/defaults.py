@@ -59,3 +59,12 @@ COMPUTE_SLICE = 4096                  # instruction steps per slice of a running
 WATCHDOG_S: float | None = None       # per-launch watchdog (seconds), off by default
 DECODE_CACHE = 64                     # decoded PTX modules kept per physical GPU
 CONTEXTS_MAX = 128                    # GDEV_CONTEXT_MAX_COUNT handles per physical GPU
+
+# --- memory management (swapping and shared memory) ---------------------------------------
+PRIO_MIN = 0                          # GDEV_PRIO_MIN
+PRIO_MAX = 40                         # GDEV_PRIO_MAX
+PRIO_DEFAULT = 20                     # GDEV_PRIO_DEFAULT (nice 0)
+SWAP_PERCENT = 10                     # temporal device swap area, percent of device memory
+HOST_SWAP = 4 * GiB                   # host swap per physical GPU (bytes; lazily touched)
+SWAP_INLINE_MAX = 256 * KiB           # swap copies up to this size run on the loop itself
+SHM_SEGMENTS = 512                    # GDEV_SHM_SEGMENT_COUNT (system wide)

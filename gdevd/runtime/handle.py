@@ -37,8 +37,10 @@ from ..gpu.mmu import Mmu
 from . import defaults as D
 from .allocator import ExtentAllocator
 from .memory import DmaBlock, MemObject, ObjectMap
+from .swaparea import SwapCounters
 
 if TYPE_CHECKING:
+    from ..gpu.device import PhysicalGpu
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
@@ -67,9 +69,10 @@ class Handle:
 
     def __init__(self, system: GdevSystem, vgpu: VirtualGpu, cred: Credentials) -> None:
         self.system, self.vgpu, self.cred = system, vgpu, cred
-        self.phys = vgpu.phys
+        self.phys: PhysicalGpu = vgpu.phys
         self.cid = system.new_cid()
-        self.prio = 20
+        self.prio = 20                      # set by gopen from system.priority_of
+        self.swap = SwapCounters()          # this context's swap statistics
         self.mmu = Mmu()
         self.mmu.set_aperture(0, self.phys.vram.buffer)
         self.vas = ExtentAllocator(D.VAS_USER_START, D.VAS_USER_END - D.VAS_USER_START,

@@ -4,18 +4,25 @@ Checked: every allocator is internally consistent; the device pages in use are e
 pages of the live blocks (no leak, no overlap); each vGPU's charge equals the sizes of the
 blocks charged to it; each block's reference count equals its mappings; each context's
 mappings are disjoint, inside its VA allocator's used space, and translate through its MMU
-to the block's pages.
+to the block's resident pages, and evicted pages translate nowhere; the swap area's pages
+and the host swap budget equal what the blocks hold there; the swapped-bytes counters equal
+the blocks' non-resident bytes; nothing is pinned or migrating at rest; every shared segment
+is held by the table and its attachments.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ..errors import MmuFault
+from .defaults import PAGE_SIZE as PAGE
 from .memory import DeviceBlock, DmaBlock, MemObject
 
 if TYPE_CHECKING:
     from .handle import Handle
-    from .system import GdevSystem
+    from .system import GdevSystem, VirtualGpu
 
 
 def check_system(system: GdevSystem) -> None:
@@ -25,25 +32,60 @@ def check_system(system: GdevSystem) -> None:
         assert not handle.closed, f"closed {handle} still registered"
         for obj in _check_handle(handle):
             blocks.setdefault(id(obj.block), (obj.block, []))[1].append(obj)
+    for seg in system.shm.segments.values():
+        blocks.setdefault(id(seg.block), (seg.block, []))
+        assert seg.block.shm is seg and len(seg.attached) == sum(
+            o.shm is seg for o in blocks[id(seg.block)][1]), f"shm {seg.id}: attachments"
     for block, objs in blocks.values():
-        assert block.refs == len(objs), f"block refs {block.refs} != {len(objs)} mappings"
+        held = 1 if getattr(block, "shm", None) is not None else 0
+        assert block.refs == len(objs) + held, f"block refs {block.refs} != {len(objs)} maps"
+        if isinstance(block, DeviceBlock):
+            assert block.pins == block.running == 0 and block.busy is None, "pinned at rest"
+            assert sorted(map(id, (o for _, o in block.maps))) == sorted(map(id, objs))
     for vgpu in system.virtual:
-        dev = sum(b.size for b, _ in blocks.values()
-                  if isinstance(b, DeviceBlock) and b.vgpu is vgpu)
-        dma = sum(b.size for b, _ in blocks.values() if isinstance(b, DmaBlock) and b.vgpu is vgpu)
-        assert vgpu.memory_used == dev, f"vGPU {vgpu.minor}: charged {vgpu.memory_used} != {dev}"
-        assert vgpu.dma_used == dma, f"vGPU {vgpu.minor}: pinned {vgpu.dma_used} != {dma}"
-        for handle in vgpu.handles:
-            assert system.handles.get(handle.cid) is handle, f"{handle} not in the system"
+        _check_vgpu(system, vgpu, [b for b, _ in blocks.values()])
     for gpu in system.physical:
-        _check_pages(system, gpu.index, [b for b, _ in blocks.values()
-                                         if isinstance(b, DeviceBlock) and b.gpu is gpu])
+        dev = [b for b, _ in blocks.values() if isinstance(b, DeviceBlock) and b.gpu is gpu]
+        assert set(map(id, dev)) == set(map(id, system.blocks[gpu.index])), "block registry"
+        _check_pages(system, gpu.index, dev)
+        _check_swap(system, gpu.index, dev)
+
+
+def _check_vgpu(system: GdevSystem, vgpu: VirtualGpu, blocks: list[Any]) -> None:
+    mine = [b for b in blocks if b.vgpu is vgpu]
+    dev = sum(b.resident_bytes for b in mine if isinstance(b, DeviceBlock))
+    swapped = sum(b.size - b.resident_bytes for b in mine if isinstance(b, DeviceBlock))
+    dma = sum(b.size for b in mine if isinstance(b, DmaBlock))
+    assert vgpu.memory_used == dev, f"vGPU {vgpu.minor}: charged {vgpu.memory_used} != {dev}"
+    assert vgpu.swap.swapped_bytes == swapped, f"vGPU {vgpu.minor}: swapped count drifted"
+    assert vgpu.dma_used == dma, f"vGPU {vgpu.minor}: pinned {vgpu.dma_used} != {dma}"
+    for handle in vgpu.handles:
+        assert system.handles.get(handle.cid) is handle, f"{handle} not in the system"
+
+
+def _check_swap(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> None:
+    area = system.swap[index]
+    on_dev = [int(a) for b in blocks for a in b.sw[b.sw >= 0]]
+    assert len(set(on_dev)) == len(on_dev), f"gpu{index}: device swap page double-owned"
+    assert area.device_used == len(on_dev) * PAGE, f"gpu{index}: device swap leak"
+    if area.device is not None:
+        area.device.check()
+        lo, hi = area.extent[0], area.extent[0] + area.extent[1]  # type: ignore[index]
+        assert all(lo <= a < hi for a in on_dev), "device swap page outside the area"
+    host = sum(int(((b.pa < 0) & (b.sw < 0)).sum()) * PAGE for b in blocks)
+    assert area.host_used == host, f"gpu{index}: host swap {area.host_used} != {host}"
+    for b in blocks:
+        assert not np.any((b.pa >= 0) & (b.sw >= 0)), "page both resident and swapped"
+        assert b.host is not None or not np.any((b.pa < 0) & (b.sw < 0)), "lost host copy"
 
 
 def _check_pages(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> None:
     allocator = system.allocators[index]
     allocator.check()
     used = sorted(e for b in blocks for e in b.extents)
+    area = system.swap[index].extent
+    if area is not None:
+        used = sorted(used + [area])
     assert sum(length for _, length in used) == allocator.used_bytes, \
         f"gpu{index}: {allocator.used_bytes} bytes allocated, live blocks hold " \
         f"{sum(length for _, length in used)} (leak)"
@@ -74,8 +116,14 @@ def _check_translation(handle: Handle, obj: MemObject) -> None:
     if isinstance(block, DmaBlock):
         assert handle.mmu.translate(obj.va) == (obj.aperture, 0), f"{obj}: bad translation"
         return
-    off = 0
-    for pa, length in block.extents:
-        for va, want in ((obj.va + off, pa), (obj.va + off + length - 1, pa + length - 1)):
-            assert handle.mmu.translate(va) == (0, want), f"{obj}: {va:#x} mistranslated"
-        off += length
+    for first, pa, n in block.runs():
+        va = obj.va + first * PAGE
+        for v, want in ((va, pa), (va + n * PAGE - 1, pa + n * PAGE - 1)):
+            assert handle.mmu.translate(v) == (0, want), f"{obj}: {v:#x} mistranslated"
+    for first, _, n in block.runs(resident=False):
+        for v in (obj.va + first * PAGE, obj.va + (first + n) * PAGE - 1):
+            try:
+                handle.mmu.translate(v)
+            except MmuFault:
+                continue
+            raise AssertionError(f"{obj}: evicted page {v:#x} still mapped")

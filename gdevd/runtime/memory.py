@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import GdevError
 from .allocator import Extent
 from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
+from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu
@@ -37,23 +38,77 @@ if TYPE_CHECKING:
 
 
 class DeviceBlock:
-    """Device pages on one GPU: ``extents`` of VRAM totalling ``size`` bytes."""
+    """Device pages on one GPU, ``size`` bytes, tracked page by page (see docs/memory.md).
+
+    Page ``i`` is *resident* at VRAM address ``pa[i]`` (>= 0), or evicted: to the device
+    swap area at ``sw[i]`` (>= 0), else to ``host`` (the block's host swap copy, page ``i``
+    at byte ``i * PAGE``).  Only resident bytes are charged to ``vgpu.memory_used``; the
+    swap module keeps the swapped ones in its counters.  ``pins`` counts operations that
+    need the block resident (never a victim then), ``running`` those of them past their
+    swap-in; ``busy`` is an event while a migration moves its pages.  ``maps`` lists every
+    (context, mapping) of the block, so swapping can unmap and remap all of them.
+    """
 
     kind = GDEV_MEM_DEVICE
 
-    def __init__(self, gpu: PhysicalGpu, vgpu: VirtualGpu, extents: list[Extent]) -> None:
-        self.gpu, self.vgpu, self.extents = gpu, vgpu, extents
+    def __init__(self, gpu: PhysicalGpu, vgpu: VirtualGpu, extents: list[Extent],
+                 owner: Any = None) -> None:
+        self.gpu, self.vgpu, self.owner = gpu, vgpu, owner
         self.size = sum(length for _, length in extents)
-        self.refs = 0
+        self.pa = np.concatenate([np.arange(pa, pa + length, PAGE, dtype=np.int64)
+                                  for pa, length in extents]) if extents else \
+            np.empty(0, np.int64)
+        self.sw = np.full(len(self.pa), -1, np.int64)
+        self.host: np.ndarray | None = None
+        self.refs = self.pins = self.running = 0
+        self.busy: Any = None
+        self.maps: list[tuple[Any, MemObject]] = []
+        self.shm: Any = None
         vgpu.memory_used += self.size
 
-    def release(self, allocator: Any) -> None:
-        """Scrub the pages, give them back to ``allocator`` and uncharge the vGPU."""
-        for pa, length in self.extents:
+    @property
+    def npages(self) -> int:
+        """The block's length in pages."""
+        return len(self.pa)
+
+    @property
+    def resident_bytes(self) -> int:
+        """Bytes of the block now in VRAM (what its vGPU is charged)."""
+        return int(np.count_nonzero(self.pa >= 0)) * PAGE
+
+    def runs(self, resident: bool = True) -> list[tuple[int, int, int]]:
+        """Maximal runs ``(first page, pa, pages)`` of resident, physically contiguous pages.
+
+        With ``resident=False``: runs ``(first page, -1, pages)`` of non-resident pages.
+        """
+        idx = np.nonzero((self.pa >= 0) == resident)[0]
+        if not len(idx):
+            return []
+        brk = np.diff(idx) != 1
+        if resident:
+            brk |= np.diff(self.pa[idx]) != PAGE
+        starts = np.concatenate(([0], np.nonzero(brk)[0] + 1))
+        ends = np.concatenate((starts[1:], [len(idx)]))
+        return [(int(idx[s]), int(self.pa[idx[s]]) if resident else -1, int(e - s))
+                for s, e in zip(starts, ends, strict=True)]
+
+    @property
+    def extents(self) -> list[Extent]:
+        """The resident pages as VRAM extents ``(pa, length)`` in block order."""
+        return [(pa, n * PAGE) for _, pa, n in self.runs()]
+
+    def release(self, allocator: Any, swap: Any = None) -> None:
+        """Scrub the resident pages and give them back to ``allocator``; drop the swapped
+        ones from ``swap`` (the GPU's swap area); uncharge the vGPU."""
+        extents = self.extents
+        for pa, length in extents:
             self.gpu.scrub(pa, length)
-        allocator.free(self.extents)
-        self.vgpu.memory_used -= self.size
-        self.extents = []
+        allocator.free(extents)
+        self.vgpu.memory_used -= sum(length for _, length in extents)
+        if swap is not None:
+            swap.forget(self)
+        self.pa = np.full(len(self.pa), -1, np.int64)
+        self.host = None
 
 
 class DmaBlock:
@@ -101,6 +156,7 @@ class MemObject:
     def __init__(self, va: int, block: Block, *, ref: bool = False, aperture: int = 0) -> None:
         self.va, self.block, self.ref, self.aperture = va, block, ref, aperture
         self.size = block.size
+        self.shm: Any = None                # the shared segment, for a gshmat mapping
         block.refs += 1
 
     @property

@@ -25,6 +25,9 @@ from . import defaults as D
 from .allocator import ExtentAllocator
 from .completions import CopyCompletions
 from .config import GdevConfig
+from .shm import ShmTable
+from .swap import migrator, nice_priority
+from .swaparea import SwapArea, SwapCounters
 
 if TYPE_CHECKING:
     from .handle import Handle
@@ -55,6 +58,8 @@ class VirtualGpu:
         self.memory_used = 0                # device bytes charged to this vGPU
         self.dma_used = 0                   # pinned host bytes charged to this vGPU
         self.handles: set[Handle] = set()
+        self.swap = SwapCounters()          # swap statistics of the contexts on this vGPU
+        self.system: GdevSystem | None = None
 
     @property
     def memory_size(self) -> int:
@@ -103,6 +108,10 @@ class GdevSystem:
         self.policy: Any = NullPolicy()
         self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
+        self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
+        self.blocks: dict[int, set[Any]] = {}              # phys index -> live device blocks
+        self.shm: Any = None                               # the shm segment table
+        self.priority_of: Callable[[Handle], int] = nice_priority   # the scheduler's seam
         self.nursery: trio.Nursery | None = None
         self.token: trio.lowlevel.TrioToken | None = None
         self._next_cid = 1
@@ -110,12 +119,15 @@ class GdevSystem:
 
     async def __aenter__(self) -> GdevSystem:
         self._build()
+        self.shm = ShmTable(self)
         self.token = trio.lowlevel.current_trio_token()
         self._nursery_cm = trio.open_nursery()
         self.nursery = await self._nursery_cm.__aenter__()
         for per_engine in self.completions.values():
             for completions in per_engine.values():
                 self.nursery.start_soon(completions.run)
+        for area in self.swap.values():
+            self.nursery.start_soon(migrator, area)
         return self
 
     async def __aexit__(self, *exc: object) -> bool | None:
@@ -147,10 +159,13 @@ class GdevSystem:
                                   compute_slice=c.compute_slice, decode_cache=D.DECODE_CACHE)
                 self.physical.append(gpu)
                 self.allocators[i] = ExtentAllocator(0, c.memory, D.PAGE_SIZE)
+                self.swap[i] = SwapArea(gpu, self.allocators[i], c.swap_percent, c.host_swap)
+                self.blocks[i] = set()
                 self.completions[i] = {e.name: CopyCompletions(e)
                                        for e in (gpu.htod, gpu.dtoh, gpu.dtod)}
                 for _ in range(c.vgpus):
                     vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
+                    vgpu.system = self
                     self.virtual.append(vgpu)
         except BaseException:
             self._teardown()
@@ -160,6 +175,12 @@ class GdevSystem:
         for gpu in self.physical:
             gpu.close()
         self.physical.clear()
+
+    def shrink(self, vgpu: VirtualGpu) -> None:
+        """Swap out what ``vgpu`` holds beyond its (just shrunk) share, in the background."""
+        from .swap import shrink
+        if self.nursery is not None:
+            self.nursery.start_soon(shrink, self, vgpu)
 
     def new_cid(self) -> int:
         """A context id never used before in this system."""

@@ -18,11 +18,12 @@ from .event import EventAPI
 from .launch import LaunchAPI
 from .memory import MemoryAPI
 from .module import ModuleAPI
+from .shm import ShmAPI
 from .stream import StreamAPI
 
 
 class CudaDriver(DeviceAPI, ContextAPI, MemoryAPI, ModuleAPI, LaunchAPI, StreamAPI, EventAPI,
-                 DriverCore):
+                 ShmAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

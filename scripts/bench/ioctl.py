@@ -14,6 +14,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -65,6 +66,45 @@ def latency(n: int, daemon: int) -> tuple[float, float, float]:
         cpu = cpu_seconds(daemon) - cpu
     ts.sort()
     return statistics.median(ts) * 1e6, ts[int(len(ts) * 0.99)] * 1e6, cpu / n * 1e6
+
+
+ECHO_SERVER = """
+import socket, sys, trio
+async def serve(sock):
+    while data := await sock.recv(4096):
+        await sock.send(data)
+async def main():
+    listener = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    await listener.bind(sys.argv[1])
+    listener.listen()
+    async with trio.open_nursery() as nursery:
+        while True:
+            nursery.start_soon(serve, (await listener.accept())[0])
+trio.run(main)
+"""
+
+
+def echo_baseline(n: int, base: str) -> float:
+    """Median microseconds of a 32-byte round trip to a bare trio echo server: what this
+    machine's scheduler and sockets cost right now, with no Gdev in the way."""
+    path = os.path.join(base, "echo.sock")
+    server = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, path])
+    try:
+        while not os.path.exists(path):
+            time.sleep(0.01)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+        msg, ts = bytes(32), []
+        for _ in range(n):
+            t = time.perf_counter()
+            sock.sendall(msg)
+            sock.recv(4096)
+            ts.append(time.perf_counter() - t)
+        sock.close()
+    finally:
+        server.kill()
+        server.wait()
+    return statistics.median(ts) * 1e6
 
 
 def worker(start: float, seconds: float) -> None:
@@ -175,7 +215,7 @@ def open_close(n: int = 200) -> float:
     return statistics.median(ts) * 1e6
 
 
-def report(args: argparse.Namespace, daemon: int) -> str:
+def report(args: argparse.Namespace, daemon: int, base: str) -> str:
     """Run everything; the Markdown section."""
     lines = [f"Command: `{' '.join(['python', 'scripts/bench/ioctl.py', *sys.argv[1:]])}` "
              f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
@@ -183,6 +223,8 @@ def report(args: argparse.Namespace, daemon: int) -> str:
     med, p99, cpu = latency(args.calls, daemon)
     lines.append(f"- gquery latency: median {med:.1f} us, p99 {p99:.1f} us "
                  f"(target: median <= 60 us); daemon CPU {cpu:.1f} us per call")
+    lines.append(f"- for scale, a bare trio echo server round trip right after: median "
+                 f"{echo_baseline(args.calls, base):.1f} us")
     for k in (1, 2, 4):
         lines.append(f"- gquery calls/s with {k} client process(es): {calls_per_second(k):,.0f}")
     size = args.size * MiB
@@ -229,7 +271,7 @@ def main() -> None:
     base = tempfile.mkdtemp(prefix="gdevd-bench-")
     proc = start_daemon(base)
     try:
-        text = report(args, proc.pid)
+        text = report(args, proc.pid, base)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)

@@ -15,9 +15,10 @@ from gdevd.runtime import GdevConfig, GdevSystem
 
 MiB = 1 << 20
 
-#: a small machine: 64 MiB (16 MiB per vGPU), 64 KiB chunks so pipelines have many stages
+#: a small machine: 64 MiB (16 MiB per vGPU), 64 KiB chunks so pipelines have many stages;
+#: no swap, so a full share or device is ENOMEM here (tests/memory exercise swapping)
 SMALL = dict(memory=64 * MiB, dma_memory=32 * MiB, vgpus=4, chunk_size=64 << 10,
-             iowrite_limit=4096, ioread_limit=4096)
+             iowrite_limit=4096, ioread_limit=4096, swap_percent=0, host_swap=0)
 
 
 def run_system(body: Callable[[GdevSystem], Awaitable[Any]], **config: Any) -> Any:
