@@ -169,3 +169,35 @@ def test_unload_all_forces_busy_modules(kcuda_system, lower: str) -> None:
 
     _run(main)
     kcuda_system.fsck()
+
+
+def test_gpu_work_does_not_block_the_loop(kcuda_system, lower: str) -> None:
+    """A write on the GPU path runs in a worker thread: the loop keeps serving other tasks
+    (FUSE requests, in the daemon) while it waits for the GPU."""
+    reg = ModuleRegistry()
+
+    async def main() -> None:
+        mod = await reg.load(_spec(lower, threshold=0))
+        fs = mod.make_fs(1, 1 << 40)
+        fh, _ = await fs.create(1, b"f", 0o644, os.O_RDWR, CTX)
+        ticks, done = 0, trio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await trio.sleep(0.005)
+
+        async def writer() -> None:
+            await fs.write(fh.fh, 0, os.urandom(64 << 10))
+            done.set()
+
+        async with trio.open_nursery() as n:
+            n.start_soon(ticker)
+            n.start_soon(writer)
+        assert mod.last_path == "gpu" and ticks > 3, ticks
+        await fs.release(fh.fh)
+        await reg.unload("ecryptfs")
+
+    _run(main)
+    kcuda_system.fsck()
