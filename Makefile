@@ -50,6 +50,7 @@ typecheck: build
 bench: build
 	$(PY) scripts/bench/memcpy.py
 	$(PY) scripts/bench/ioctl.py
+	$(PY) scripts/bench/ecryptfs.py
 	$(PY) scripts/bench/dataflow.py
 	$(PY) scripts/bench/swap.py
 

@@ -1,4 +1,5 @@
-"""``gdevd MOUNTPOINT [--foreground] [--gpus N] [--vgpus M] [--memory SIZE] [--config FILE]``
+"""``gdevd MOUNTPOINT [--foreground] [--gpus N] [--vgpus M] [--memory SIZE] [--config FILE]
+[--module KIND:key=value,...]...``
 
 Mounts the Gdev tree (``MOUNT/dev/gdevN``, ``MOUNT/proc/gdev``) and serves it until SIGINT or
 SIGTERM, then unmounts.  Without ``--foreground`` it detaches once the mount is ready (the
@@ -41,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--socket", help="ioctl socket path (default: a private dir in /tmp)")
     p.add_argument("--log", help="also log to this file")
     p.add_argument("--debug", action="store_true", help="log every session and error")
+    p.add_argument("--module", action="append", default=[], metavar="KIND:key=value,...",
+                   help="load an in-daemon module at start, e.g. "
+                   "ecryptfs:lower=DIR,passphrase_file=FILE (see docs/modules.md)")
     return p.parse_args(argv)
 
 
@@ -131,11 +135,18 @@ def run(args: argparse.Namespace) -> int:
     import trio
 
     from gdevd.daemon import DaemonConfig, serve
+    from gdevd.modules import check_spec
 
     check_privileges()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket + memfds per session
-    cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket)
+    for spec in args.module:
+        try:
+            check_spec(spec)
+        except GdevError as exc:
+            raise Refused(f"module {spec.partition(':')[0]}: {exc}") from None
+    cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket,
+                       tuple(args.module))
     pipe = -1
     if not args.foreground:
         pipe, _ = _detach()
@@ -160,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return 0
+    except GdevError as exc:  # e.g. a --module that failed to load
+        print(f"gdevd: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception:
         logging.getLogger("gdevd").exception("gdevd failed")
         return EXIT_FAILED

@@ -21,10 +21,12 @@ import pyfuse3
 import trio
 
 import kcuda
-from gdevd.fuse.ops import GdevOperations
+from gdevd.errors import GdevError
+from gdevd.fuse.stacked import StackedOperations
 from gdevd.fuse.tree import Tree
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import SessionTable
+from gdevd.modules import ModuleRegistry
 from gdevd.runtime import GdevConfig, GdevSystem
 
 log = logging.getLogger("gdevd")
@@ -38,6 +40,7 @@ class DaemonConfig:
     mountpoint: str
     system: GdevConfig
     socket_path: str | None = None  # default: a fresh private directory under /tmp
+    modules: tuple[str, ...] = ()   # module specs loaded at start (KIND:key=value,...)
 
 
 def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
@@ -49,7 +52,7 @@ def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
     return os.path.join(path, "ioctl.sock")
 
 
-def _mount(stack: AsyncExitStack, ops: GdevOperations, mountpoint: str) -> None:
+def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> None:
     options = set(pyfuse3.default_options) | set(MOUNT_OPTIONS)
     options.discard("default_permissions")  # re-added below; keep the set explicit
     options.add("default_permissions")
@@ -77,21 +80,39 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
         nursery = await stack.enter_async_context(trio.open_nursery())
         stack.callback(nursery.cancel_scope.cancel)
         await nursery.start(IoctlServer(sessions, socket_path).serve)
-        ops = GdevOperations(Tree(system), sessions)
+        registry = ModuleRegistry(cfg.mountpoint)
+        ops = StackedOperations(Tree(system), sessions, registry)
         _mount(stack, ops, cfg.mountpoint)
         stack.push_async_callback(sessions.end_all)  # before unmount: close live contexts
+        stack.push_async_callback(registry.unload_all)  # first of all: modules' contexts
         log.info("serving %d vGPUs at %s (ioctl socket %s)", len(system.virtual),
                  cfg.mountpoint, socket_path)
         nursery.start_soon(_watch_signals, pyfuse3.terminate)
-        nursery.start_soon(_announce_ready, cfg.mountpoint, ready)
+        failed: list[GdevError] = []
+        nursery.start_soon(_announce_ready, cfg.mountpoint, ready, registry, cfg.modules, failed)
         await pyfuse3.main()
         log.info("file system loop ended")
+        if failed:
+            raise failed[0]
 
 
-async def _announce_ready(mountpoint: str, ready: Callable[[], None] | None) -> None:
-    """Call ``ready`` once the kernel really serves the mount (a lookup through it succeeds);
-    a mount whose FUSE INIT failed raises here instead of passing for a running daemon."""
+async def _announce_ready(mountpoint: str, ready: Callable[[], None] | None,
+                          registry: ModuleRegistry | None = None, specs: tuple[str, ...] = (),
+                          failed: list[GdevError] | None = None) -> None:
+    """Call ``ready`` once the kernel really serves the mount (a lookup through it succeeds)
+    and the modules of ``specs`` are loaded; a mount whose FUSE INIT failed raises here
+    instead of passing for a running daemon, and a module that fails to load ends the daemon
+    (its error goes to ``failed``)."""
     await trio.to_thread.run_sync(os.stat, os.path.join(mountpoint, "proc", "gdev"))
     log.debug("mount answers lookups")
+    for spec in specs:
+        assert registry is not None and failed is not None
+        try:
+            await registry.load(spec)
+        except GdevError as exc:
+            log.error("module %s: %s", spec.partition(":")[0], exc)
+            failed.append(GdevError(exc.errno, f"module {spec.partition(':')[0]}: {exc.detail}"))
+            pyfuse3.terminate()
+            return
     if ready is not None:
         ready()

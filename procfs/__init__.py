@@ -2,6 +2,7 @@
 write (:mod:`procfs.generic`)."""
 
 from procfs.generic import read_entry, write_entry
-from procfs.table import ENTRIES, GLOBAL, PER_VGPU, Entry
+from procfs.table import ENTRIES, GLOBAL, MODULE_ENTRIES, MODULES, PER_VGPU, Entry, TextEntry
 
-__all__ = ["ENTRIES", "GLOBAL", "PER_VGPU", "Entry", "read_entry", "write_entry"]
+__all__ = ["ENTRIES", "GLOBAL", "PER_VGPU", "Entry", "read_entry", "write_entry",
+           "MODULES", "MODULE_ENTRIES", "TextEntry"]

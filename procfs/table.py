@@ -164,3 +164,72 @@ def context_listing(system: Any) -> str:
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")
 PER_VGPU = tuple(e for e in ENTRIES if e.scope == "vgpu")
+
+
+# --- in-daemon modules ------------------------------------------------------------------------
+# ``/proc/gdev/modules`` (scope "control": the FUSE front adds it with the module registry as
+# its target, and serves writes with ``registry.control``: ``load SPEC`` / ``unload NAME``).
+# Per-module entries (scope "module") live in ``/proc/gdev/NAME/`` while module NAME is loaded;
+# their target is the module object.
+
+
+@dataclass(frozen=True)
+class TextEntry(Entry):
+    """An entry whose value is a line (or lines) of text; ``choices`` bounds writes."""
+
+    choices: tuple[str, ...] = ()
+
+    def parse(self, data: bytes) -> Any:
+        """The written text, stripped; EINVAL if it is not UTF-8."""
+        try:
+            return data.decode().strip()
+        except UnicodeDecodeError:
+            raise GdevError(errno.EINVAL, f"{self.name}: not UTF-8") from None
+
+    def validate(self, value: Any) -> None:
+        """EINVAL unless ``value`` is one of ``choices`` (when there are choices)."""
+        if self.choices and value not in self.choices:
+            raise GdevError(errno.EINVAL, f"{self.name}: {value!r} not in {self.choices}")
+
+    def format(self, value: Any) -> bytes:
+        """The text, newline-terminated."""
+        text = str(value)
+        return (text if text.endswith("\n") else text + "\n").encode()
+
+
+def _must_go_through_registry(registry: Any, value: Any) -> None:  # pragma: no cover
+    raise GdevError(errno.EINVAL, "modules: written through the FUSE front only")
+
+
+MODULES = TextEntry(
+    "modules", "control", RW,
+    "loaded modules (name kind state users contexts options); root writes "
+    "'load KIND:key=value,...' or 'unload NAME'",
+    lambda registry: registry.render(), _must_go_through_registry)
+
+
+def _requests(path: str) -> Callable[[Any], int]:
+    return lambda m: m.stat("requests", path)
+
+
+def _bytes(path: str) -> Callable[[Any], int]:
+    return lambda m: m.stat("bytes", path)
+
+
+ECRYPTFS_ENTRIES: tuple[Entry, ...] = (
+    Entry("cpu_threshold", "module", RW, "requests below this many bytes take the CPU path",
+          lambda m: m.threshold, lambda m, v: m.set_threshold(v), (0, 1 << 30)),
+    Entry("priority", "module", RW, "priority of the module's GPU context, 0..40 (larger first)",
+          lambda m: m.priority, lambda m, v: setattr(m, "priority", v), (0, 40)),
+    TextEntry("cipher", "module", RO, "path of large requests: gpu (kcuda), helper or cpu",
+              lambda m: m.cipher),
+    TextEntry("last_path", "module", RO, "path the last request took: cpu, gpu, helper, none",
+              lambda m: m.last_path),
+    Entry("open_files", "module", RO, "open files (unload is refused while nonzero)",
+          lambda m: m.busy()),
+    *(Entry(f"{kind}_{path}", "module", RO, f"{kind} done on the {path} path",
+            (_requests if kind == "requests" else _bytes)(path))
+      for kind in ("requests", "bytes") for path in ("cpu", "gpu", "helper")),
+)
+
+MODULE_ENTRIES: dict[str, tuple[Entry, ...]] = {"ecryptfs": ECRYPTFS_ENTRIES}

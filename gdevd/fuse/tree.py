@@ -58,6 +58,7 @@ class Tree:
     def __init__(self, system: Any, uid: int = 0, gid: int = 0) -> None:
         self.nodes: dict[int, Node] = {}
         self._uid, self._gid = uid, gid
+        self._last_inode = ROOT_INODE  # never reused: nodes of unloaded modules go away
         root = self._add(None, b"", stat.S_IFDIR | 0o755)
         dev = self._add(root, b"dev", stat.S_IFDIR | 0o755)
         for vgpu in system.virtual:
@@ -65,6 +66,7 @@ class Tree:
             node.minor = vgpu.minor
         proc = self._add(self._add(root, b"proc", stat.S_IFDIR | 0o555), b"gdev",
                          stat.S_IFDIR | 0o555)
+        self.proc = proc
         for entry in GLOBAL:
             self._add_entry(proc, entry, system)
         for vgpu in system.virtual:
@@ -73,7 +75,9 @@ class Tree:
                 self._add_entry(vd, entry, vgpu)
 
     def _add(self, parent: Node | None, name: bytes, mode: int) -> Node:
-        inode = ROOT_INODE if parent is None else max(self.nodes) + 1
+        if parent is not None:
+            self._last_inode += 1
+        inode = ROOT_INODE if parent is None else self._last_inode
         node = Node(inode, name, parent.inode if parent else ROOT_INODE, mode,
                     self._uid, self._gid)
         self.nodes[inode] = node
@@ -84,6 +88,25 @@ class Tree:
     def _add_entry(self, parent: Node, entry: Entry, target: Any) -> None:
         node = self._add(parent, entry.name.encode(), stat.S_IFREG | entry.mode)
         node.entry, node.target = entry, target
+
+    # -- nodes added and removed at run time (in-daemon modules) ----------------------
+    def add_dir(self, parent: Node, name: bytes, mode: int = 0o555) -> Node:
+        """A new directory ``name`` under ``parent``; EEXIST if the name is taken."""
+        if name in parent.children:
+            raise pyfuse3.FUSEError(errno.EEXIST)
+        return self._add(parent, name, stat.S_IFDIR | mode)
+
+    def add_entry(self, parent: Node, entry: Entry, target: Any) -> Node:
+        """A proc entry file under ``parent`` reading ``target``."""
+        self._add_entry(parent, entry, target)
+        return self.nodes[parent.children[entry.name.encode()]]
+
+    def remove(self, node: Node) -> None:
+        """Remove ``node`` and everything below it."""
+        for child in list(node.children.values()):
+            self.remove(self.nodes[child])
+        self.nodes[node.parent].children.pop(node.name, None)
+        del self.nodes[node.inode]
 
     def get(self, inode: int) -> Node:
         """The node of ``inode``; FUSEError(ENOENT) if there is none."""

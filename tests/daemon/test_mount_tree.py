@@ -37,7 +37,8 @@ def _write(path: str, data: bytes) -> None:
 
 def test_tree_layout(gdevd) -> None:
     assert sorted(os.listdir(os.path.join(gdevd.mount, "dev"))) == [f"gdev{i}" for i in range(4)]
-    assert set(os.listdir(gdevd.proc_path())) == GLOBAL_ENTRIES | {"vd0", "vd1", "vd2", "vd3"}
+    assert set(os.listdir(gdevd.proc_path())) == GLOBAL_ENTRIES | {"vd0", "vd1", "vd2", "vd3",
+                                                                     "modules"}
     assert set(os.listdir(gdevd.proc_path("vd2"))) == VD_ENTRIES
     st = os.stat(gdevd.dev(0))
     assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666

@@ -1,0 +1,157 @@
+"""The FUSE front with in-daemon modules: :class:`GdevOperations` plus the modules' subtrees.
+
+A loaded module that serves files (``make_fs``) gets a directory ``MOUNT/NAME`` and a slot:
+every inode and file handle inside its subtree is ``slot << SLOT_SHIFT`` plus a small
+number, so a request is routed by its inode (or handle) alone; the subtree's root is the
+directory's own tree inode.  The module's ``/proc/gdev/NAME/`` entries (from
+``procfs.MODULE_ENTRIES``) are added beside it, and ``/proc/gdev/modules`` is the registry's
+control file: a write is awaited here (loading runs kcuda in worker threads).
+
+The subtree's operations raise ``GdevError`` or ``OSError`` (the lower file system's); both
+become ``FUSEError`` here, the one translation on this boundary.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pyfuse3
+
+from gdevd.errors import GdevError
+from gdevd.fuse.ops import GdevOperations
+from gdevd.fuse.tree import ROOT_INODE, Node, Tree
+from gdevd.ioctl.session import SessionTable
+from procfs import MODULE_ENTRIES, MODULES
+
+log = logging.getLogger("gdevd.fuse")
+SLOT_SHIFT = 40
+
+
+async def _translated(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    try:
+        return await fn(*args)
+    except GdevError as exc:
+        raise pyfuse3.FUSEError(exc.errno) from None
+    except OSError as exc:
+        raise pyfuse3.FUSEError(exc.errno or errno.EIO) from None
+    except pyfuse3.FUSEError:
+        raise
+    except Exception:  # a module's bug must not take the daemon down: log it, answer EIO
+        log.exception("module operation %s failed", getattr(fn, "__qualname__", fn))
+        raise pyfuse3.FUSEError(errno.EIO) from None
+
+
+def _routed(name: str) -> Any:
+    """An Operations method that goes to the subtree owning its first argument, if any."""
+    async def method(self: StackedOperations, number: int, *args: Any) -> Any:
+        fs = self.subtree(number)
+        if fs is None:
+            return await getattr(GdevOperations, name)(self, number, *args)
+        return await _translated(getattr(fs, name), number, *args)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+class StackedOperations(GdevOperations):
+    """GdevOperations that also serve the subtrees of loaded modules (see module docstring)."""
+
+    def __init__(self, tree: Tree, sessions: SessionTable, registry: Any) -> None:
+        super().__init__(tree, sessions)
+        self.registry = registry
+        self.control = tree.add_entry(tree.proc, MODULES, registry)
+        self._slots: dict[int, Any] = {}    # slot -> subtree
+        self._roots: dict[int, Any] = {}    # root inode -> subtree
+        self._nodes: dict[str, tuple[Node | None, Node]] = {}  # module name -> (root, proc dir)
+        registry.attach, registry.detach = self.attach_module, self.detach_module
+
+    def subtree(self, number: int) -> Any:
+        """The module subtree that owns inode or file handle ``number``, or None."""
+        slot = number >> SLOT_SHIFT
+        return self._slots.get(slot) if slot else self._roots.get(number)
+
+    # -- module attach / detach (registry hooks) ---------------------------------------
+    def attach_module(self, mod: Any) -> None:
+        """Add ``MOUNT/NAME`` (if the module serves files) and ``/proc/gdev/NAME``."""
+        name = mod.name.encode()
+        if name in self.tree.nodes[ROOT_INODE].children or name in self.tree.proc.children:
+            raise GdevError(errno.EEXIST, f"{mod.name} is taken in the mount or /proc/gdev")
+        root = None
+        if hasattr(mod, "make_fs"):
+            slot = next(s for s in itertools.count(1) if s not in self._slots)
+            root = self.tree.add_dir(self.tree.nodes[ROOT_INODE], name, 0o755)
+            fs = mod.make_fs(root.inode, slot << SLOT_SHIFT)
+            self._slots[slot] = self._roots[root.inode] = fs
+        proc = self.tree.add_dir(self.tree.proc, name)
+        for entry in MODULE_ENTRIES.get(mod.kind, ()):
+            self.tree.add_entry(proc, entry, mod)
+        self._nodes[mod.name] = (root, proc)
+
+    def detach_module(self, mod: Any) -> None:
+        """Remove the module's directory and proc entries; the kernel forgets the names."""
+        root, proc = self._nodes.pop(mod.name)
+        self.tree.remove(proc)
+        if root is not None:
+            fs = self._roots.pop(root.inode)
+            self._slots = {s: f for s, f in self._slots.items() if f is not fs}
+            self.tree.remove(root)
+        for parent, node in ((ROOT_INODE, root), (self.tree.proc.inode, proc)):
+            if node is not None:
+                try:
+                    pyfuse3.invalidate_entry_async(parent, node.name)
+                except Exception:  # noqa: BLE001 - not mounted (in-process tests)
+                    log.debug("no kernel entry to invalidate for %s", node.name)
+
+    # -- routed operations -------------------------------------------------------------
+    getattr = _routed("getattr")
+    setattr = _routed("setattr")
+    opendir = _routed("opendir")
+    readdir = _routed("readdir")
+    releasedir = _routed("releasedir")
+    open = _routed("open")
+    read = _routed("read")
+    flush = _routed("flush")
+    release = _routed("release")
+    fsync = _routed("fsync")
+    create = _routed("create")
+    mkdir = _routed("mkdir")
+    rmdir = _routed("rmdir")
+    unlink = _routed("unlink")
+
+    async def lookup(self, parent_inode: int, name: bytes, ctx: Any = None) -> Any:
+        """Lookups inside a subtree go there; the subtree's root answers for itself."""
+        fs = self.subtree(parent_inode)
+        if fs is not None:
+            return await _translated(fs.lookup, parent_inode, name, ctx)
+        attrs = await super().lookup(parent_inode, name, ctx)
+        fs = self._roots.get(attrs.st_ino)
+        return attrs if fs is None else await _translated(fs.getattr, attrs.st_ino, ctx)
+
+    async def rename(self, p_old: int, old: bytes, p_new: int, new: bytes, flags: int,
+                     ctx: Any) -> None:
+        """Renames stay inside one subtree (EXDEV otherwise)."""
+        fs = self.subtree(p_old)
+        if fs is None or self.subtree(p_new) is not fs:
+            raise pyfuse3.FUSEError(errno.EXDEV if fs or self.subtree(p_new) else errno.EPERM)
+        await _translated(fs.rename, p_old, old, p_new, new, flags, ctx)
+
+    async def write(self, fh: int, off: int, buf: bytes) -> int:
+        """Subtree writes, control-file commands, then the base class's writes."""
+        fs = self.subtree(fh)
+        if fs is not None:
+            return await _translated(fs.write, fh, off, buf)  # type: ignore[no-any-return]
+        if self._files.get(fh) is self.control:
+            if off != 0:
+                raise pyfuse3.FUSEError(errno.EINVAL)
+            await _translated(self.registry.control, buf.decode(errors="replace"))
+            return len(buf)
+        return await super().write(fh, off, buf)
+
+    async def forget(self, inode_list: Any) -> None:
+        """Inodes are kept until their subtree goes (nothing to do)."""
+        return None
+
+

@@ -1,0 +1,150 @@
+"""One encrypted file: reads and writes at any offset and size over the extent format.
+
+An :class:`EncryptedFile` owns a descriptor of the lower file, its authenticated header and
+a lock; the FUSE handles of one inode share it.  Its methods are synchronous (file I/O and
+the cipher, which may wait for the GPU) and run in worker threads.  A write re-encrypts the
+extents it touches (decrypting the partial ones at its edges first) and writes their records
+before the header that makes a longer size visible; truncate keeps "plaintext past the size
+is zero" true for the last extent, so growing a file later reads zeros.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from .cipher import ExtentCipher
+from .extent import (
+    EXTENT,
+    HEADER_SIZE,
+    RECORD,
+    Header,
+    extents_for,
+    lower_size,
+    open_records,
+    record_offset,
+    seal,
+)
+from .keys import MountKey
+
+ZERO_CHUNK = 1 << 20  # growing truncate writes encrypted zeros this much at a time
+
+
+class EncryptedFile:
+    """The plaintext view of one lower file (see the module docstring)."""
+
+    def __init__(self, fd: int, header: Header, mk: MountKey, cipher: ExtentCipher) -> None:
+        self.fd, self.header, self.mk, self.cipher = fd, header, mk, cipher
+        self.lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: str, mode: int, mk: MountKey, cipher: ExtentCipher) -> EncryptedFile:
+        """Create ``path`` (which must not exist) as an empty encrypted file."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
+        f = cls(fd, Header.new(), mk, cipher)
+        f._write_header()
+        return f
+
+    @classmethod
+    def open(cls, path: str, mk: MountKey, cipher: ExtentCipher) -> EncryptedFile:
+        """Open an existing encrypted file; GdevError(EIO) if its header is not intact."""
+        fd = os.open(path, os.O_RDWR)
+        try:
+            return cls(fd, read_header(fd, mk), mk, cipher)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    @property
+    def size(self) -> int:
+        """The plaintext size."""
+        return self.header.size
+
+    def _write_header(self) -> None:
+        os.pwrite(self.fd, self.header.pack(self.mk), 0)
+
+    def _decrypt(self, first: int, count: int) -> bytes:
+        records = os.pread(self.fd, count * RECORD, record_offset(first))
+        ct = open_records(self.header, first, records, count)
+        return self.cipher.decrypt(self.header.key.xts, first, ct)
+
+    def _encrypt_write(self, first: int, plain: bytes | bytearray) -> None:
+        ct = self.cipher.encrypt(self.header.key.xts, first, bytes(plain))
+        os.pwrite(self.fd, seal(self.header, first, ct), record_offset(first))
+
+    def read(self, off: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``off`` (fewer at the end of the file)."""
+        with self.lock:
+            end = min(off + size, self.header.size)
+            if size <= 0 or off >= end:
+                return b""
+            first, last = off // EXTENT, (end - 1) // EXTENT
+            plain = self._decrypt(first, last - first + 1)
+            return plain[off - first * EXTENT:end - first * EXTENT]
+
+    def write(self, off: int, data: bytes) -> int:
+        """Write ``data`` at ``off`` (past the end: the gap reads as zeros); its length."""
+        with self.lock:
+            self._write(off, data)
+            return len(data)
+
+    def _write(self, off: int, data: bytes) -> None:
+        if not data:
+            return
+        size, end = self.header.size, off + len(data)
+        first, last = min(off, size) // EXTENT, (end - 1) // EXTENT
+        buf = bytearray((last - first + 1) * EXTENT)
+        have = extents_for(size)
+        for i in sorted({first, last}):  # edge extents that hold data and are not overwritten
+            covered = off <= i * EXTENT and end >= (i + 1) * EXTENT
+            if i < have and not covered:
+                buf[(i - first) * EXTENT:(i - first + 1) * EXTENT] = self._decrypt(i, 1)
+        buf[off - first * EXTENT:end - first * EXTENT] = data
+        self._encrypt_write(first, buf)
+        if end > size:
+            self.header.size = end
+            self._write_header()
+
+    def truncate(self, size: int) -> None:
+        """Make the plaintext ``size`` bytes long (zeros when it grows)."""
+        with self.lock:
+            old = self.header.size
+            if size > old:
+                for pos in range(old, size, ZERO_CHUNK):
+                    self._write(pos, bytes(min(ZERO_CHUNK, size - pos)))
+                return
+            if size == old:
+                return
+            tail = size % EXTENT
+            if tail:  # keep the plaintext past the new size zero
+                last = size // EXTENT
+                plain = bytearray(self._decrypt(last, 1))
+                plain[tail:] = bytes(EXTENT - tail)
+                self._encrypt_write(last, plain)
+            self.header.size = size
+            self._write_header()
+            os.ftruncate(self.fd, lower_size(size))
+
+    def fsync(self) -> None:
+        """Flush the lower file to stable storage."""
+        os.fsync(self.fd)
+
+    def close(self) -> None:
+        """Close the lower descriptor (idempotent)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def read_header(fd: int, mk: MountKey) -> Header:
+    """The authenticated header of the lower file open on ``fd``."""
+    return Header.unpack(os.pread(fd, HEADER_SIZE, 0), mk)
+
+
+def plaintext_size(path: str, mk: MountKey) -> int:
+    """The plaintext size recorded in ``path``'s header (GdevError(EIO) if not intact)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return read_header(fd, mk).size
+    finally:
+        os.close(fd)
