@@ -59,3 +59,10 @@ COMPUTE_SLICE = 4096                  # instruction steps per slice of a running
 WATCHDOG_S: float | None = None       # per-launch watchdog (seconds), off by default
 DECODE_CACHE = 64                     # decoded PTX modules kept per physical GPU
 CONTEXTS_MAX = 128                    # GDEV_CONTEXT_MAX_COUNT handles per physical GPU
+
+# --- the scheduler (gdevd/runtime/sched, docs/scheduling.md) ------------------------------
+SCHED_POLICY = "band"                 # band | credit | fifo | null (/proc/gdev/scheduler)
+SCHED_QUEUEING = "mrq"                # mrq | sdq (/proc/gdev/queueing)
+BAND_WAIT_US = 500                    # BAND time buffering (paper: 500 us)
+UTIL_WINDOW_US = 1_000_000            # utilisation window (GDEV_UPDATE_INTERVAL)
+INSTANCES_MAX = 32                    # launches in flight per context (GDEV_INSTANCES_LIMIT)
