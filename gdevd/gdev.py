@@ -188,6 +188,8 @@ gtune = _verb(rt.gtune)
 gref = _verb(rt.gref)
 gunref = _verb(rt.gunref)
 gvirtget = _verb(rt.gvirtget)
+gset_priority = _verb(rt.gset_priority)
+gget_priority = _verb(rt.gget_priority)
 
 __all__ = [
     "boot", "shutdown", "system", "check_invariants", "Handle", "GdevConfig", "GdevKernel",
@@ -195,5 +197,6 @@ __all__ = [
     "gmalloc_dma", "gfree_dma", "gmemcpy_to_device", "gmemcpy_to_device_async",
     "gmemcpy_from_device", "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gquery", "gtune", "gref", "gunref", "gvirtget",
+    "gset_priority", "gget_priority",
     *[n for n in dir(_constants) if n.startswith("GDEV_")],
 ]

@@ -20,7 +20,7 @@ _HANDLE_VERBS = (
     "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async", "glaunch", "gsync",
-    "gbarrier", "gquery", "gtune", "gref", "gunref",
+    "gbarrier", "gquery", "gtune", "gref", "gunref", "gset_priority", "gget_priority",
 )
 
 

@@ -19,6 +19,7 @@ from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
 from .memory import DmaBuffer
+from .sched.api import gget_priority, gset_priority
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 
 __all__ = [
@@ -28,5 +29,5 @@ __all__ = [
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
-    "glaunch", "gsync", "gbarrier",
+    "glaunch", "gsync", "gbarrier", "gset_priority", "gget_priority",
 ]
