@@ -55,6 +55,9 @@ class Scheduler:
         self.window = D.UTIL_WINDOW_US / 1e6
         self.instances_max = D.INSTANCES_MAX
         self.grants: collections.deque[tuple[float, int, str]] = collections.deque(maxlen=4096)
+        # Busy intervals (vGPU, resource, cid, start, end), recorded while not None
+        # (benchmarks and tests set it to a list; nothing else reads it).
+        self.trace: list[tuple[int, str, int, float, float]] | None = None
         self._entities: weakref.WeakKeyDictionary[Handle, Entity] = \
             weakref.WeakKeyDictionary()
         self._vres: dict[tuple[int, str], VRes] = {}
@@ -192,6 +195,8 @@ class Scheduler:
         self.replenish(vres, now)
         vres.credit -= busy
         vres.window.add(se.first_tick[rk], now)
+        if self.trace is not None:
+            self.trace.append((vres.vgpu.minor, rk, se.cid, se.first_tick[rk], now))
         vres.last_active = now
         if vres.current is se:
             vres.current = None
