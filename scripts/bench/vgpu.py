@@ -235,7 +235,8 @@ async def fig15(r: Report, d: float, n: int) -> None:
         run = await scenario([Client(0, n, copy=8 * MiB), Client(1, n, copy=8 * MiB)],
                              [50, 50], d, "band", q)
         w = windows(run)
-        cells = [np.mean(w.get((v, k), [0.0])[1:]) for k in (COMPUTE, MEMORY) for v in (0, 1)]
+        cells = [np.mean((w.get((v, k)) or [0.0] * int(d))[1:])
+                 for k in (COMPUTE, MEMORY) for v in (0, 1)]
         r.out(f"| {q} | " + " | ".join(f"{c:.1f}" for c in cells) +
               f" | {sum(cells):.1f} |")
         runs[q] = run

@@ -123,3 +123,19 @@ def test_utilisation_is_reported_over_the_window() -> None:
         return busy, s.virtual[0].compute_bandwidth_used, s.virtual[0].memory_bandwidth_used
     busy, idle, copies = run(body)
     assert 45 <= busy <= 55 and idle == 0 and copies == 0
+
+
+def test_idle_shares_go_to_the_active_vgpus_in_proportion() -> None:
+    """Two of four 25% vGPUs busy: each gets about half the engine, not a quarter."""
+    async def body(s: rt.GdevSystem) -> list[float]:
+        a, b = await rt.gopen(s, 0), await rt.gopen(s, 3)
+        for i in (1, 2):
+            await rt.gopen(s, i)                  # open, idle
+        t0 = trio.current_time()
+        async with trio.open_nursery() as n:
+            n.start_soon(client, s.policy, a, 1e-3, t0 + 3.0)
+            n.start_soon(client, s.policy, b, 8e-3, t0 + 3.0)
+        wall = trio.current_time() - t0
+        return [s.policy.entity(h).usage.compute_s / wall * 100 for h in (a, b)]
+    ua, ub = run(body)
+    assert abs(ua - 50) < 4 and abs(ub - 50) < 4

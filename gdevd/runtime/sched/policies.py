@@ -85,14 +85,19 @@ class BandPolicy(CreditPolicy):
     alone misjudges non-preemptive bursts), and the time buffering (``band_wait``) lets a
     vGPU with short bursts re-arrive before an over-share vGPU with long bursts takes the
     engine.  A vGPU that is alone (no other vGPU active within the last period) is never
-    delayed, so an idle vGPU's share is used by the others.
+    delayed, and shares are compared among the active vGPUs only
+    (:meth:`~.scheduler.Scheduler.effective_share`), so an idle vGPU's share is used by the
+    others in proportion to their own shares (the original compares against the nominal
+    share, which leaves the idle shares unused once every active vGPU exceeds its own).
     """
 
     name = "band"
 
     def over(self, sched: Scheduler, vres: VRes, now: float) -> bool:
-        """Whether ``vres`` used more than its share: credit out and utilisation above it."""
-        return vres.credit <= 0 and sched.utilisation(vres, now) > vres.share
+        """Whether ``vres`` used more than its share: credit out and utilisation above its
+        share among the active vGPUs."""
+        return vres.credit <= 0 and \
+            sched.utilisation(vres, now) > sched.effective_share(vres, now)
 
     def arrival_delay(self, sched: Scheduler, vres: VRes, now: float) -> float:
         """Time-buffer an over-share vGPU's arrival while another vGPU is active."""
@@ -108,7 +113,8 @@ class BandPolicy(CreditPolicy):
     def handoff_delay(self, sched: Scheduler, pres: PRes, released: VRes, nxt: VRes,
                       now: float) -> float:
         """Hold the engine ``band_wait`` when the next vGPU is over its share."""
-        if nxt is not released and sched.utilisation(nxt, now) > nxt.share:
+        if nxt is not released and \
+                sched.utilisation(nxt, now) > sched.effective_share(nxt, now):
             return sched.band_wait
         return 0.0
 

@@ -254,14 +254,23 @@ class Scheduler:
         """Measured utilisation of ``vres`` over the window, percent (0-100)."""
         return vres.utilisation(trio.current_time() if now is None else now, self.window)
 
+    @staticmethod
+    def active(vres: VRes, now: float) -> bool:
+        """Whether ``vres`` waits for, holds, or used its resource within its last period."""
+        return bool(len(vres.queue)) or vres.current is not None or \
+            now - vres.last_active < vres.period
+
     def alone(self, vres: VRes, now: float) -> bool:
-        """Whether no other vGPU of the same GPU used or waited for the resource lately."""
+        """Whether no other vGPU of the same GPU is :meth:`active`."""
         pres = self.pres(vres.vgpu.phys.index, vres.kind)
-        for other in pres.order:
-            if other is not vres and (len(other.queue) or other.current is not None or
-                                      now - other.last_active < other.period):
-                return False
-        return True
+        return not any(o is not vres and self.active(o, now) for o in pres.order)
+
+    def effective_share(self, vres: VRes, now: float) -> float:
+        """``vres``'s share among the active vGPUs, percent: the shares of idle vGPUs are
+        handed to the active ones in proportion to their own (work conservation)."""
+        pres = self.pres(vres.vgpu.phys.index, vres.kind)
+        total = sum(o.share for o in pres.order if o is vres or self.active(o, now))
+        return 100.0 * vres.share / total if total else 100.0
 
     def set_policy(self, name: str) -> None:
         """Switch the vGPU policy (``band``, ``credit``, ``fifo``, ``null``); EINVAL if unknown.
