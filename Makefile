@@ -56,6 +56,9 @@ typecheck: build
 bench: build
 	$(PY) scripts/bench/memcpy.py
 	$(PY) scripts/bench/ioctl.py
+	$(PY) -m pip install -q -e '.[bench]'  # matplotlib, for the scheduler's plots
+	$(PY) scripts/bench/vgpu.py
+	$(PY) scripts/bench/priority.py
 
 figures: bench
 

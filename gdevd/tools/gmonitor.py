@@ -45,7 +45,7 @@ def snapshot(proc: str) -> list[tuple[str, ...]]:
     for line in contexts:
         vd = line.split()[2]
         users[vd] = users.get(vd, 0) + 1
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for i in range(_int(proc, "virtual_device_count")):
         vd = f"vd{i}"
 
@@ -65,7 +65,7 @@ def render(proc: str) -> str:
     """The whole screen for one refresh."""
     rows = [COLUMNS, *snapshot(proc)]
     widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths)) for r in rows]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
     policy = _read(os.path.join(proc, "scheduler")).strip()
     queueing = _read(os.path.join(proc, "queueing")).strip()
     window = _int(proc, "util_window_us") / 1e6

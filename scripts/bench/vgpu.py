@@ -28,7 +28,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import trio
@@ -102,7 +101,7 @@ async def scenario(clients: list[Client], shares: list[int], duration: float,
     """Run ``clients`` on vGPUs with compute/memory ``shares`` for ``duration`` seconds."""
     cfg = rt.GdevConfig(memory=256 * MiB, vgpus=len(shares))
     async with rt.GdevSystem(cfg) as s:
-        for v, share in zip(s.virtual, shares):
+        for v, share in zip(s.virtual, shares, strict=False):
             v.compute_bandwidth = v.memory_bandwidth = share
         s.policy.set_policy(policy)
         s.policy.set_queueing(queueing)
@@ -140,7 +139,7 @@ def errors(run: Run, vgpus: list[int], first: int, kind: str = COMPUTE) -> tuple
     for i in range(first, len(rows[0])):
         u = [r[i] for r in rows]
         total = sum(u) or 1.0
-        for ui, t in zip(u, targets):
+        for ui, t in zip(u, targets, strict=True):
             abs_err.append(abs(ui - t))
             norm_err.append(abs(100 * ui / total - 100 * t / sum(targets)))
     return float(np.mean(abs_err)), float(np.mean(norm_err))
@@ -156,7 +155,7 @@ def plot(name: str, runs: dict[str, Run], kinds: tuple[str, ...] = (COMPUTE,)) -
         return None
     FIG.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 3.2), squeeze=False)
-    for ax, (title, run) in zip(axes[0], runs.items()):
+    for ax, (title, run) in zip(axes[0], runs.items(), strict=True):
         w = run.windows or windows(run)
         for (vd, kind), row in sorted(w.items()):
             if kind in kinds:

@@ -50,5 +50,5 @@ def shares(sched: Any, handles: list[rt.Handle], kind: str = COMPUTE) -> list[fl
 
 async def set_shares(system: rt.GdevSystem, percents: list[int]) -> None:
     """Set compute and memory bandwidth of vd0.. to ``percents`` (the rest 0)."""
-    for v, p in zip(system.virtual, percents + [0] * len(system.virtual)):
+    for v, p in zip(system.virtual, percents + [0] * len(system.virtual), strict=False):
         v.compute_bandwidth = v.memory_bandwidth = p

@@ -32,10 +32,10 @@ def test_higher_priority_contexts_are_dispatched_first() -> None:
             fid = await rt.glaunch(holder, mods[holder].idle(50))
             await _until(lambda: sched.pres(0, COMPUTE).current is not None)
             fences = {}
-            for h in (low, mid, high):          # arrival order: low, mid, high
+            queue = sched.vres(s.virtual[0], COMPUTE).queue
+            for i, h in enumerate((low, mid, high)):   # arrival order: low, mid, high
                 fences[h] = await rt.glaunch(h, mods[h].idle(10))
-                queue = sched.vres(s.virtual[0], COMPUTE).queue
-                await _until(lambda n=len(fences): len(queue) == n)
+                await _until(lambda n=i + 1: len(queue) == n)
         finally:
             engine.hold.set()
         await rt.gsync(holder, fid)

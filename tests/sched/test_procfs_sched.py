@@ -61,7 +61,7 @@ def test_contexts_list_every_context_with_its_accounting() -> None:
         await client(s.policy, a, 3e-3, trio.current_time() + 0.03)
         lines = read_entry(E["contexts"], s).decode().splitlines()
         head = lines[0].split()
-        rows = {int(r.split()[0]): dict(zip(head, r.split())) for r in lines[1:]}
+        rows = {int(r.split()[0]): dict(zip(head, r.split(), strict=True)) for r in lines[1:]}
         assert set(rows) == {a.cid, b.cid}
         ra = rows[a.cid]
         assert ra["vgpu"] == "0" and ra["memory"] == str(1 << 20) and ra["prio"] == "20"

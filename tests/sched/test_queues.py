@@ -41,12 +41,12 @@ def test_waiters_are_dispatched_by_priority_then_arrival(prios: list[int]) -> No
         s.policy.set_policy("fifo")
         holder = await rt.gopen(s, 0)
         hs = [await rt.gopen(s, 0) for _ in prios]
-        for h, p in zip(hs, prios):
+        for h, p in zip(hs, prios, strict=True):
             s.policy.entity(h).prio.override = p
         order: list[int] = []
         await _arrive_all(s.policy, holder, hs, order)
         model = [h.cid for _, _, h in sorted((-p, i, h) for i, (p, h) in
-                                             enumerate(zip(prios, hs)))]
+                                             enumerate(zip(prios, hs, strict=True)))]
         return order, model
     order, model = run(body)
     assert order == model

@@ -101,13 +101,13 @@ class BandPolicy(CreditPolicy):
 
     def arrival_delay(self, sched: Scheduler, vres: VRes, now: float) -> float:
         """Time-buffer an over-share vGPU's arrival while another vGPU is active."""
-        if self.over(sched, vres, now) and not sched.alone(vres, now):
+        if not sched.alone(vres, now) and self.over(sched, vres, now):
             return sched.band_wait
         return 0.0
 
     def on_complete(self, sched: Scheduler, pres: PRes, vres: VRes, now: float) -> None:
-        """Demote the vGPU that just ran only if it is over its share."""
-        if self.over(sched, vres, now):
+        """Demote the vGPU that just ran only if it is over its share (and not alone)."""
+        if not sched.alone(vres, now) and self.over(sched, vres, now):
             pres.move_to_tail(vres)
 
     def handoff_delay(self, sched: Scheduler, pres: PRes, released: VRes, nxt: VRes,

@@ -134,6 +134,10 @@ class Scheduler:
             if delay > 0:
                 await trio.sleep(delay)
                 now = trio.current_time()
+            elif not len(vres.queue):
+                self._handoff_token.pop(pres.index, None)
+                self._grant(pres, vres, se, kind, now)      # uncontended: no queue at all
+                return
         w = vres.queue.push(se, kind, se.prio.effective(now), now)
         if pres.current is None and self.policy.exclusive:
             self._handoff_token.pop(pres.index, None)  # an arrival ends any time buffering
