@@ -75,7 +75,7 @@ _OPERAND_FORMS = {
     "symbol as value (mov/cvta of a variable)": re.compile(
         r"^(?:mov|cvta)\.\S+\s+%\w+,\s*[A-Za-z_$]"
     ),
-    "predicate pair out %p|%q": re.compile(r"%\w+\|%\w+"),
+    "two predicate outputs (%p and %q)": re.compile(r"%\w+\|%\w+"),
 }
 
 

@@ -103,10 +103,10 @@ def test_engine_probe_finds_every_rejected_line():
     lines = text.split("\n")
     at = [i for i, ln in enumerate(lines) if "add.s32" in ln]
     for i in at[:2]:
-        lines[i] = lines[i].replace("add.s32", "vabsdiff4.u32.u32.u32")
+        lines[i] = lines[i].replace("add.s32", "frobnicate.s32")
     status, rejected = ptx_survey.engine_probe("\n".join(lines), "madd.ptx")
     assert status == "loads without 1 rejected construct(s)"
-    assert list(rejected) == ["vabsdiff4.u32.u32.u32"]
+    assert list(rejected) == ["frobnicate.s32"]
     assert ptx_survey.engine_probe(text, "madd.ptx") == ("loads", {})
 
 

@@ -203,3 +203,69 @@ def test_hypothesis_binary_ops(vals, opname):
          "max.s32": lambda x, y: max(s32(x), s32(y)), "mul.hi.u32": lambda x, y: x * y >> 32,
          "rem.u32": lambda x, y: x % y if y else x}[opname]
     assert got.tolist() == [f(int(x), int(y)) & M32 for x, y in zip(a, b, strict=False)]
+
+
+def _fns(mask: int, base: int, offset: int) -> int:
+    if offset == 0:
+        return base if mask >> base & 1 else M32
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return M32
+
+
+def _lanes(v: int, width: int, signed: bool) -> list[int]:
+    out = []
+    for k in range(32 // width):
+        x = v >> width * k & (1 << width) - 1
+        out.append(x - (1 << width) if signed and x >> width - 1 else x)
+    return out
+
+
+def _pack(vals: list[int], width: int) -> int:
+    return sum((v & (1 << width) - 1) << width * k for k, v in enumerate(vals))
+
+
+SIMD = {
+    "vabsdiff4.u32.u32.u32 %y, %x0, %x1, 0;":
+        lambda a, b: _pack([abs(x - y) for x, y in zip(_lanes(a, 8, False), _lanes(b, 8, False),
+                                                       strict=True)], 8),
+    "vadd2.s32.s32.s32.sat %y, %x0, %x1, 0;":
+        lambda a, b: _pack([max(-32768, min(32767, x + y)) for x, y in
+                            zip(_lanes(a, 16, True), _lanes(b, 16, True), strict=True)], 16),
+    "vmax4.s32.s32.s32 %y, %x0, %x1, 0;":
+        lambda a, b: _pack([max(x, y) for x, y in zip(_lanes(a, 8, True), _lanes(b, 8, True),
+                                                      strict=True)], 8),
+    "vset4.u32.u32.lt %y, %x0, %x1, 0;":
+        lambda a, b: _pack([int(x < y) for x, y in zip(_lanes(a, 8, False),
+                                                       _lanes(b, 8, False), strict=True)], 8),
+    "vabsdiff4.u32.u32.u32.add %y, %x0, %x1, 5;":
+        lambda a, b: 5 + sum(abs(x - y) for x, y in zip(_lanes(a, 8, False),
+                                                        _lanes(b, 8, False), strict=True)),
+    "vavrg2.u32.u32.u32 %y, %x0, %x1, 0;":
+        lambda a, b: _pack([(x + y + 1) >> 1 for x, y in zip(_lanes(a, 16, False),
+                                                             _lanes(b, 16, False),
+                                                             strict=True)], 16),
+}
+
+
+@pytest.mark.parametrize("body", list(SIMD))
+def test_simd_video_instructions(body):
+    a, b = pairs(EDGE32 + [0x80FF7F01, 0x01020304])
+    got = run_snippet(body, [("u32", a), ("u32", b)], "u32")
+    assert got.tolist() == [SIMD[body](int(x), int(y)) & M32 for x, y in zip(a, b, strict=True)]
+
+
+def test_fns_find_nth_set_bit():
+    rng = np.random.default_rng(5)
+    m = rng.integers(0, 2**32, 300, dtype=np.uint64).astype(np.uint32)
+    base = rng.integers(0, 32, 300).astype(np.uint32)
+    off = rng.integers(-6, 7, 300).astype(np.int32)
+    got = run_snippet("fns.b32 %y, %x0, %x1, %x2;", [("u32", m), ("u32", base), ("s32", off)],
+                      "u32")
+    assert got.tolist() == [_fns(int(x), int(y), int(z)) for x, y, z in
+                            zip(m, base, off, strict=True)]

@@ -11,7 +11,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import ops_atom, ops_bits, ops_cmp, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
+from . import (  # noqa: F401  (registering the instruction families)
+    ops_atom,
+    ops_bits,
+    ops_cmp,
+    ops_cvt,
+    ops_float,
+    ops_int,
+    ops_mem,
+    ops_simd,
+    ops_warp,
+)
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .syntax import Group, Instr, Label, Sym
