@@ -134,12 +134,15 @@ class Scheduler:
             if delay > 0:
                 await trio.sleep(delay)
                 now = trio.current_time()
+                if not self.policy.exclusive:               # switched to NULL meanwhile
+                    self._grant(None, vres, se, kind, now)
+                    return
             elif not len(vres.queue):
                 self._handoff_token.pop(pres.index, None)
                 self._grant(pres, vres, se, kind, now)      # uncontended: no queue at all
                 return
         w = vres.queue.push(se, kind, se.prio.effective(now), now)
-        if pres.current is None and self.policy.exclusive:
+        if pres.current is None:
             self._handoff_token.pop(pres.index, None)  # an arrival ends any time buffering
             self._grant_head(pres, vres, now)
         if not w.granted:
