@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import resource
 import sys
 import tomllib
 from typing import Any
@@ -61,8 +62,9 @@ def build_config(args: argparse.Namespace) -> Any:
     if unknown := set(fields) - known:
         raise Refused(f"unknown configuration keys: {', '.join(sorted(unknown))}")
     try:
-        if "memory" in fields:
-            fields["memory"] = parse_size(fields["memory"])
+        for key in ("memory", "dma_memory"):
+            if key in fields:
+                fields[key] = parse_size(fields[key])
         return GdevConfig(**fields).validate()
     except GdevError as exc:
         raise Refused(str(exc)) from None
@@ -80,6 +82,20 @@ def check_mountpoint(path: str) -> str:
     if os.listdir(path):
         raise Refused(f"mount point {path} is not empty")
     return path
+
+
+def check_privileges(fuse_conf: str = "/etc/fuse.conf") -> None:
+    """Refused unless we may mount with allow_other (root, or user_allow_other set)."""
+    if os.geteuid() == 0:
+        return
+    try:
+        with open(fuse_conf) as f:
+            if any(line.strip() == "user_allow_other" for line in f):
+                return
+    except OSError:
+        pass
+    raise Refused("mounting for all users (allow_other) needs root or 'user_allow_other' "
+                  f"in {fuse_conf}")
 
 
 def setup_logging(args: argparse.Namespace) -> None:
@@ -116,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
 
     from gdevd.daemon import DaemonConfig, serve
 
+    check_privileges()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket + memfds per session
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket)
     pipe = -1
     if not args.foreground:

@@ -44,6 +44,9 @@ class RuntimeFacade:
             return False
 
     def _call(self, fn: Any, *args: Any) -> Any:
+        if self.on_loop_thread():
+            raise RuntimeError("kcuda called on the runtime's own trio thread, where it would "
+                               "deadlock: call it from trio.to_thread.run_sync")
         return trio.from_thread.run(fn, *args, trio_token=self.token)
 
     def gopen(self, minor: int) -> Any:

@@ -111,16 +111,19 @@ class Layout:
         self.tail = tail
         public = [n for n, _ in fields if not n.startswith("_pad")]
         self.type = namedtuple(name, public)  # type: ignore[misc]
+        self._names = tuple(None if n.startswith("_pad") else n for n, _ in fields)
         self._public_index = [i for i, (n, _) in enumerate(fields) if not n.startswith("_pad")]
         self._pad_index = [i for i, (n, _) in enumerate(fields) if n.startswith("_pad")]
+        self._make = self.type._make
 
     def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
         """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
         if tail and not self.tail:
             raise ValueError(f"{self.name} takes no tail")
-        args = [0 if n.startswith("_pad") else values[n] for n, _ in self.fields]
+        args = [0 if n is None else values[n] for n in self._names]
         try:
-            return self.struct.pack(*args) + bytes(tail)
+            body = self.struct.pack(*args)
+            return body + bytes(tail) if tail else body
         except struct.error as exc:
             raise ValueError(f"{self.name}: {exc}") from None
 
@@ -131,9 +134,13 @@ class Layout:
             raise ProtocolError(_errno.EINVAL,
                                 f"{self.name}: payload of {len(payload)} bytes, want {size}")
         raw = self.struct.unpack_from(payload)
-        if any(raw[i] for i in self._pad_index):
+        if not self._pad_index:
+            fields = self._make(raw)
+        elif any(raw[i] for i in self._pad_index):
             raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
-        return self.type(*(raw[i] for i in self._public_index)), bytes(payload[size:])
+        else:
+            fields = self._make([raw[i] for i in self._public_index])
+        return fields, (bytes(payload[size:]) if len(payload) > size else b"")
 
 
 @dataclass(frozen=True)
@@ -302,7 +309,7 @@ class ReceiveBuffer:
         """Pop one whole frame, or None if the buffer holds only part of one."""
         if len(self._buf) < HEADER_SIZE:
             return None
-        header = Header(*HEADER.unpack_from(self._buf))
+        header = Header._make(HEADER.unpack_from(self._buf))
         if header.magic != MAGIC:
             raise ProtocolError(_errno.EPROTO, f"bad magic 0x{header.magic:08x}", fatal=True)
         if header.payload_len > self._max:
@@ -311,6 +318,7 @@ class ReceiveBuffer:
         end = HEADER_SIZE + header.payload_len
         if len(self._buf) < end:
             return None
-        payload = bytes(self._buf[HEADER_SIZE:end])
+        with memoryview(self._buf) as view:
+            payload = bytes(view[HEADER_SIZE:end])
         del self._buf[:end]
         return Frame(header, payload)

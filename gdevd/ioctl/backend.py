@@ -23,7 +23,8 @@ from gdevd.runtime import Credentials
 from libgdev import abi
 
 STAGING_SLOTS = 4
-STAGING_CHUNK = 4 << 20
+STAGING_CHUNK = 4 << 20  # the runtime's default chunk; halved down to STAGING_CHUNK_MIN
+STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full slots
 
 
 async def open_handle(system: Any, minor: int, opener: Any) -> Any:
@@ -43,9 +44,17 @@ async def close_handle(session: Any) -> None:
 
 
 async def staging(session: Any) -> Any:
-    """The session's staging buffer, created on first use."""
-    if session.staging is None:
-        session.staging = await rt.gmalloc_dma(session.handle, STAGING_SLOTS * STAGING_CHUNK)
+    """The session's staging buffer, created on first use: STAGING_SLOTS slots of the largest
+    chunk (STAGING_CHUNK, halving down to STAGING_CHUNK_MIN) that the vGPU's pinned memory
+    still has room for; ENOMEM if not even the smallest fits."""
+    chunk = STAGING_CHUNK
+    while session.staging is None:
+        try:
+            session.staging = await rt.gmalloc_dma(session.handle, STAGING_SLOTS * chunk)
+        except GdevError as exc:
+            if exc.errno != errno.ENOMEM or chunk <= STAGING_CHUNK_MIN:
+                raise
+            chunk //= 2
     return session.staging
 
 

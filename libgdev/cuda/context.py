@@ -10,6 +10,8 @@ CU_CTX_MAP_HOST = 0x08
 CU_CTX_LMEM_RESIZE_TO_MAX = 0x10
 _CTX_FLAGS = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX
 CUDA_API_VERSION = 3020  # cuCtxGetApiVersion, as Gdev reports
+CU_FUNC_CACHE_PREFER_NONE, CU_FUNC_CACHE_PREFER_SHARED = 0x00, 0x01
+CU_FUNC_CACHE_PREFER_L1, CU_FUNC_CACHE_PREFER_EQUAL = 0x02, 0x03
 
 
 class ContextAPI(DriverCore):
@@ -103,6 +105,19 @@ class ContextAPI(DriverCore):
         else:
             self._context(ctx)
         return CUDA_API_VERSION
+
+    @api
+    def cuCtxGetCacheConfig(self) -> int:
+        """The current context's preferred L1/shared split (a CU_FUNC_CACHE_* value)."""
+        return int(self._current().cache_config)
+
+    @api
+    def cuCtxSetCacheConfig(self, config: int) -> None:
+        """Set the preferred L1/shared split.  The emulated GPU has no L1 to trade, so it is
+        a recorded preference that changes no behaviour (as in Gdev, which stores it)."""
+        if config not in range(CU_FUNC_CACHE_PREFER_EQUAL + 1):
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"cache config {config!r}")
+        self._current().cache_config = config
 
 
 class PriorityAPI(DriverCore):

@@ -84,6 +84,7 @@ class Context:
         self.mem: dict[int, int] = {}  # device allocations: addr -> size
         self.host: dict[int, Any] = {}  # pinned: id(array) -> (array, Gdev's DMA buffer)
         self.scratch: dict[str, Any] = {}  # per-context helpers (event slots, marker kernel)
+        self.cache_config = 0  # CU_FUNC_CACHE_PREFER_NONE; a preference only
         self.destroyed = False
 
     def all_streams(self) -> list[Stream]:
@@ -157,7 +158,6 @@ class DriverCore:
         if not isinstance(ctx, Context) or ctx.driver is not self or ctx.destroyed:
             raise fail(CUresult.CUDA_ERROR_INVALID_CONTEXT, f"bad context {ctx!r}")
         return ctx
-
 
     if TYPE_CHECKING:  # resolvers of the other parts, for the type checker
         def _device(self, dev: Any) -> int: ...

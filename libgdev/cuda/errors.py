@@ -106,23 +106,29 @@ def result_from_errno(err: int | None) -> CUresult:
     return _ERRNO_TO_RESULT.get(err, CUresult.CUDA_ERROR_UNKNOWN)
 
 
-def translate(exc: BaseException) -> CudaError:
+# Copies: an EFAULT there is a range running past its allocation (the runtime's lookup), a bad
+# argument, not a kernel's sticky illegal address.
+COPY_REMAP: dict[int, CUresult] = {E.EFAULT: CUresult.CUDA_ERROR_INVALID_VALUE}
+
+
+def translate(exc: BaseException, remap: dict[int, CUresult] | None = None) -> CudaError:
     """Turn an exception of the layer below into a CudaError; the one translation point.
 
     A PTX loader error becomes CUDA_ERROR_INVALID_PTX; anything carrying an ``errno``
-    (GdevError, OSError and subclasses) goes through :func:`result_from_errno`.
+    (GdevError, OSError and subclasses) goes through :func:`result_from_errno`, unless the
+    entry point's ``remap`` (only :data:`COPY_REMAP`) names that errno.
     """
     if isinstance(exc, CudaError):
         return exc
     if type(exc).__name__ == "PtxError":
         return CudaError(CUresult.CUDA_ERROR_INVALID_PTX, str(exc))
     err = getattr(exc, "errno", None)
+    if remap and err in remap:
+        return CudaError(remap[err], str(exc))
     return CudaError(result_from_errno(err), str(exc))
 
 
-def api(fn: Callable[P, R]) -> Callable[P, R]:
-    """Decorate a public CUDA entry point: exceptions with an errno become CudaError."""
-
+def _wrap(fn: Callable[P, R], remap: dict[int, CUresult] | None) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
@@ -130,10 +136,20 @@ def api(fn: Callable[P, R]) -> Callable[P, R]:
         except CudaError:
             raise
         except (OSError, _gdev_error_types()) as exc:
-            raise translate(exc) from exc
+            raise translate(exc, remap) from exc
 
     wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def api(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a public CUDA entry point: exceptions with an errno become CudaError."""
+    return _wrap(fn, None)
+
+
+def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
+    """:func:`api` for memcpy/memset entry points (:data:`COPY_REMAP`)."""
+    return _wrap(fn, COPY_REMAP)
 
 
 def fail(result: CUresult, detail: str = "") -> CudaError:

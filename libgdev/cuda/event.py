@@ -79,6 +79,10 @@ class Event:
         self.recorded = False
         self.destroyed = False
 
+    def __repr__(self) -> str:
+        state = "recorded" if self.recorded else "unrecorded"
+        return f"<CUevent {id(self):#x} flags={self.flags:#x} {state}>"
+
     @property
     def timing(self) -> bool:
         """Whether the event takes timestamps."""

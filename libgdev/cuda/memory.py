@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .core import DriverCore
-from .errors import CUresult, api, fail
+from .errors import CUresult, api, copy_api, fail
 
 CU_MEMHOSTALLOC_PORTABLE = 0x1
 CU_MEMHOSTALLOC_DEVICEMAP = 0x2
@@ -169,38 +169,38 @@ class MemoryAPI(DriverCore):
                     s.ctx.handle, dst + done * itemsize, pattern, n * itemsize)
                 done += n
 
-    @api
+    @copy_api
     def cuMemsetD8(self, dst: int, value: int, count: int) -> None:
         """Set ``count`` bytes at ``dst`` to ``value``."""
         self._memset(dst, value, count, 1, None)
 
-    @api
+    @copy_api
     def cuMemsetD16(self, dst: int, value: int, count: int) -> None:
         """Set ``count`` 16-bit words at ``dst`` (2-byte aligned) to ``value``."""
         self._memset(dst, value, count, 2, None)
 
-    @api
+    @copy_api
     def cuMemsetD32(self, dst: int, value: int, count: int) -> None:
         """Set ``count`` 32-bit words at ``dst`` (4-byte aligned) to ``value``."""
         self._memset(dst, value, count, 4, None)
 
-    @api
+    @copy_api
     def cuMemsetD8Async(self, dst: int, value: int, count: int, hstream: Any) -> None:
         """cuMemsetD8 ordered in ``hstream``."""
         self._memset(dst, value, count, 1, hstream)
 
-    @api
+    @copy_api
     def cuMemsetD16Async(self, dst: int, value: int, count: int, hstream: Any) -> None:
         """cuMemsetD16 ordered in ``hstream``."""
         self._memset(dst, value, count, 2, hstream)
 
-    @api
+    @copy_api
     def cuMemsetD32Async(self, dst: int, value: int, count: int, hstream: Any) -> None:
         """cuMemsetD32 ordered in ``hstream``."""
         self._memset(dst, value, count, 4, hstream)
 
     # ---- memcpy -------------------------------------------------------------------------
-    @api
+    @copy_api
     def cuMemcpyHtoD(self, dst: int, src: Any, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all of ``src``) from host ``src`` to device ``dst``."""
         n = copy_size(src, size, writable=False)
@@ -208,7 +208,7 @@ class MemoryAPI(DriverCore):
         if n:
             ctx.backend.gmemcpy_to_device(ctx.handle, dst, src, n)
 
-    @api
+    @copy_api
     def cuMemcpyDtoH(self, dst: Any, src: int, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all of ``dst``) from device ``src`` into host ``dst``."""
         n = copy_size(dst, size, writable=True)
@@ -216,7 +216,7 @@ class MemoryAPI(DriverCore):
         if n:
             ctx.backend.gmemcpy_from_device(ctx.handle, dst, src, n)
 
-    @api
+    @copy_api
     def cuMemcpyDtoD(self, dst: int, src: int, size: int) -> None:
         """Copy ``size`` bytes between two device addresses of the current context."""
         if size < 0:
@@ -225,6 +225,17 @@ class MemoryAPI(DriverCore):
         if size:
             ctx.backend.gmemcpy(ctx.handle, dst, src, size)
 
+    @copy_api
+    def cuMemcpy(self, dst: int, src: int, size: int) -> None:
+        """Copy in the context's unified address space: device or pinned memory, either side
+        (pinned memory by its cuMemHostGetDevicePointer address)."""
+        self.cuMemcpyDtoD(dst, src, size)
+
+    @copy_api
+    def cuMemcpyAsync(self, dst: int, src: int, size: int, hstream: Any) -> None:
+        """cuMemcpy ordered in ``hstream``."""
+        self.cuMemcpyDtoDAsync(dst, src, size, hstream)
+
     def _async_copy(self, hstream: Any, issue: Any, size: int) -> None:
         s = self._stream(hstream)
         if not size:
@@ -232,21 +243,21 @@ class MemoryAPI(DriverCore):
         with s.ctx.lock:
             s.record(int(issue(s.ctx) or 0))
 
-    @api
+    @copy_api
     def cuMemcpyHtoDAsync(self, dst: int, src: Any, size: int | None, hstream: Any) -> None:
         """Async HtoD in ``hstream``; truly async only from pinned memory (else synchronous)."""
         n = copy_size(src, size, writable=False)
         self._async_copy(hstream, lambda c: c.backend.gmemcpy_to_device_async(
             c.handle, dst, src, n), n)
 
-    @api
+    @copy_api
     def cuMemcpyDtoHAsync(self, dst: Any, src: int, size: int | None, hstream: Any) -> None:
         """Async DtoH in ``hstream``; truly async only into pinned memory."""
         n = copy_size(dst, size, writable=True)
         self._async_copy(hstream, lambda c: c.backend.gmemcpy_from_device_async(
             c.handle, dst, src, n), n)
 
-    @api
+    @copy_api
     def cuMemcpyDtoDAsync(self, dst: int, src: int, size: int, hstream: Any) -> None:
         """Async DtoD in ``hstream``."""
         if size < 0:

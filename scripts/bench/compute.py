@@ -33,6 +33,7 @@ class Dev:
     """Device memory mapped at BASE with a bump allocator."""
 
     def __init__(self, size: int) -> None:
+        size = (size + 4095) // 4096 * 4096
         self.vram = Vram(size)
         self.mmu = Mmu()
         self.mmu.set_aperture(0, self.vram.buffer)
@@ -70,13 +71,14 @@ def timed(make, repeat: int = 3) -> tuple[float, object]:
 
 
 def wide(mod, kernel: str, threads: int, n: int) -> dict:
-    dev = Dev(threads * 4 + 4096)
+    dev = Dev(threads * 4 + 8192)
     out = dev.alloc(threads * 4)
     p = params((out, 8), (threads, 4), (n, 4)) if kernel == "loop" else \
         params((out, 8), (n, 4))
-    dt, st = timed(lambda: mod.launch(kernel, (threads // 256, 1, 1), (256, 1, 1), p,
-                                      dev.mmu, 0))
-    return {"bench": f"wide-{kernel}", "threads": threads, "trip": n, "cpu_seconds": round(dt, 3),
+    dt, st = timed(lambda: mod.launch(kernel, ((threads + 255) // 256, 1, 1), (256, 1, 1),
+                                      p, dev.mmu, 0))
+    name = f"wide-{kernel}" + ("-partial-block" if threads % 256 else "")
+    return {"bench": name, "threads": threads, "trip": n, "cpu_seconds": round(dt, 3),
             "thread_inst_per_s": round(st.thread_instructions / dt)}
 
 
@@ -122,6 +124,7 @@ def main() -> None:
     mod = load_module(PTX.read_text(), "bench")
     trip = 16 if args.quick else 64
     results = [wide(mod, "loop", 1 << 16, trip), wide(mod, "loop", 1 << 18, trip),
+               wide(mod, "loop", (1 << 16) - 100, trip),
                wide(mod, "fmad_loop", 1 << 16, trip),
                one_warp(mod, 2000 if args.quick else 20000)]
     child = subprocess.run([sys.executable, __file__, "--madd-child", "1024"],

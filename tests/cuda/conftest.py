@@ -131,6 +131,7 @@ def libgdev_driver() -> Iterator[Any]:
     try:
         drv = bind(lambda: _mounted(libgdev, d.mount))
         drv.cuInit(0)
+        drv.mount = d.mount  # type: ignore[attr-defined]  # for tests that start clients
         yield drv
         drv.shutdown()
     finally:

@@ -3,10 +3,15 @@ real gdevd mount, and the in-process runtime; each result equals numpy's and the
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
 import pytest
+
+from libgdev.cuda import CudaError, bind
 
 from . import scenarios
 from .conftest import BINDINGS
@@ -52,3 +57,57 @@ def test_kernels_agree_across_bindings(any_driver, request, program: str) -> Non
     for other, value in seen.items():  # bit for bit what the other bindings computed
         assert np.array_equal(value, got), (binding, other)
     seen[binding] = got
+
+
+CLIENT = """
+import numpy as np
+from libgdev import cuda
+cuda.cuInit(0)
+ctx = cuda.cuCtxCreate(0, cuda.cuDeviceGet(cuda.cuDeviceGetCount() - 1))
+f = cuda.cuModuleGetFunction(cuda.cuModuleLoad(KERNELS + "/madd.ptx"), "add")
+a = np.arange(64 * 64, dtype=np.uint32).reshape(64, 64)
+d = [cuda.cuMemAlloc(a.nbytes) for _ in range(3)]
+cuda.cuMemcpyHtoD(d[0], a)
+cuda.cuMemcpyHtoD(d[1], a)
+cuda.cuLaunchKernel(f, 4, 4, 1, 16, 16, 1, 0, None, [*d, 64])
+c = np.zeros_like(a)
+cuda.cuMemcpyDtoH(c, d[2])
+assert (c == 2 * a).all()
+try:
+    cuda.cuMemAlloc(1 << 40)
+except cuda.CudaError as e:
+    print(e.name)
+"""
+
+
+def test_a_user_program_with_the_module_level_api(libgdev_driver) -> None:
+    """A separate process uses ``from libgdev import cuda`` as is, found through GDEV_MOUNT."""
+    env = {**os.environ, "GDEV_MOUNT": libgdev_driver.mount}
+    code = f"KERNELS = {str(scenarios.KERNELS)!r}\n" + CLIENT
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["CUDA_ERROR_OUT_OF_MEMORY"]
+
+
+def test_no_daemon_is_no_device(tmp_path) -> None:
+    import libgdev
+
+    drv = bind(lambda: _unmounted(libgdev, str(tmp_path)))
+    with pytest.raises(CudaError, match="CUDA_ERROR_NO_DEVICE"):
+        drv.cuInit(0)
+
+
+def _unmounted(libgdev: Any, mount: str) -> Any:
+    from libgdev.cuda import ModuleBackend
+
+    class Nowhere:
+        GdevKernel = libgdev.GdevKernel
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(libgdev, name)
+
+        def gdevice_count(self) -> int:
+            return libgdev.gdevice_count(mount)
+
+    return ModuleBackend(Nowhere())

@@ -66,6 +66,11 @@ def test_context_stack(drv) -> None:
         drv.cuCtxPopCurrent()
     drv.cuCtxSetCurrent(b)
     drv.cuCtxSynchronize()
+    assert drv.cuCtxGetCacheConfig() == 0
+    drv.cuCtxSetCacheConfig(1)
+    assert drv.cuCtxGetCacheConfig() == 1
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuCtxSetCacheConfig(7)
     drv.cuCtxDestroy(b)
     assert drv.cuCtxGetCurrent() is None
     with _raises(R.CUDA_ERROR_INVALID_CONTEXT):

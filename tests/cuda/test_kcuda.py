@@ -33,6 +33,8 @@ def test_attach_use_detach_from_the_loop() -> None:
         kcuda.cuMemsetD8(d, 7, 8192)
         assert kt.run_sync(lambda: kt.system.virtual[2].memory_used) >= 8192
 
+        with pytest.raises(RuntimeError, match="to_thread"):
+            kt.run_sync(kcuda.cuDeviceGetName, 1)  # on the loop thread: refused, no deadlock
         # the daemon's teardown runs detach on the loop thread, where verbs cannot block
         old = kcuda.driver
         kt.run_sync(kcuda.detach)

@@ -75,8 +75,12 @@ def test_copy_errors(drv, ctx) -> None:
         drv.cuMemcpyHtoD(d, np.zeros((4, 4), np.uint8)[:, 1])  # not contiguous
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
         drv.cuMemcpyHtoD(0x7000_0000_00, b"x")  # no such object
-    with pytest.raises(CudaError):
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):  # a bad range, not a sticky kernel fault
         drv.cuMemcpyHtoD(d + 4000, np.zeros(200, np.uint8))  # runs past the allocation
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuMemsetD8(d + 4000, 0, 200)
+    with _raises(R.CUDA_ERROR_INVALID_VALUE):
+        drv.cuMemcpyDtoD(d, d + 2048, 4096)
     other = drv.cuCtxCreate(0, 1)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
         drv.cuMemcpyHtoD(d, b"x")  # d belongs to the other context's address space
@@ -133,6 +137,10 @@ def test_pinned_memory(drv, ctx) -> None:
     drv.cuMemcpyDtoH(back, d)
     assert np.array_equal(back[:4], h[:4]) and np.array_equal(back[4:104], h[:100])
     assert np.array_equal(back[104:], h[104:])
+    drv.cuMemcpy(va + 200, d, 4)  # and a unified copy may write into it
+    drv.cuMemcpyAsync(va + 204, d, 4, None)
+    drv.cuCtxSynchronize()
+    assert np.array_equal(h[200:204], h[:4]) and np.array_equal(h[204:208], h[:4])
     with _raises(R.CUDA_ERROR_NOT_SUPPORTED):
         drv.cuMemHostAlloc(4096, CU_MEMHOSTALLOC_PORTABLE)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):

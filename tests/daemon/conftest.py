@@ -119,15 +119,16 @@ def unprivileged() -> tuple[int, int]:
 
 
 def run_as(user: tuple[int, int] | None, code: str, env: dict[str, str],
-           timeout: float = 60) -> subprocess.CompletedProcess:
+           timeout: float = 60, preload: str = "") -> subprocess.CompletedProcess:
     """Run Python ``code`` in a child process, as ``user`` (uid, gid) if given.
 
     The interpreter may live where the user cannot read it (pyenv under /root), so the child
-    starts as root, imports libgdev and the stdlib it needs, then drops to the user with
-    setgroups/setgid/setuid before running ``code``: from then on the kernel treats it as
-    that user (the FUSE open and SO_PEERCRED see its uid and gid).
+    starts as root, imports libgdev, the stdlib it needs and ``preload``, then drops to the
+    user with setgroups/setgid/setuid before running ``code``: from then on the kernel treats
+    it as that user (the FUSE open and SO_PEERCRED see its uid and gid).
     """
     prologue = "import errno, os, sys, time, signal, libgdev, libgdev.abi, numpy\n"
+    prologue += preload
     if user is not None:
         prologue += f"os.setgroups([]); os.setgid({user[1]}); os.setuid({user[0]})\n"
     return subprocess.run([sys.executable, "-c", prologue + code], env=env,

@@ -21,8 +21,7 @@ from libgdev.connection import Connection
 
 def serve(client) -> None:
     """Run ``client(conn, ticket_token, sessions)`` in a thread against a live server."""
-    async def main() -> None:
-        path = os.path.join(tempfile.mkdtemp(prefix="gdevd-unit-"), "s")
+    async def main(path: str) -> None:
         async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20)) as system:
             sessions = SessionTable(system, path)
             async with trio.open_nursery() as nursery:
@@ -42,7 +41,8 @@ def serve(client) -> None:
                 nursery.cancel_scope.cancel()
             system.check_invariants()
             assert all(v.memory_used == 0 and v.dma_used == 0 for v in system.virtual)
-    trio.run(main)
+    with tempfile.TemporaryDirectory(prefix="gdevd-unit-") as tmp:
+        trio.run(main, os.path.join(tmp, "s"))
 
 
 def errno_of(conn: Connection, name: str, tail: bytes = b"", **fields) -> int:

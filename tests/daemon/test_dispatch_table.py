@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import inspect
 
-import libgdev  # noqa: E402
-from gdevd import runtime  # noqa: E402
-from gdevd.ioctl import dispatch  # noqa: E402
-from libgdev import abi, constants  # noqa: E402
-from libgdev.handle import COMMAND_WRAPPERS  # noqa: E402
+import libgdev
+from gdevd import runtime
+from gdevd.ioctl import dispatch
+from libgdev import abi, constants
+from libgdev.handle import COMMAND_WRAPPERS
 
 
 def test_every_command_has_exactly_one_handler() -> None:

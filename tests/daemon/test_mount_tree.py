@@ -144,8 +144,11 @@ def test_cli_refuses_missing_nonempty_and_mounted(gdevd, tmp_path) -> None:
 
 
 def test_sigterm_unmounts_cleanly() -> None:
-    d = start_gdevd("--vgpus", "2")
+    d = start_gdevd("--gpus", "2", "--vgpus", "1")
     assert sorted(os.listdir(os.path.join(d.mount, "dev"))) == ["gdev0", "gdev1"]
+    assert _read(d.proc_path("device_count")) == "2\n"
+    assert [_read(d.proc_path(f"vd{i}", "phys")) for i in (0, 1)] == ["0\n", "1\n"]
+    assert _read(d.proc_path("vd1", "memory_size")) == f"{256 << 20}\n"  # 100% of GPU 1
     d.proc.terminate()
     assert d.proc.wait(15) == 0
     assert not os.path.ismount(d.mount)
@@ -171,3 +174,40 @@ def test_detaches_and_config_file(tmp_path) -> None:
         subprocess.run(["fusermount3", "-u", mount], check=False)  # the daemon then exits
     import shutil
     shutil.rmtree(base, ignore_errors=True)
+
+
+def test_non_root_without_user_allow_other_is_refused(unprivileged, tmp_path) -> None:
+    conf = tmp_path / "fuse.conf"
+    conf.write_text("#user_allow_other\n")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(conf, 0o644)
+    code = f"""
+from gdevd.__main__ import Refused, check_privileges
+try:
+    check_privileges({str(conf)!r})
+except Refused as exc:
+    print("refused:", exc)
+"""
+    r = run_as(unprivileged, code, os.environ.copy(), preload="import gdevd.__main__\n")
+    assert "refused: mounting for all users (allow_other) needs root" in r.stdout, r.stderr
+
+
+def test_staging_shrinks_to_fit_a_small_pinned_share(tmp_path) -> None:
+    cfg = tmp_path / "gdev.toml"
+    cfg.write_text('dma_memory = "8M"\n')  # 2 MiB of pinned memory per vGPU
+    d = start_gdevd("--config", str(cfg))
+    try:
+        code = """
+import numpy
+with libgdev.gopen(0) as h:
+    a = h.gmalloc(3 << 20)
+    x = numpy.arange(3 << 20, dtype=numpy.uint8)
+    h.gmemcpy_to_device(a, x)
+    y = numpy.empty_like(x)
+    h.gmemcpy_from_device(y, a)
+    print((x == y).all(), h._staging.chunk * h._staging.slots)
+"""
+        r = run_as(None, code, d.env())
+        assert r.stdout.split() == ["True", str(2 << 20)], r.stderr
+    finally:
+        stop_gdevd(d)

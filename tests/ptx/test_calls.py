@@ -31,3 +31,16 @@ def test_function_pointers_struct_returns_many_args():
                 + int(x[0]) + 12)
         assert out[i].tolist() == [exp0, exp1], i
         assert fout[i] == np.float32(cx + cy + cz)
+
+
+def test_grid_constant_parameter_address():
+    """``__grid_constant__`` structs are read through their address (cvta.param, generic
+    loads and register-addressed ld.param); by-value copies go through local memory."""
+    mod = load("gridconst")
+    dev = Device()
+    s = np.arange(1, 9, dtype=np.int32) * 3
+    for kernel in ("k", "k2"):
+        po = dev.alloc(64 * 4)
+        dev.launch(mod, kernel, (1,), (64,), (s.tobytes(), "32s"), po, 5)
+        got = dev.get(po, 64, np.int32)
+        assert got.tolist() == [int(s[:5].sum() + s[t & 7]) for t in range(64)], kernel

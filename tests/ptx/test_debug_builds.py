@@ -38,3 +38,30 @@ def test_exec_kernels_debug_build(monkeypatch, dev, name):
 def test_basic_kernels_debug_build(monkeypatch, dev, name, args):
     monkeypatch.setattr(test_nvcc_kernels, "MOD", BASIC_DEBUG)
     getattr(test_nvcc_kernels, name)(dev, *args)
+
+
+@pytest.mark.parametrize("module,name,args", [
+    ("test_suite_kernels", "test_matrix_mul_samples", ()),
+    ("test_suite_kernels", "test_reduce6_warp_synchronous_tail", (4096, 3)),
+    ("test_suite_kernels", "test_prescan_gems", (64,)),
+    ("test_suite_kernels", "test_bitonic_sort", (256,)),
+    ("test_suite_kernels", "test_black_scholes", ()),
+    ("test_suite_kernels", "test_nbody_tiles", ()),
+])
+def test_suite_kernels_debug_build(monkeypatch, dev, module, name, args):
+    from . import test_suite_kernels
+    monkeypatch.setattr(test_suite_kernels, "MOD", load("suite.debug"))
+    getattr(test_suite_kernels, name)(dev, *args)
+
+
+@pytest.mark.parametrize("module,name", [
+    ("test_mathlib", "test_float_math_library"), ("test_mathlib", "test_double_math_library"),
+    ("test_calls", "test_function_pointers_struct_returns_many_args"),
+    ("test_wmma", "test_wmma_gemm_16x16x16_f32_accumulate"),
+    ("test_wmma", "test_wmma_32x8x16_shared_col_major_half_accumulator")])
+def test_more_kernels_debug_build(monkeypatch, module, name):
+    import importlib
+    mod = importlib.import_module(f"tests.ptx.{module}")
+    stem = {"test_mathlib": "mathlib", "test_calls": "calls", "test_wmma": "wmma"}[module]
+    monkeypatch.setattr(mod, "MOD", load(f"{stem}.debug"))
+    getattr(mod, name)()

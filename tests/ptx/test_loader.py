@@ -70,7 +70,7 @@ KERNEL = HEAD + ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>;\n{body}\n
     ("add.u32 %r1, %r2;", "add.u32"),
     ("tex.1d.v4.f32.s32 {%r0, %r1, %r2, %r3}, [tex0, {%r1}];", "tex"),
     ("bra $L_nowhere;", "$L_nowhere"),
-    ("ld.param.u32 %r1, [%r2];", "ld.param.u32"),
+    ("st.param.u32 [%r2], %r1;", "st.param.u32"),
     ("atom.global.min.f32 %r1, [%r2], %r3;", "atom.global.min.f32"),
     ("add.u32 %r1, %r2, $;", "add.u32"),
     ("cvt.rn.bf16x2.f32 %r1, %r2, %r3;", "cvt"),

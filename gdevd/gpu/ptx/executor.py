@@ -61,8 +61,13 @@ class Wave:
         mem = MemSys(launch.mmu, geom.n, geom.tpb, launch.shared_total, info.local_size)
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
-        self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines)
-                     for blk in info.blocks]
+        self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines,
+                      tuple(blk.pure)) for blk in info.blocks]
+        # blocks that only return: a branch there is an exit (the common `if (i >= n)
+        # return;`), so the other threads stay uniform instead of waiting for them
+        self.exit_blocks = {k for k, blk in enumerate(info.blocks)
+                            if not blk.binders and blk.term.kind == EXIT and
+                            blk.term.guard is None}
         self.n = geom.n
         self.pc = np.zeros(self.n, dtype=np.int32)
         self.n_alive = self.n
@@ -147,6 +152,8 @@ class Wave:
         if kind == FALL:
             self._goto(lanes, pc + 1)
         elif kind == BRA or kind == EXIT:
+            if kind == BRA and term.target in self.exit_blocks:
+                kind = EXIT
             if term.guard is None:
                 return self._goto(lanes, term.target) if kind == BRA else self._exit(lanes)
             p = self._guard(term.guard, lanes)
@@ -192,12 +199,17 @@ class Wave:
                 if sel is None:
                     return True, used
                 pc, lanes = sel
-            ops, term, lines = code[pc]
+            ops, term, lines, pure = code[pc]
             k = 0
             try:
-                for f in ops:
-                    f(lanes)
-                    k += 1
+                if lanes is not None and self.upc >= 0:   # uniform, some threads exited
+                    for f, p in zip(ops, pure, strict=True):
+                        f(None if p else lanes)
+                        k += 1
+                else:
+                    for f in ops:
+                        f(lanes)
+                        k += 1
             except MmuFault as e:
                 raise KernelFault(errno.EFAULT, f"illegal address 0x{e.va:x} ({e.reason}) in "
                                   f"{self.launch.info.name} at line {lines[k]}") from e
@@ -242,7 +254,7 @@ class Launch:
             raise GdevError(errno.EINVAL, f"{self.shared_total} bytes of shared memory")
         if watchdog is not None and watchdog <= 0:
             raise GdevError(errno.EINVAL, "watchdog must be positive")
-        self.params = params + bytes(8)
+        self.params = params + bytes(16 - len(params) % 16)
         self.mmu, self.shared_dynamic, self.watchdog = mmu, shared_dynamic, watchdog
         self.data_base = data_base
         self.module = module
@@ -331,7 +343,7 @@ class Launch:
 
     def _release(self, wave: Wave) -> None:
         if wave.n <= POOL_MAX_THREADS:
-            wave.launch = None                 # keep no context alive through the pool
+            wave.launch = None  # type: ignore[assignment]  # keep no context alive in the pool
             wave.env.mem.mmu = None
             self.module.wave_pool.give(self._key(wave.env.geom.nblocks), wave)
 

@@ -46,7 +46,7 @@ def tokenize(text: str, name: str = "<ptx>") -> list[Token]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise PtxError(line, text[pos:pos + 10], "unexpected character", name)
-        kind = m.lastgroup
+        kind = m.lastgroup or ""
         tok = m.group()
         if kind == "nl":
             line += 1

@@ -61,9 +61,11 @@ class Linker:
         self.name = name
 
     def err(self, line: int, construct: str, msg: str) -> PtxError:
+        """A PtxError at ``line`` naming ``construct``."""
         return PtxError(line, construct, msg, self.name)
 
     def link(self, kernel: Function) -> Linked:
+        """Flatten ``kernel`` with every call inlined."""
         out = Linked(kernel)
         self.expand(out, kernel, "", {}, "", [kernel.name])
         return out
@@ -99,6 +101,7 @@ class Linker:
             out.code.append(Instr(st.opcode, args, st.line, guard))
 
     def declare(self, out: Linked, v: VarDecl, name: str) -> None:
+        """Record variable ``v`` of an inlined function under ``name``."""
         nv = VarDecl(v.space, name, v.type, v.align, v.count, v.init, v.line, v.extern, v.vec)
         if v.space == "param":
             out.pvars[name] = max(out.pvars.get(name, 0), nv.size)
@@ -110,6 +113,7 @@ class Linker:
             raise self.err(v.line, v.name, f".{v.space} variable inside a function")
 
     def call(self, out: Linked, st: Instr, rn, guard, stack: list[str]) -> None:
+        """Inline a direct call (or lower an indirect one) at ``st``."""
         args = list(st.args)
         rets: list = []
         if args and isinstance(args[0], Group):
@@ -117,7 +121,7 @@ class Linker:
         if not args or not isinstance(args[0], Sym | Reg):
             raise self.err(st.line, st.opcode, "malformed call")
         callee_op = args.pop(0)
-        params = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
+        params: list = list(args.pop(0).items) if args and isinstance(args[0], Group) else []
         actual_rets = [self.param_name(st, a, rn) for a in rets]
         actual_params = [self.param_name(st, a, rn) for a in params]
         if isinstance(callee_op, Reg):
@@ -189,6 +193,7 @@ class Linker:
         return self._taken
 
     def param_name(self, st: Instr, a, rn) -> str:
+        """The (renamed) .param variable passed as call argument ``a``."""
         if isinstance(a, Sym):
             return rn(a.name)
         raise self.err(st.line, st.opcode, "call arguments must be .param variables")

@@ -15,6 +15,7 @@ from gdevd.gpu.mmu import atomic_flat_v
 
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 2 << 48
+PARAM_WINDOW = 4 << 48      # kernel parameters (read-only), for cvta.param / __grid_constant__
 _WINDOW_SHIFT = 48
 
 
@@ -36,6 +37,7 @@ class MemSys:
         self.local_size = local_size
         self.sh_stride = _round16(max(shared_size, 1))
         self.lo_stride = _round16(max(local_size, 1))
+        self.params = np.zeros(16, np.uint8)   # the launch's parameter buffer (read-only)
         nblocks = nthreads // tpb
         self.shared = np.zeros(nblocks * self.sh_stride if shared_size else 16, np.uint8)
         self.local = np.zeros(nthreads * self.lo_stride if local_size else 16, np.uint8)
@@ -68,12 +70,12 @@ class MemSys:
         if not win.any():
             yield "global", None, va
             return
-        for code, space in ((0, "global"), (1, "shared"), (2, "local")):
+        for code, space in ((0, "global"), (1, "shared"), (2, "local"), (4, "param")):
             sel = np.flatnonzero(win == code)
             if sel.size:
                 base = np.uint64(code << _WINDOW_SHIFT)
                 yield space, sel, va[sel] - base
-        bad = win > 2
+        bad = (win > 4) | (win == 3)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise MmuFault(int(va[i]), "unmapped", index=i)
@@ -93,6 +95,8 @@ class MemSys:
             return out
         w = dt.itemsize
         self._check_align(va, w * count if count in (2, 4) else w)
+        if space == "param":
+            return self._load_param(va, dt, count)
         if space in ("shared", "local"):
             flat = self._flat(space, va, lanes, w * count)
             buf = self.shared if space == "shared" else self.local
@@ -104,6 +108,17 @@ class MemSys:
                                                              dtype=np.uint64)).ravel()
         raw = self.mmu.load_v(np.ascontiguousarray(vas), w)
         return np.asarray(raw).view(dt).reshape(va.size, count)
+
+    def _load_param(self, off: np.ndarray, dt: np.dtype, count: int) -> np.ndarray:
+        """Kernel-parameter loads through an address (``ld.param [%rd]``, generic window)."""
+        w = dt.itemsize
+        bad = off + np.uint64(w * count) > np.uint64(self.params.size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise MmuFault(int(off[i]), "out-of-bounds param", index=i)
+        ix = off.astype(np.int64) // w
+        view = self.params[: self.params.size // w * w].view(dt)
+        return view[ix[:, None] + np.arange(count)]
 
     def store(self, space: str, va: np.ndarray, lanes: np.ndarray, values: np.ndarray) -> None:
         """Store ``values`` (shape (n, count)) at per-lane addresses ``va``."""
@@ -117,6 +132,8 @@ class MemSys:
             return None
         dt = values.dtype
         w = dt.itemsize
+        if space == "param":
+            raise MmuFault(int(va[0]), "protection (kernel parameters are read-only)")
         self._check_align(va, w * count if count in (2, 4) else w)
         if space in ("shared", "local"):
             flat = self._flat(space, va, lanes, w * count)

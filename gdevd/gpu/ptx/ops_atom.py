@@ -45,6 +45,7 @@ def _decode_common(ins: Ins):
 
 @op("atom")
 def dec_atom(ins: Ins):
+    """Decoder of ``atom`` (see the module docstring)."""
     code, typ, space = _decode_common(ins)
     ins.nargs(4 if code == fa.ATOM_CAS else 3)
     d = ins.dst(0)
@@ -57,6 +58,7 @@ def dec_atom(ins: Ins):
 
 @op("red")
 def dec_red(ins: Ins):
+    """Decoder of ``red`` (see the module docstring)."""
     code, typ, space = _decode_common(ins)
     if code == fa.ATOM_CAS or code == fa.ATOM_EXCH:
         raise ins.fail("red has no cas/exch")

@@ -13,12 +13,14 @@ _LOGIC = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 @op("and", "or", "xor")
 def dec_logic(ins: Ins):
+    """Decoder of ``and``/``or``/``xor`` (see the module docstring)."""
     ins.nargs(3)
     return binary(ins, _LOGIC[ins.base], ins.type())
 
 
 @op("not")
 def dec_not(ins: Ins):
+    """Decoder of ``not`` (see the module docstring)."""
     ins.nargs(2)
     t = ins.type()
     return unary(ins, np.logical_not if t == "pred" else np.invert, t)
@@ -26,6 +28,7 @@ def dec_not(ins: Ins):
 
 @op("cnot")
 def dec_cnot(ins: Ins):
+    """Decoder of ``cnot`` (see the module docstring)."""
     ins.nargs(2)
     t = ins.type()
     return unary(ins, lambda a: (np.asarray(a) == 0).astype(DTYPES[t]), t)
@@ -46,6 +49,7 @@ def _shift(a, b, t: str, left: bool):
 
 @op("shl", "shr")
 def dec_shift(ins: Ins):
+    """Decoder of ``shl``/``shr`` (see the module docstring)."""
     ins.nargs(3)
     t = ins.type()
     if t[0] == "b":
@@ -93,12 +97,14 @@ def clz(x, bits: int) -> np.ndarray:
 
 @op("popc")
 def dec_popc(ins: Ins):
+    """Decoder of ``popc`` (see the module docstring)."""
     ins.nargs(2)
     return unary(ins, popcount, ins.type(), "u32")
 
 
 @op("clz")
 def dec_clz(ins: Ins):
+    """Decoder of ``clz`` (see the module docstring)."""
     ins.nargs(2)
     t = ins.type()
     bits = DTYPES[t].itemsize * 8
@@ -136,6 +142,7 @@ def brev(a, bits: int):
 
 @op("brev")
 def dec_brev(ins: Ins):
+    """Decoder of ``brev`` (see the module docstring)."""
     ins.nargs(2)
     t = ins.type()
     bits = DTYPES[t].itemsize * 8
@@ -239,6 +246,7 @@ def _prmt_mode_sel(mode: str, s, k: int):
 
 @op("prmt")
 def dec_prmt(ins: Ins):
+    """Decoder of ``prmt`` (see the module docstring)."""
     ins.nargs(4)
     modes = ins.flags & {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}
     mode = next(iter(modes)) if modes else None
@@ -247,6 +255,7 @@ def dec_prmt(ins: Ins):
 
 @op("lop3")
 def dec_lop3(ins: Ins):
+    """Decoder of ``lop3`` (see the module docstring)."""
     ins.nargs(5)
     d, a, b, c, lut = ins.dst(0), ins.src(1), ins.src(2), ins.src(3), ins.args[4]
     if not hasattr(lut, "value"):

@@ -55,6 +55,7 @@ def _boolop(ins: Ins):
 
 @op("setp")
 def dec_setp(ins: Ins):
+    """Decoder of ``setp`` (see the module docstring)."""
     t = _compare_type(ins, ins.type())
     cmp = _cmp(ins, t)
     bop = _boolop(ins)
@@ -112,6 +113,7 @@ def dec_set(ins: Ins):
 
 @op("selp")
 def dec_selp(ins: Ins):
+    """Decoder of ``selp`` (see the module docstring)."""
     ins.nargs(4)
     t = ins.type()
     d, a, b, c = ins.dst(0), ins.src(1), ins.src(2), ins.src(3)

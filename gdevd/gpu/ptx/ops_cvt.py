@@ -83,6 +83,7 @@ def _sat64(x, ddt):
 
 @op("cvt")
 def dec_cvt(ins: Ins):
+    """Decoder of ``cvt`` (see the module docstring)."""
     if len(ins.types) != 2:
         raise ins.fail("cvt needs a destination and a source type")
     ins.nargs(2)
@@ -101,6 +102,7 @@ def dec_cvt(ins: Ins):
 
 @op("mov")
 def dec_mov(ins: Ins):
+    """Decoder of ``mov`` (see the module docstring)."""
     ins.nargs(2)
     t = ins.type()
     d, a = ins.args

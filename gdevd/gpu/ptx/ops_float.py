@@ -7,6 +7,8 @@ in float64 and rounded once to float32.  ``.approx`` functions use exact numpy o
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .decode import Ins, binary, op, ternary, unary
@@ -129,6 +131,7 @@ def dec_fma(ins: Ins):
 
 @op("fma")
 def dec_fma_op(ins: Ins):
+    """Decoder of ``fma`` (see the module docstring)."""
     return dec_fma(ins)
 
 
@@ -142,7 +145,7 @@ def dec_div(ins: Ins):
     if mode == "rn" or t == "f64":
         fn = np.divide
     else:
-        def fn(a, b):
+        def fn(a, b):  # type: ignore[misc]
             return round_to(np.asarray(a, np.float64) / b, dt, mode)
     return binary(ins, _post(ins, fn, t), t)
 
@@ -161,6 +164,7 @@ def dec_minmax(ins: Ins):
     t = ins.type()
     ins.nargs(3)
     ins.only({"ftz", "NaN", "xorsign", "abs"})
+    f: object
     if "NaN" in ins.flags:
         f = np.minimum if ins.base == "min" else np.maximum
     else:
@@ -176,12 +180,14 @@ def _rcp(x):
     return (np.asarray(x).dtype.type(1) / x)
 
 
-_UNARY = {"sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": np.log2,
-          "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+_UNARY: dict[str, Callable] = {
+    "sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": np.log2,
+    "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
 
 
 @op(*_UNARY)
 def dec_unary(ins: Ins):
+    """Decoder of sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh (.approx uses exact numpy)."""
     t = ins.type()
     ins.nargs(2)
     ins.only(_ROUND | {"ftz", "approx", "full"})
@@ -196,19 +202,22 @@ def dec_unary(ins: Ins):
 
 @op("copysign")
 def dec_copysign(ins: Ins):
+    """Decoder of ``copysign`` (see the module docstring)."""
     t = ins.type()
     ins.nargs(3)
     return binary(ins, lambda a, b: np.copysign(b, a).astype(DTYPES[t]), t)
 
 
-_TESTP = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
-          "notanumber": np.isnan,
+_TESTP: dict[str, Callable] = {
+    "finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+    "notanumber": np.isnan,
           "normal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny),
           "subnormal": lambda x: (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)}
 
 
 @op("testp")
 def dec_testp(ins: Ins):
+    """Decoder of ``testp`` (see the module docstring)."""
     t = ins.type()
     ins.nargs(2)
     kinds = ins.flags & set(_TESTP)

@@ -60,6 +60,7 @@ def _mode(ins: Ins) -> str:
 
 @op("add", "sub")
 def dec_add(ins: Ins):
+    """Decoder of ``add``/``sub`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         return ops_float.dec_arith(ins)
@@ -79,6 +80,7 @@ def dec_add(ins: Ins):
 
 @op("addc", "subc")
 def dec_addc(ins: Ins):
+    """Decoder of ``addc``/``subc`` (see the module docstring)."""
     ins.nargs(3)
     ins.only({"cc"})
     return _carry(ins, ins.type(), carry_in=True)
@@ -117,6 +119,7 @@ def _carry(ins: Ins, t: str, carry_in: bool):
 
 @op("mul")
 def dec_mul(ins: Ins):
+    """Decoder of ``mul`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         return ops_float.dec_arith(ins)
@@ -135,6 +138,7 @@ def dec_mul(ins: Ins):
 
 @op("mad")
 def dec_mad(ins: Ins):
+    """Decoder of ``mad`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         return ops_float.dec_fma(ins)
@@ -158,6 +162,7 @@ def dec_mad(ins: Ins):
 
 @op("madc")
 def dec_madc(ins: Ins):
+    """Decoder of ``madc`` (see the module docstring)."""
     ins.nargs(4)
     ins.only({"lo", "hi", "cc"})
     return _mad_carry(ins, ins.type(), _mode(ins), carry_in=True)
@@ -207,6 +212,7 @@ def _i24(v, t):
 
 @op("mul24", "mad24")
 def dec_mul24(ins: Ins):
+    """Decoder of ``mul24``/``mad24`` (see the module docstring)."""
     t = ins.type()
     if t not in ("s32", "u32"):
         raise ins.fail("mul24/mad24 need .s32 or .u32")
@@ -227,6 +233,7 @@ def dec_mul24(ins: Ins):
 
 @op("sad")
 def dec_sad(ins: Ins):
+    """Decoder of ``sad`` (see the module docstring)."""
     t = ins.type()
     ins.nargs(4)
     return ternary(ins, lambda a, b, c: np.where(a > b, a - b, b - a).astype(DTYPES[t]) + c, t)
@@ -255,6 +262,7 @@ def int_rem(a, b, t: str):
 
 @op("div", "rem")
 def dec_div(ins: Ins):
+    """Decoder of ``div``/``rem`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         if ins.base == "rem":
@@ -268,6 +276,7 @@ def dec_div(ins: Ins):
 
 @op("abs", "neg")
 def dec_absneg(ins: Ins):
+    """Decoder of ``abs``/``neg`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         return ops_float.dec_absneg(ins)
@@ -277,6 +286,7 @@ def dec_absneg(ins: Ins):
 
 @op("min", "max")
 def dec_minmax(ins: Ins):
+    """Decoder of ``min``/``max`` (see the module docstring)."""
     t = ins.type()
     if is_float(t):
         return ops_float.dec_minmax(ins)

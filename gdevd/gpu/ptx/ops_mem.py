@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .decode import Ins, nop, op, regs_of
-from .memory import LOCAL_WINDOW, SHARED_WINDOW
+from .memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
 from .ptxtypes import DTYPES, size_of
 from .syntax import Addr, Reg, Sink, Sym
 
@@ -68,8 +68,8 @@ def _check_addr(ins: Ins, space: str) -> Addr:
             raise ins.fail(f"unknown symbol {a.base.name}")
         if space == "param" and sp not in ("kparam", "param"):
             raise ins.fail("ld.param of a non-parameter")
-    elif space == "param":
-        raise ins.fail("register-addressed .param access is not supported")
+    elif space == "param" and ins.base != "ld":
+        raise ins.fail("register-addressed .param stores are not supported")
     return a
 
 
@@ -79,6 +79,7 @@ def _mem_space(space: str) -> str:
 
 @op("ld", "ldu")
 def dec_ld(ins: Ins):
+    """Decoder of ``ld``/``ldu`` (see the module docstring)."""
     space = space_of(ins)
     ins.only(_IGNORED | set(SPACES))
     ins.nargs(2)
@@ -89,7 +90,7 @@ def dec_ld(ins: Ins):
         raise ins.fail("destination does not match the vector width")
     a = _check_addr(ins, space)
     dt = DTYPES[t]
-    if space == "param":
+    if space == "param" and isinstance(a.base, Sym):
         return _ld_param(ins, a, dests, t, count)
     mspace = _mem_space(space)
 
@@ -109,6 +110,7 @@ def dec_ld(ins: Ins):
 
 
 def _ld_param(ins, a: Addr, dests, t, count):
+    assert isinstance(a.base, Sym)
     kind = ins.ctx.symbol_space(a.base.name)
     dt = DTYPES[t]
     w_size = size_of(t)
@@ -137,6 +139,7 @@ def _ld_param(ins, a: Addr, dests, t, count):
 
 @op("st")
 def dec_st(ins: Ins):
+    """Decoder of ``st`` (see the module docstring)."""
     space = space_of(ins)
     ins.only(_IGNORED | set(SPACES))
     ins.nargs(2)
@@ -148,7 +151,7 @@ def dec_st(ins: Ins):
     a = _check_addr(ins, space)
     dt = DTYPES[t]
     if space == "param":
-        if ins.ctx.symbol_space(a.base.name) != "param":
+        if not isinstance(a.base, Sym) or ins.ctx.symbol_space(a.base.name) != "param":
             raise ins.fail("st.param to a kernel parameter")
         return _st_param(a, srcs, t, count)
     mspace = _mem_space(space)
@@ -192,7 +195,7 @@ def _st_param(a: Addr, srcs, t, count):
     return bind
 
 
-_WINDOWS = {"global": 0, "const": 0, "param": 0, "shared": SHARED_WINDOW,
+_WINDOWS = {"global": 0, "const": 0, "param": PARAM_WINDOW, "shared": SHARED_WINDOW,
             "local": LOCAL_WINDOW}
 
 
@@ -222,10 +225,11 @@ def dec_cvta(ins: Ins):
 
 @op("isspacep")
 def dec_isspacep(ins: Ins):
+    """Decoder of ``isspacep`` (see the module docstring)."""
     ins.nargs(2)
     space = space_of(ins)
     d, a = ins.dst(0), ins.src(1)
-    code = {"global": 0, "const": 0, "shared": 1, "local": 2, "param": 3}[space]
+    code = {"global": 0, "const": 0, "shared": 1, "local": 2, "param": 4}[space]
 
     def bind(env):
         w, ra = env.wr(d, "pred"), env.rd(a, "u64")
@@ -234,6 +238,7 @@ def dec_isspacep(ins: Ins):
 
 
 @op("prefetch", "prefetchu", "membar", "fence", "nanosleep", "pmevent", "brkpt",
-    "discard", "applypriority", "createpolicy")
+    "discard", "applypriority")
 def dec_hint(ins: Ins):
+    """Decoder of fences, prefetches and hints: no effect on an in-order emulated GPU."""
     return nop(ins)

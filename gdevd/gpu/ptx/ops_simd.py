@@ -83,11 +83,13 @@ def _decode(ins: Ins, count: int):
 
 @op(*(n + "4" for n in list(_OPS) + ["vset"]))
 def dec_simd4(ins: Ins):
+    """Decoder of ``4``/``vset`` (see the module docstring)."""
     return _decode(ins, 4)
 
 
 @op(*(n + "2" for n in list(_OPS) + ["vset"]))
 def dec_simd2(ins: Ins):
+    """Decoder of ``2``/``vset`` (see the module docstring)."""
     return _decode(ins, 2)
 
 

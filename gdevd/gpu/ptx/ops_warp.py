@@ -30,10 +30,11 @@ def warp_info(env):
 
 @op("shfl")
 def dec_shfl(ins: Ins):
-    mode = [m for m in ("up", "down", "bfly", "idx") if m in ins.flags]
-    if len(mode) != 1:
+    """Decoder of ``shfl`` (see the module docstring)."""
+    modes = [m for m in ("up", "down", "bfly", "idx") if m in ins.flags]
+    if len(modes) != 1:
         raise ins.fail("shfl needs one of .up/.down/.bfly/.idx")
-    mode = mode[0]
+    mode = modes[0]
     ins.nargs(5 if "sync" in ins.flags else 4)
     dst = ins.args[0]
     d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
@@ -77,10 +78,11 @@ def dec_shfl(ins: Ins):
 
 @op("vote")
 def dec_vote(ins: Ins):
-    mode = [m for m in ("all", "any", "uni", "ballot") if m in ins.flags]
-    if len(mode) != 1:
+    """Decoder of ``vote`` (see the module docstring)."""
+    modes = [m for m in ("all", "any", "uni", "ballot") if m in ins.flags]
+    if len(modes) != 1:
         raise ins.fail("vote needs one of .all/.any/.uni/.ballot")
-    mode = mode[0]
+    mode = modes[0]
     ins.nargs(3 if "sync" in ins.flags else 2)
     d, a = ins.dst(0), ins.src(1)
     out_t = "b32" if mode == "ballot" else "pred"
@@ -112,6 +114,7 @@ def dec_vote(ins: Ins):
 
 @op("activemask")
 def dec_activemask(ins: Ins):
+    """Decoder of ``activemask`` (see the module docstring)."""
     ins.nargs(1)
     d = ins.dst(0)
 
@@ -170,10 +173,10 @@ def dec_match(ins: Ins):
 def dec_barred(ins: Ins):
     """The reduction half of bar.red.{popc,and,or}, run by a block's threads right after
     they all passed the barrier half: popc counts, and/or combine the predicate."""
-    kind = [m for m in ("popc", "and", "or") if m in ins.flags]
-    if len(kind) != 1:
+    kinds = [m for m in ("popc", "and", "or") if m in ins.flags]
+    if len(kinds) != 1:
         raise ins.fail("bar.red needs .popc, .and or .or")
-    kind = kind[0]
+    kind = kinds[0]
     ins.nargs(3, 4)
     d, c = ins.dst(0), ins.args[-1]
 

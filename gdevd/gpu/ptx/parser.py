@@ -8,37 +8,17 @@ flat namespace per function.
 from __future__ import annotations
 
 from .errors import PtxError
-from .lexer import Token, tokenize
+from .lexer import tokenize
 from .ptxtypes import TYPE_NAMES, parse_number
-from .syntax import (
-    Addr,
-    Function,
-    Group,
-    Imm,
-    Instr,
-    Label,
-    ModuleAst,
-    Not,
-    Pair,
-    Reg,
-    Sink,
-    Special,
-    Sym,
-    VarDecl,
-    Vec,
-)
+from .syntax import Function, Label, ModuleAst, VarDecl
+from .tokens import TokenStream
 
 SPACES = ("global", "const", "shared", "local", "param", "reg")
-SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid",
-            "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq",
-            "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
-            "%dynamic_smem_size", "%total_smem_size", "%clock_hi", "%globaltimer_lo",
-            "%globaltimer_hi")
 _PERF = (".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm",
          ".noreturn", ".explicitcluster", ".reqnctapercluster", ".maxclusterrank")
 
 
-class Parser:
+class Parser(TokenStream):
     """Parses one module; see :func:`parse`."""
 
     def __init__(self, text: str, name: str) -> None:
@@ -49,55 +29,9 @@ class Parser:
         self.fn: Function | None = None
         self.uniq = 0
 
-    # -- token helpers -------------------------------------------------------------------
-    def err(self, msg: str, tok: Token | None = None) -> PtxError:
-        tok = tok or self.peek()
-        return PtxError(tok.line, tok.text, msg, self.name)
-
-    def peek(self, k: int = 0) -> Token:
-        j = self.i + k
-        if j < len(self.toks):
-            return self.toks[j]
-        last = self.toks[-1].line if self.toks else 0
-        return Token("eof", "<end of file>", last)
-
-    def next(self) -> Token:
-        tok = self.peek()
-        if tok.kind == "eof":
-            raise self.err("unexpected end of file")
-        self.i += 1
-        return tok
-
-    def accept(self, text: str) -> bool:
-        if self.peek().text == text:
-            self.i += 1
-            return True
-        return False
-
-    def expect(self, text: str) -> Token:
-        tok = self.next()
-        if tok.text != text:
-            raise self.err(f"expected {text!r}", tok)
-        return tok
-
-    def ident(self) -> str:
-        tok = self.next()
-        if tok.kind != "id":
-            raise self.err("expected an identifier", tok)
-        return tok.text
-
-    def integer(self) -> int:
-        neg = self.accept("-")
-        tok = self.next()
-        if tok.kind != "num":
-            raise self.err("expected a number", tok)
-        v = parse_number(tok.text)
-        if not isinstance(v, int):
-            raise self.err("expected an integer", tok)
-        return -v if neg else v
-
     # -- module level ----------------------------------------------------------------------
     def parse(self) -> ModuleAst:
+        """The whole module."""
         mod = ModuleAst("", [], 64, {}, {})
         while self.peek().kind != "eof":
             self.top_level(mod)
@@ -106,6 +40,7 @@ class Parser:
         return mod
 
     def top_level(self, mod: ModuleAst) -> None:
+        """One module-level directive or declaration."""
         tok = self.next()
         t = tok.text
         if t == ".version":
@@ -132,6 +67,7 @@ class Parser:
             raise self.err("unsupported module-level directive", tok)
 
     def skip_section(self) -> None:
+        """Skip a ``.section name { ... }`` debug block."""
         self.ident()
         self.expect("{")
         depth = 1
@@ -140,6 +76,7 @@ class Parser:
             depth += (t == "{") - (t == "}")
 
     def declaration(self, mod: ModuleAst, extern: bool) -> None:
+        """A linkage-qualified function or module variable."""
         while self.peek().text in (".visible", ".extern", ".weak", ".common"):
             extern = extern or self.next().text == ".extern"
         t = self.peek().text
@@ -156,6 +93,7 @@ class Parser:
 
     # -- functions -------------------------------------------------------------------------
     def function(self, mod: ModuleAst, extern: bool) -> None:
+        """An ``.entry``/``.func`` header with its body or a prototype."""
         kind = self.next().text[1:]
         line = self.peek().line
         rets: list[VarDecl] = []
@@ -181,6 +119,7 @@ class Parser:
         self.body(fn)
 
     def param_list(self) -> list[VarDecl]:
+        """A parenthesized parameter list."""
         self.expect("(")
         out: list[VarDecl] = []
         while not self.accept(")"):
@@ -189,6 +128,7 @@ class Parser:
         return out
 
     def body(self, fn: Function) -> None:
+        """A function body ``{ ... }``."""
         self.fn = fn
         self.scopes = [{p.name: p.name for p in fn.params + fn.rets}]
         self.expect("{")
@@ -198,6 +138,7 @@ class Parser:
         self.fn = None
 
     def statement(self, fn: Function) -> None:
+        """One body statement: scope, declaration, label or instruction."""
         tok = self.peek()
         t = tok.text
         if t == "{":
@@ -227,6 +168,7 @@ class Parser:
             raise self.err("unexpected token in function body", tok)
 
     def declare_local(self, fn: Function, v: VarDecl) -> None:
+        """Declare ``v`` in the current scope (renamed if nested)."""
         unique = v.name
         if len(self.scopes) > 2 or unique in fn.regs or unique in fn.vars:
             self.uniq += 1
@@ -238,14 +180,10 @@ class Parser:
         else:
             fn.vars[unique] = v
 
-    def resolve(self, name: str) -> str:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return name
 
     # -- declarations --------------------------------------------------------------------
     def var_decl(self, in_list: bool = False) -> list[VarDecl]:
+        """A variable declaration (one or more declarators)."""
         line = self.peek().line
         space = self.next().text.lstrip(".")
         if space not in SPACES:
@@ -275,6 +213,7 @@ class Parser:
         return out
 
     def declarator(self, space, typ, align, vec, line) -> list[VarDecl]:
+        """One declarator: name, ``<N>`` range, array dims, initializer."""
         name = self.ident()
         if self.accept("<"):
             n = self.integer()
@@ -292,6 +231,7 @@ class Parser:
         return [VarDecl(space, name, typ, align, count, init, line, vec=vec)]
 
     def initializer(self) -> list:
+        """A scalar or brace-list initializer, flattened."""
         if self.accept("{"):
             out: list = []
             while not self.accept("}"):
@@ -307,95 +247,6 @@ class Parser:
             raise self.err("expected a constant initializer", tok)
         v = parse_number(tok.text)
         return [-v if neg else v]
-
-    # -- instructions ------------------------------------------------------------------
-    def instruction(self) -> Instr:
-        line = self.peek().line
-        guard = None
-        if self.accept("@"):
-            neg = self.accept("!")
-            guard = (self.resolve(self.ident()), neg)
-        opcode = self.ident()
-        args = []
-        try:
-            if not self.accept(";"):
-                args.append(self.operand())
-                while self.accept(","):
-                    args.append(self.operand())
-                self.expect(";")
-        except PtxError as exc:
-            msg = exc.detail.split(": ", 1)[-1].rsplit(" (", 1)[0]
-            raise PtxError(exc.line, opcode, f"malformed operands: {msg} at "
-                           f"{exc.construct!r}", self.name) from None
-        return Instr(opcode, args, line, guard)
-
-    def operand(self):
-        tok = self.peek()
-        t = tok.text
-        if t == "[":
-            return self.address()
-        if t == "{":
-            self.next()
-            items = [self.operand()]
-            while self.accept(","):
-                items.append(self.operand())
-            self.expect("}")
-            return Vec(tuple(items))
-        if t == "(":
-            self.next()
-            items = []
-            while not self.accept(")"):
-                items.append(self.operand())
-                self.accept(",")
-            return Group(tuple(items))
-        if t == "!":
-            self.next()
-            return Not(self.operand())
-        if t == "-" or tok.kind == "num":
-            neg = self.accept("-")
-            num = self.next()
-            if num.kind != "num":
-                raise self.err("expected a number", num)
-            v = parse_number(num.text)
-            return Imm(-v if neg else v)
-        if tok.kind != "id":
-            raise self.err("unexpected operand", tok)
-        self.next()
-        first = self.name_operand(t)
-        if self.accept("|"):
-            return Pair(first, self.name_operand(self.ident()))
-        if isinstance(first, Sym) and self.peek().text == "+":
-            self.next()
-            return Sym(first.name, self.integer())
-        return first
-
-    def name_operand(self, t: str):
-        if t == "_":
-            return Sink()
-        base = t.split(".")[0]
-        if base in SPECIALS and self.resolve(t) == t and t not in self.fn.regs:
-            return Special(t)
-        u = self.resolve(t)
-        if u in self.fn.regs:
-            return Reg(u)
-        return Sym(u)
-
-    def address(self) -> Addr:
-        self.expect("[")
-        base = None
-        off = 0
-        if self.peek().kind == "id":
-            nm = self.next().text
-            op = self.name_operand(nm)
-            base = Sym(op.name) if isinstance(op, Sym) else op
-        else:
-            off = self.integer()
-        while self.peek().text in ("+", "-"):
-            sign = -1 if self.next().text == "-" else 1
-            off += sign * self.integer()
-        self.expect("]")
-        return Addr(base, off)
-
 
 def parse(text: str, name: str = "<ptx>") -> ModuleAst:
     """Parse PTX ``text``; raises PtxError (with line and construct) on malformed input."""

@@ -21,12 +21,22 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_mem,
     ops_simd,
     ops_warp,
+    ops_wmma,
 )
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .syntax import Group, Instr, Label, Sym
 
 FALL, BRA, EXIT, BAR, TRAP = range(5)
+
+# Register-only, lane-local instructions: in a uniform wave whose other threads have all
+# exited they may run over every lane (idx=None, the fast path), since exited threads'
+# registers are never read again.  Memory, warp-collective and call instructions may not.
+PURE = frozenset("""add sub mul mad mul24 mad24 sad div rem abs neg min max addc subc madc fma
+sqrt rsqrt rcp ex2 lg2 sin cos tanh copysign testp and or xor not cnot shl shr shf popc clz
+bfind brev bfe bfi prmt lop3 dp4a dp2a setp set selp slct cvt mov cvta isspacep fns vadd4
+vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2
+vset2""".split())
 
 
 @dataclass
@@ -45,6 +55,7 @@ class Block:
 
     binders: list = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    pure: list[bool] = field(default_factory=list)
     term: Terminator = field(default_factory=lambda: Terminator(FALL))
     labels: list[str] = field(default_factory=list)
 
@@ -147,6 +158,7 @@ def build_blocks(code: list, ctx) -> list[Block]:
         if ctl is None:
             blocks[-1].binders.append(decode_instr(item, ctx))
             blocks[-1].lines.append(item.line)
+            blocks[-1].pure.append(ins.base in PURE)
             continue
         term, target = ctl
         blocks[-1].term = term
@@ -157,6 +169,7 @@ def build_blocks(code: list, ctx) -> list[Block]:
             red = Instr("barred." + ".".join(ins.mods), item.args, item.line)
             blocks[-1].binders.append(decode_instr(red, ctx))
             blocks[-1].lines.append(item.line)
+            blocks[-1].pure.append(False)
     for blk, target, item in pending:
         if target not in label_block:
             raise PtxError(item.line, target, "branch to an undefined label", ctx.module_name)

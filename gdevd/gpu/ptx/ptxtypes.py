@@ -21,11 +21,12 @@ DTYPES: dict[str, np.dtype] = {
 }
 TYPE_NAMES = frozenset(DTYPES)
 
-UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-            8: np.dtype(np.uint64)}
-SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
-          8: np.dtype(np.int64)}
-FLOATS = {2: np.dtype(np.float16), 4: np.dtype(np.float32), 8: np.dtype(np.float64)}
+UNSIGNED: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16),
+                                 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+SIGNED: dict[int, np.dtype] = {1: np.dtype(np.int8), 2: np.dtype(np.int16),
+                               4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+FLOATS: dict[int, np.dtype] = {2: np.dtype(np.float16), 4: np.dtype(np.float32),
+                               8: np.dtype(np.float64)}
 
 
 def dtype_of(t: str) -> np.dtype:
@@ -60,6 +61,7 @@ class FloatBits(float):
     width: int
 
     def __new__(cls, value: float, bits: int, width: int) -> FloatBits:
+        """A float equal to ``value`` whose literal had bit pattern ``bits``."""
         obj = super().__new__(cls, value)
         obj.bits, obj.width = bits, width
         return obj

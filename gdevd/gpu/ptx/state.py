@@ -41,6 +41,7 @@ class Env:
         self.n = geom.n
         self.mem = mem
         self.params = np.frombuffer(params, dtype=np.uint8)
+        mem.params = self.params
         self.symbols = symbols   # name -> (space, address; for "global": offset in data)
         self.data_base = data_base
         self.dyn_shared = dyn_shared
@@ -57,6 +58,7 @@ class Env:
         """Make this (already bound) wave state fresh for another launch of the same shape:
         everything the closures captured is updated in place."""
         self.params = np.frombuffer(params, dtype=np.uint8)
+        self.mem.params = self.params
         self.data_base = data_base
         self.kparam_cache.clear()
         self.mem.mmu = mmu
