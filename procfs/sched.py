@@ -97,10 +97,9 @@ def contexts(system: Any) -> str:
     lines = ["cid pid vgpu prio memory compute_ms copy_ms launches copies bytes wait_ms"]
     for h, se in sched.entities():
         u = se.usage
-        copied = sum(v for k, v in h.copy_stats.items() if k.endswith("_bytes"))
         lines.append(f"{h.cid} {h.cred.pid} {h.vgpu.minor} {se.prio.effective(now)} "
                      f"{_device_bytes(h)} {u.compute_s * 1e3:.3f} {u.copy_s * 1e3:.3f} "
-                     f"{u.launches} {u.copies} {copied} {u.wait_s * 1e3:.3f}")
+                     f"{u.launches} {u.copies} {u.bytes_copied} {u.wait_s * 1e3:.3f}")
     return "\n".join(lines) + "\n"
 
 
@@ -145,6 +144,11 @@ def usage_us(vgpu: Any, kind: str, field: str) -> int:
 def wait_us(vgpu: Any) -> int:
     """Time the vGPU's contexts spent queued for either resource, microseconds."""
     return round(sum(_vres(vgpu, k).usage.wait_s for k in (COMPUTE, MEMORY)) * 1e6)
+
+
+def bytes_copied(vgpu: Any) -> int:
+    """Bytes copied by the vGPU's contexts, every path."""
+    return int(_vres(vgpu, MEMORY).usage.bytes_copied)
 
 
 def usage_count(vgpu: Any, field: str) -> int:

@@ -140,6 +140,8 @@ ENTRIES += (
           lambda v: S.usage_count(v, "launches")),
     Entry("copies", "vgpu", RO, "engine copies completed by this vGPU's contexts",
           lambda v: S.usage_count(v, "copies")),
+    Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
+          S.bytes_copied),
 )
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")

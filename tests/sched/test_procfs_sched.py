@@ -94,3 +94,24 @@ def test_used_bandwidth_entries_read_the_measurement() -> None:
         assert read_entry(E["memory_bandwidth_used"], s.virtual[1]) == b"0\n"
         assert s.policy.vres(s.virtual[1], COMPUTE).usage.launches > 0
     run(body)
+
+
+def test_bytes_and_copies_are_accounted_per_context_and_per_vgpu() -> None:
+    from ..runtime.conftest import run_system
+
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 1)
+        va = await rt.gmalloc(h, 1 << 20)
+        host = bytearray(1 << 20)
+        await rt.gmemcpy_to_device(h, va, host, 1000)          # direct path
+        await rt.gmemcpy_to_device(h, va, host, 1 << 20)       # copy engine, chunked
+        await rt.gmemcpy_from_device(h, host, va, 1 << 20)
+        total = 1000 + 2 * (1 << 20)
+        row = read_entry(E["contexts"], s).decode().splitlines()[1].split()
+        assert int(row[9]) == total and int(row[8]) == 2       # bytes, engine copies
+        await rt.gclose(h)
+        vd1 = s.virtual[1]
+        assert read_entry(E["bytes_copied"], vd1) == b"%d\n" % total
+        assert read_entry(E["copies"], vd1) == b"2\n"
+        assert int(read_entry(E["memory_time_us"], vd1)) > 0
+    run_system(body)

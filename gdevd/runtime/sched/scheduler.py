@@ -209,6 +209,11 @@ class Scheduler:
             vres.current = None
             self._release(self.pres(vres.vgpu.phys.index, rk), vres, now)
 
+    def copied(self, handle: Handle, nbytes: int) -> None:
+        """Account ``nbytes`` copied by ``handle`` on any path (direct copies included)."""
+        self.entity(handle).usage.bytes_copied += nbytes
+        self.vres(handle.vgpu, MEMORY).usage.bytes_copied += nbytes
+
     @staticmethod
     def _count(se: Entity, vres: VRes, kind: str) -> None:
         for u in (se.usage, vres.usage):
