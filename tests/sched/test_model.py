@@ -26,7 +26,7 @@ CLIENT = st.tuples(st.integers(0, 3), st.sampled_from([COMPUTE, MEMORY]),
 
 def check(sched: Any, s: rt.GdevSystem) -> None:
     """The invariants of the module docstring, at one instant."""
-    for (index, kind), p in sched._pres.items():
+    for (index, _kind), p in sched._pres.items():
         if not sched.policy.exclusive:
             continue
         if p.current is not None:
