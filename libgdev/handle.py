@@ -19,7 +19,6 @@ from libgdev.connection import Connection
 from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
 
-
 # Pageable copies up to this size ride inside the message (Gdev's direct I/O); larger ones
 # stream through the staging slots.  Measured crossover on a 2-CPU VM: inline and staged cost
 # the same at 16 KiB; staged wins from 64 KiB (HtoD 139 vs 171 us; at 1 MiB DtoH 0.23 vs 1.9 ms).
