@@ -53,6 +53,9 @@ bench: build
 	$(PY) scripts/bench/ecryptfs.py
 	$(PY) scripts/bench/dataflow.py
 	$(PY) scripts/bench/swap.py
+	$(PY) -m pip install -q -e '.[bench]'  # matplotlib, for the scheduler's plots
+	$(PY) scripts/bench/vgpu.py
+	$(PY) scripts/bench/priority.py
 
 figures: bench
 

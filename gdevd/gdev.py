@@ -192,6 +192,8 @@ gshmget = _verb(rt.gshmget)
 gshmat = _verb(rt.gshmat)
 gshmdt = _verb(rt.gshmdt)
 gshmctl = _verb(rt.gshmctl)
+gset_priority = _verb(rt.gset_priority)
+gget_priority = _verb(rt.gget_priority)
 
 __all__ = [
     "boot", "shutdown", "system", "check_invariants", "Handle", "GdevConfig", "GdevKernel",
@@ -200,5 +202,6 @@ __all__ = [
     "gmemcpy_from_device", "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gquery", "gtune", "gref", "gunref", "gvirtget",
     "gshmget", "gshmat", "gshmdt", "gshmctl",
+    "gset_priority", "gget_priority",
     *[n for n in dir(_constants) if n.startswith("GDEV_")],
 ]

@@ -21,7 +21,8 @@ from libgdev.hostmem import DmaBuffer
 VERBS = ("gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",
          "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
          "gmemcpy", "gmemcpy_async", "glaunch", "gsync", "gbarrier", "gquery", "gtune",
-         "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl")
+         "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
+         "gset_priority", "gget_priority")
 
 
 def gopen(minor: int, mount: str | None = None) -> Handle:

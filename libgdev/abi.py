@@ -48,7 +48,9 @@ FEATURE_DMA_FD = 1 << 1  # gmalloc_dma passes its memfd with SCM_RIGHTS
 FEATURE_INLINE = 1 << 2  # small copies travel inside the message
 FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
 FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
-FEATURES = FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
+FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
+FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
+            | FEATURE_PRIORITY)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -57,6 +59,9 @@ HOST_DMA = 2  # the pinned buffer buf_id, at host_offset
 HOST_KINDS = (HOST_INLINE, HOST_STAGING, HOST_DMA)
 
 GSYNC_TIMEOUT = 0x1  # gsync request flag: timeout_us is valid (else wait forever)
+PRIO_CLEAR = 0x1  # SET_PRIORITY flag: drop the override (prio must be 0)
+PRIO_GET = 0x2  # SET_PRIORITY flag: change nothing, only report (prio must be 0)
+PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
 
 TOKEN_SIZE = 32
 
@@ -189,6 +194,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(0x03, "DEVICE_COUNT", _EMPTY, _L("count", ("count", "I"), ("_pad0", "I"))),
     Command(0x04, "GET_STAGING", _EMPTY,
             _L("staging", ("size", "Q"), ("slots", "I"), ("_pad0", "I")), passes_fd=True),
+    Command(0x05, "SET_PRIORITY", _L("prio", ("prio", "I"), ("flags", "I")),
+            _L("prio_reply", ("prio", "I"), ("_pad0", "I"))),
     Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
     Command(0x100, "GMALLOC", _SIZE, _ADDR),
     Command(0x101, "GFREE", _ADDR, _SIZE),

@@ -102,6 +102,20 @@ class Handle:
         """The daemon's id of this context (names the slave of gref)."""
         return self._call("GET_HANDLE").handle
 
+    def gset_priority(self, prio: int | None) -> int:
+        """Override this context's priority (0-40, higher is more urgent), or clear the
+        override with None; the effective priority.  EPERM to raise it above the task's
+        own priority without root, EINVAL outside 0..40."""
+        if prio is None:
+            return self._call("SET_PRIORITY", prio=0, flags=abi.PRIO_CLEAR).prio
+        if isinstance(prio, bool) or not isinstance(prio, int) or not 0 <= prio < 1 << 32:
+            raise error_from_errno(errno.EINVAL, f"priority must be an integer 0-40: {prio!r}")
+        return self._call("SET_PRIORITY", prio=prio, flags=0).prio
+
+    def gget_priority(self) -> int:
+        """The priority the daemon's scheduler uses for this context now."""
+        return self._call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).prio
+
     def gquery(self, type: int) -> int:
         """Gdev's gquery: a GDEV_QUERY_* value."""
         return self._call("GQUERY", type=type).result
@@ -288,4 +302,5 @@ COMMAND_WRAPPERS = {
     "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
     "GSHMGET": Handle.gshmget, "GSHMAT": Handle.gshmat, "GSHMDT": Handle.gshmdt,
     "GSHMCTL": Handle.gshmctl,
+    "SET_PRIORITY": Handle.gset_priority,
 }

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gdevd.errors import GdevError
+from procfs import sched as S
 
 PERCENT = (0, 100)
 PERIOD_US = (1, (1 << 32) - 1)
@@ -36,17 +37,22 @@ class Entry:
     scope: str  # "global" or "vgpu"
     mode: int
     help: str
-    get: Callable[[Any], int | str]
-    set: Callable[[Any, int], None] | None = None
+    get: Callable[[Any], Any]
+    set: Callable[[Any, Any], None] | None = None
     bounds: tuple[int, int] | None = None
+    parser: Callable[[bytes], Any] | None = None     # text entries: bytes -> value or EINVAL
+    formatter: Callable[[Any], bytes] | None = None  # text entries: value -> bytes
 
     @property
     def writable(self) -> bool:
         """Whether the entry accepts writes (root only, by its mode)."""
         return self.set is not None
 
-    def parse(self, data: bytes) -> int:
-        """Parse a written value: an unsigned decimal, surrounding whitespace allowed."""
+    def parse(self, data: bytes) -> Any:
+        """Parse a written value: an unsigned decimal, surrounding whitespace allowed
+        (or the entry's own ``parser``)."""
+        if self.parser is not None:
+            return self.parser(data)
         text = data.strip()
         if not text or len(text) > 63 or not text.isdigit():
             raise GdevError(errno.EINVAL, f"{self.name}: not an unsigned integer: {data[:64]!r}")
@@ -58,8 +64,11 @@ class Entry:
             lo, hi = self.bounds
             raise GdevError(errno.EINVAL, f"{self.name}: {value} outside [{lo}, {hi}]")
 
-    def format(self, value: int | str) -> bytes:
-        """The text a read returns: the value and a newline (a table as it is)."""
+    def format(self, value: Any) -> bytes:
+        """The text a read returns: the entry's ``formatter``, a table as it is, or the value
+        and a newline."""
+        if self.formatter is not None:
+            return self.formatter(value)
         if isinstance(value, str):
             return value.encode()
         return b"%d\n" % value
@@ -108,9 +117,11 @@ ENTRIES: tuple[Entry, ...] = (
           lambda v: v.memory_share, _set_memory_share, PERCENT),
     Entry("period", "vgpu", RW, "budget period of the vGPU scheduler, microseconds",
           lambda v: v.period_us, _set_attr("period_us"), PERIOD_US),
-    Entry("compute_bandwidth_used", "vgpu", RO, "measured compute utilisation, percent",
+    Entry("compute_bandwidth_used", "vgpu", RO,
+          "measured compute utilisation over util_window_us, percent",
           lambda v: int(getattr(v, "compute_bandwidth_used", 0))),
-    Entry("memory_bandwidth_used", "vgpu", RO, "measured copy-engine utilisation, percent",
+    Entry("memory_bandwidth_used", "vgpu", RO,
+          "measured copy-engine utilisation over util_window_us, percent",
           lambda v: int(getattr(v, "memory_bandwidth_used", 0))),
     Entry("phys", "vgpu", RO, "index of the physical GPU this vGPU runs on",
           lambda v: v.phys.index),
@@ -131,8 +142,6 @@ ENTRIES: tuple[Entry, ...] = (
           _sum_swap("host_used")),
     Entry("shm", "global", RO, "shared device memory segments (like /proc/sysvipc/shm)",
           lambda s: s.shm.listing()),
-    Entry("contexts", "global", RO, "open contexts: owner, priority, resident and swap bytes",
-          lambda s: context_listing(s)),
     Entry("swap_out_bytes", "vgpu", RO, "bytes swapped out of this vGPU's memory",
           _vgpu_swap("swap_out_bytes")),
     Entry("swap_out_count", "vgpu", RO, "evictions from this vGPU", _vgpu_swap("swap_out_count")),
@@ -142,25 +151,38 @@ ENTRIES: tuple[Entry, ...] = (
           _vgpu_swap("swapped_bytes")),
 )
 
-
-def context_listing(system: Any) -> str:
-    """``/proc/gdev/contexts``: one line per open context with its memory and swap counters."""
-    owned: dict[int, list[int]] = {}
-    for blocks in system.blocks.values():
-        for b in blocks:
-            if b.owner is not None:
-                row = owned.setdefault(b.owner.cid, [0, 0])
-                row[0] += b.resident_bytes
-                row[1] += b.size - b.resident_bytes
-    lines = ["  cid vgpu    pid  uid prio   resident    swapped  swap_out_bytes swap_out "
-             "swap_in_bytes swap_in"]
-    for cid, h in sorted(system.handles.items()):
-        res, swp = owned.get(cid, [0, 0])
-        c = h.swap
-        lines.append(f"{cid:5d} {h.vgpu.minor:4d} {h.cred.pid:6d} {h.cred.uid:4d} "
-                     f"{system.priority_of(h):4d} {res:10d} {swp:10d} {c.swap_out_bytes:15d} "
-                     f"{c.swap_out_count:8d} {c.swap_in_bytes:13d} {c.swap_in_count:7d}")
-    return "\n".join(lines) + "\n"
+# The scheduler's entries (gdevd/runtime/sched, docs/scheduling.md); helpers in procfs/sched.py.
+ENTRIES += (
+    Entry("scheduler", "global", RW, "vGPU policy: band, credit, fifo or null",
+          S.get_policy, S.set_policy, parser=S.parse_word, formatter=S.format_word),
+    Entry("queueing", "global", RW, "mrq (separate compute and copy queues) or sdq (one)",
+          S.get_queueing, S.set_queueing, parser=S.parse_word, formatter=S.format_word),
+    Entry("band_wait_us", "global", RW, "BAND time buffering, microseconds",
+          S.get_band_wait, S.set_band_wait, (0, 1_000_000)),
+    Entry("util_window_us", "global", RW, "window of the *_bandwidth_used measurements, us",
+          S.get_window, S.set_window, (1000, 60_000_000)),
+    Entry("instances_max", "global", RW, "operations in flight per context per resource",
+          S.get_instances, S.set_instances, (1, 4096)),
+    Entry("contexts", "global", RO, "every open context: pid, vGPU, priority, memory, "
+          "compute and copy time (ms), launches, copies, bytes copied, wait time (ms), "
+          "resident and swapped bytes, swap-out and swap-in bytes and counts",
+          S.contexts, formatter=S.format_text),
+    Entry("priority", "global", RW, "per-context priority override: read 'cid prio "
+          "override', write 'CID PRIO' (0-40, higher is more urgent) or 'CID -' to clear",
+          S.priorities, S.set_priority, parser=S.parse_priority, formatter=S.format_text),
+    Entry("compute_time_us", "vgpu", RO, "compute busy time charged to this vGPU, us",
+          lambda v: S.usage_us(v, "compute", "compute_s")),
+    Entry("memory_time_us", "vgpu", RO, "copy-engine busy time charged to this vGPU, us",
+          lambda v: S.usage_us(v, "memory", "copy_s")),
+    Entry("wait_time_us", "vgpu", RO, "time this vGPU's contexts spent queued, us",
+          S.wait_us),
+    Entry("launches", "vgpu", RO, "launches completed by this vGPU's contexts",
+          lambda v: S.usage_count(v, "launches")),
+    Entry("copies", "vgpu", RO, "engine copies completed by this vGPU's contexts",
+          lambda v: S.usage_count(v, "copies")),
+    Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
+          S.bytes_copied),
+)
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")
 PER_VGPU = tuple(e for e in ENTRIES if e.scope == "vgpu")

@@ -100,6 +100,18 @@ async def _get_staging(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"size": stg.size, "slots": backend.STAGING_SLOTS}, fd=os.dup(stg.fd))
 
 
+@handler("SET_PRIORITY")
+async def _set_priority(call: Call, req: Any, tail: bytes) -> Out:
+    if req.flags & ~abi.PRIO_FLAGS or (req.flags and req.prio) or \
+            req.flags == abi.PRIO_FLAGS:
+        raise _einval(f"bad SET_PRIORITY flags 0x{req.flags:x} with prio {req.prio}")
+    h = call.s.handle
+    if req.flags & abi.PRIO_GET:
+        return Out({"prio": await backend.rt.gget_priority(h)})
+    prio = None if req.flags & abi.PRIO_CLEAR else req.prio
+    return Out({"prio": await backend.rt.gset_priority(h, prio)})
+
+
 @handler("GET_HANDLE")
 async def _get_handle(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"handle": call.s.id})

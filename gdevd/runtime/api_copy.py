@@ -58,6 +58,7 @@ def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
 def _count(handle: Handle, path: str, size: int) -> None:
     handle.copy_stats[path] += 1
     handle.copy_stats[path + "_bytes"] += size
+    handle.system.policy.copied(handle, size)      # the scheduler's per-context/vGPU bytes
 
 
 async def _engine_copy(handle: Handle, path: str, size: int, fn: Any, *args: Any,

@@ -36,7 +36,6 @@ async def gopen(system: GdevSystem, minor: int, cred: Credentials | None = None)
     if on_gpu >= system.config.contexts_max:
         raise GdevError(errno.EBUSY, f"gpu{vgpu.phys.index} has {on_gpu} contexts already")
     handle = Handle(system, vgpu, cred or Credentials.current())
-    handle.prio = system.priority_of(handle)
     system.handles[handle.cid] = handle
     vgpu.handles.add(handle)
     return handle

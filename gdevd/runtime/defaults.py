@@ -68,3 +68,9 @@ SWAP_PERCENT = 10                     # temporal device swap area, percent of de
 HOST_SWAP = 4 * GiB                   # host swap per physical GPU (bytes; lazily touched)
 SWAP_INLINE_MAX = 256 * KiB           # swap copies up to this size run on the loop itself
 SHM_SEGMENTS = 512                    # GDEV_SHM_SEGMENT_COUNT (system wide)
+# --- the scheduler (gdevd/runtime/sched, docs/scheduling.md) ------------------------------
+SCHED_POLICY = "band"                 # band | credit | fifo | null (/proc/gdev/scheduler)
+SCHED_QUEUEING = "mrq"                # mrq | sdq (/proc/gdev/queueing)
+BAND_WAIT_US = 500                    # BAND time buffering (paper: 500 us)
+UTIL_WINDOW_US = 1_000_000            # utilisation window (GDEV_UPDATE_INTERVAL)
+INSTANCES_MAX = 32                    # launches in flight per context (GDEV_INSTANCES_LIMIT)

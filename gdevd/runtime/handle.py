@@ -71,7 +71,6 @@ class Handle:
         self.system, self.vgpu, self.cred = system, vgpu, cred
         self.phys: PhysicalGpu = vgpu.phys
         self.cid = system.new_cid()
-        self.prio = 20                      # set by gopen from system.priority_of
         self.swap = SwapCounters()          # this context's swap statistics
         self.mmu = Mmu()
         self.mmu.set_aperture(0, self.phys.vram.buffer)

@@ -28,7 +28,6 @@ on worker threads, waits on ``busy`` and on unpins).  Every decision is re-check
 from __future__ import annotations
 
 import errno
-import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,19 +44,6 @@ if TYPE_CHECKING:
     from .system import GdevSystem, VirtualGpu
 
 _TRIES = 10_000
-
-
-def nice_priority(handle: Handle) -> int:
-    """Gdev priority (0..40, higher wins) from the opener's nice value: ``20 - nice``.
-
-    The seam the scheduler replaces (``system.priority_of``).  A vanished opener counts as
-    the default priority 20.
-    """
-    try:
-        nice = os.getpriority(os.PRIO_PROCESS, handle.cred.pid)
-    except OSError:
-        nice = 0
-    return max(D.PRIO_MIN, min(D.PRIO_MAX, 20 - nice))
 
 
 def block_priority(system: GdevSystem, block: DeviceBlock) -> int:

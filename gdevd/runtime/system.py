@@ -25,8 +25,9 @@ from . import defaults as D
 from .allocator import ExtentAllocator
 from .completions import CopyCompletions
 from .config import GdevConfig
+from .sched import Scheduler
 from .shm import ShmTable
-from .swap import migrator, nice_priority
+from .swap import migrator
 from .swaparea import SwapArea, SwapCounters
 
 if TYPE_CHECKING:
@@ -54,12 +55,27 @@ class VirtualGpu:
         self.minor, self.phys = minor, phys
         self.memory_share = self.compute_bandwidth = self.memory_bandwidth = share
         self.period_us = period_us
-        self.compute_bandwidth_used = self.memory_bandwidth_used = 0
+        self.scheduler: Any = None          # the system's Scheduler (set by GdevSystem)
         self.memory_used = 0                # device bytes charged to this vGPU
         self.dma_used = 0                   # pinned host bytes charged to this vGPU
         self.handles: set[Handle] = set()
         self.swap = SwapCounters()          # swap statistics of the contexts on this vGPU
         self.system: GdevSystem | None = None
+
+    @property
+    def compute_bandwidth_used(self) -> int:
+        """Measured compute utilisation over the scheduler's window, percent (0-100)."""
+        return self._used("compute")
+
+    @property
+    def memory_bandwidth_used(self) -> int:
+        """Measured copy-engine utilisation over the scheduler's window, percent (0-100)."""
+        return self._used("memory")
+
+    def _used(self, kind: str) -> int:
+        if self.scheduler is None:
+            return 0
+        return round(self.scheduler.utilisation(self.scheduler.vres(self, kind)))
 
     @property
     def memory_size(self) -> int:
@@ -76,26 +92,6 @@ class VirtualGpu:
                 f"{self.memory_used}/{self.memory_size} bytes>")
 
 
-class NullPolicy:
-    """Gdev's NULL vGPU policy: no arbitration (the original's default, scheduling disabled).
-
-    The seam for the scheduler issue: every launch and every copy runs between ``*_begin``
-    and ``*_end`` of ``system.policy`` (BAND, Credit and FIFO will replace this object).
-    """
-
-    async def compute_begin(self, handle: Handle) -> None:
-        """Called before a launch of ``handle`` reaches the compute engine."""
-
-    def compute_end(self, handle: Handle) -> None:
-        """Called when that launch completed (from the trio loop)."""
-
-    async def memory_begin(self, handle: Handle) -> None:
-        """Called before a copy of ``handle`` starts."""
-
-    def memory_end(self, handle: Handle) -> None:
-        """Called when that copy completed."""
-
-
 class GdevSystem:
     """The emulated machine and the runtime state around it (see the module docstring)."""
 
@@ -105,13 +101,12 @@ class GdevSystem:
         self.virtual: list[VirtualGpu] = []
         self.allocators: dict[int, ExtentAllocator] = {}   # phys index -> VRAM allocator
         self.handles: dict[int, Handle] = {}               # cid -> open context
-        self.policy: Any = NullPolicy()
+        self.policy = Scheduler(self)       # system.policy: the seam every launch/copy uses
         self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
         self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
         self.blocks: dict[int, set[Any]] = {}              # phys index -> live device blocks
         self.shm: Any = None                               # the shm segment table
-        self.priority_of: Callable[[Handle], int] = nice_priority   # the scheduler's seam
         self.nursery: trio.Nursery | None = None
         self.token: trio.lowlevel.TrioToken | None = None
         self._next_cid = 1
@@ -166,6 +161,7 @@ class GdevSystem:
                 for _ in range(c.vgpus):
                     vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
                     vgpu.system = self
+                    vgpu.scheduler = self.policy
                     self.virtual.append(vgpu)
         except BaseException:
             self._teardown()
@@ -186,6 +182,12 @@ class GdevSystem:
         """A context id never used before in this system."""
         cid, self._next_cid = self._next_cid, self._next_cid + 1
         return cid
+
+    def priority_of(self, handle: Handle) -> int:
+        """``handle``'s Gdev priority now (0-40, higher is more urgent), as the scheduler sees
+        it: the opener's nice value and real-time policy, or a per-context override.  The memory
+        manager picks swap victims by it."""
+        return self.policy.entity(handle).prio.effective(trio.current_time())
 
     def vgpu(self, minor: int) -> VirtualGpu:
         """The vGPU ``minor``, or ``GdevError(ENODEV)``."""

@@ -118,3 +118,36 @@ class ContextAPI(DriverCore):
         if config not in range(CU_FUNC_CACHE_PREFER_EQUAL + 1):
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"cache config {config!r}")
         self._current().cache_config = config
+
+
+class PriorityAPI(DriverCore):
+    """Gdev's extension to the driver API: a context's scheduling priority.
+
+    Priorities are Gdev's 0-40, higher is more urgent (docs/scheduling.md); by default a
+    context has its opening process's priority (from nice and real-time priority).
+    """
+
+    @api
+    def cuCtxSetPriority(self, ctx: Context | None, priority: int | None) -> int:
+        """Override the priority of ``ctx`` (None: the current context); ``priority`` None
+        clears the override.  Returns the effective priority.  CUDA_ERROR_INVALID_VALUE
+        outside 0..40, CUDA_ERROR_NOT_PERMITTED to raise it above the task's own without
+        root, CUDA_ERROR_NOT_SUPPORTED if the backend has no priorities."""
+        ctx = self._current() if ctx is None else self._context(ctx)
+        if priority is not None and (isinstance(priority, bool) or
+                                     not isinstance(priority, int) or
+                                     not 0 <= priority <= 40):
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"priority {priority!r}")
+        return int(self._priority_verb("gset_priority")(ctx.handle, priority))
+
+    @api
+    def cuCtxGetPriority(self, ctx: Context | None = None) -> int:
+        """The effective priority of ``ctx`` (None: the current context)."""
+        ctx = self._current() if ctx is None else self._context(ctx)
+        return int(self._priority_verb("gget_priority")(ctx.handle))
+
+    def _priority_verb(self, name: str):  # type: ignore[no-untyped-def]
+        verb = getattr(getattr(self.backend, "ns", self.backend), name, None)
+        if verb is None:
+            raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, f"the backend has no {name}")
+        return verb

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import ContextAPI
+from .context import ContextAPI, PriorityAPI
 from .core import DriverCore
 from .device import DeviceAPI
 from .event import EventAPI
@@ -22,8 +22,8 @@ from .shm import ShmAPI
 from .stream import StreamAPI
 
 
-class CudaDriver(DeviceAPI, ContextAPI, MemoryAPI, ModuleAPI, LaunchAPI, StreamAPI, EventAPI,
-                 ShmAPI, DriverCore):
+class CudaDriver(DeviceAPI, ContextAPI, PriorityAPI, MemoryAPI, ModuleAPI, LaunchAPI,
+                 StreamAPI, EventAPI, ShmAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

@@ -12,6 +12,8 @@ import sys
 import pytest
 from conftest import run_as, start_gdevd, stop_gdevd
 
+from procfs import GLOBAL, PER_VGPU
+
 pytestmark = pytest.mark.mount
 
 VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
@@ -37,9 +39,10 @@ def _write(path: str, data: bytes) -> None:
 
 def test_tree_layout(gdevd) -> None:
     assert sorted(os.listdir(os.path.join(gdevd.mount, "dev"))) == [f"gdev{i}" for i in range(4)]
-    assert set(os.listdir(gdevd.proc_path())) == GLOBAL_ENTRIES | {"vd0", "vd1", "vd2", "vd3",
-                                                                     "modules"}
-    assert set(os.listdir(gdevd.proc_path("vd2"))) == VD_ENTRIES
+    assert set(os.listdir(gdevd.proc_path())) == {e.name for e in GLOBAL} | {
+        "vd0", "vd1", "vd2", "vd3", "modules"} and {"device_count", "virtual_device_count"} <= \
+        {e.name for e in GLOBAL}
+    assert set(os.listdir(gdevd.proc_path("vd2"))) == {e.name for e in PER_VGPU} >= VD_ENTRIES
     st = os.stat(gdevd.dev(0))
     assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666
 

@@ -134,15 +134,10 @@ class GpuCipher:
     def set_priority(self, prio: int) -> None:
         """Set the context's scheduling priority (Gdev's 0..40, larger first).
 
-        With a driver that has ``cuCtxSetPriority`` (the scheduler's API) the value is
-        applied before the next request (or by :meth:`apply_priority`), since this may be
-        called on the trio loop where kcuda cannot block; without it, it is stored in the
-        handle's ``prio`` field, where Gdev keeps it (``vas.prio``), at once.
+        The value reaches the scheduler (``cuCtxSetPriority``) before the next request, or at
+        :meth:`apply_priority`: this may be called on the trio loop, where kcuda cannot block.
         """
-        if hasattr(self.cuda, "cuCtxSetPriority"):
-            self._want_prio = prio
-        else:
-            self.ctx.handle.prio = prio
+        self._want_prio = prio
 
     def apply_priority(self) -> None:
         """Apply a pending :meth:`set_priority` now (off the trio loop)."""
@@ -156,11 +151,9 @@ class GpuCipher:
 
     def priority(self) -> int:
         """The context's effective priority (off the trio loop)."""
-        if hasattr(self.cuda, "cuCtxGetPriority"):
-            with self._lock, cuda_errors(self.cuda):
-                self._apply_priority()
-                return int(self.cuda.cuCtxGetPriority(self.ctx))
-        return int(self.ctx.handle.prio)
+        with self._lock, cuda_errors(self.cuda):
+            self._apply_priority()
+            return int(self.cuda.cuCtxGetPriority(self.ctx))
 
     def _schedules(self, key: bytes) -> int:
         """Device address of ``key``'s schedules: rk_enc (480 bytes) then rk_dec (480)."""

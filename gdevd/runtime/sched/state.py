@@ -1,0 +1,200 @@
+"""The scheduler's records: entities (contexts), per-vGPU and per-GPU resource state.
+
+A *resource* is the compute engine (``"compute"``) or the copy engines (``"memory"``).
+Each vGPU has one :class:`VRes` per resource (its wait queue, credit, utilisation window,
+counters) and each physical GPU one :class:`PRes` per resource (which vGPU holds it, and the
+vGPUs' round-robin order).  Under SDQ the memory resource is served by the compute records.
+Every field belongs to the trio loop; times are ``trio.current_time()`` seconds.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import heapq
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .priority import TaskPriority
+
+if TYPE_CHECKING:
+    from ..system import VirtualGpu
+
+COMPUTE, MEMORY = "compute", "memory"
+RESOURCES = (COMPUTE, MEMORY)
+
+
+@dataclasses.dataclass
+class Usage:
+    """Counters of one context or one vGPU (``/proc/gdev/contexts``, ``gmonitor``)."""
+
+    compute_s: float = 0.0      # busy time of launches (makespans)
+    copy_s: float = 0.0         # busy time of engine copies (makespans)
+    launches: int = 0
+    copies: int = 0
+    bytes_copied: int = 0
+    wait_s: float = 0.0         # time spent queued for a resource
+    dispatches: int = 0         # grants after waiting in a queue
+
+    def charge(self, kind: str, busy: float) -> None:
+        """Add ``busy`` seconds of ``kind`` ("compute" or "memory") time."""
+        if kind == COMPUTE:
+            self.compute_s += busy
+        else:
+            self.copy_s += busy
+
+
+class Entity:
+    """One context's scheduling entity (Gdev's ``gdev_sched_entity``)."""
+
+    def __init__(self, cid: int, pid: int) -> None:
+        self.cid = cid
+        self.prio = TaskPriority(pid)
+        self.usage = Usage()
+        self.instances = dict.fromkeys(RESOURCES, 0)       # grants in flight, per kind
+        self.first_tick = dict.fromkeys(RESOURCES, 0.0)    # start of the current makespan
+        self.held: dict[str, list[VRes]] = {k: [] for k in RESOURCES}  # per requested kind
+
+    def __repr__(self) -> str:
+        return f"<Entity cid={self.cid}>"
+
+
+class Waiter:
+    """A context queued for a resource; the dispatcher sets ``granted`` then ``event``."""
+
+    __slots__ = ("entity", "kind", "prio", "seq", "event", "granted", "since")
+
+    def __init__(self, entity: Entity, kind: str, prio: int, seq: int, since: float) -> None:
+        self.entity, self.kind, self.prio, self.seq = entity, kind, prio, seq
+        self.event = trio.Event()
+        self.granted = False
+        self.since = since
+
+    def __lt__(self, other: Waiter) -> bool:
+        return (-self.prio, self.seq) < (-other.prio, other.seq)
+
+
+class WaitQueue:
+    """Waiters in priority order (higher first), FIFO among equals; O(log n) operations."""
+
+    _seq = itertools.count()
+
+    def __init__(self) -> None:
+        self._heap: list[Waiter] = []
+        self._gone = 0
+
+    def push(self, entity: Entity, kind: str, prio: int, now: float) -> Waiter:
+        """Queue ``entity``; return its waiter record."""
+        w = Waiter(entity, kind, prio, next(self._seq), now)
+        heapq.heappush(self._heap, w)
+        return w
+
+    def pop(self) -> Waiter | None:
+        """The most urgent live waiter, removed; None if there is none."""
+        while self._heap:
+            w = heapq.heappop(self._heap)
+            if w.entity is not None:
+                return w
+            self._gone -= 1
+        return None
+
+    def remove(self, w: Waiter) -> None:
+        """Forget a waiter that gave up (cancelled); lazy, O(1)."""
+        w.entity = None  # type: ignore[assignment]
+        self._gone += 1
+
+    def __len__(self) -> int:
+        return len(self._heap) - self._gone
+
+
+class UtilWindow:
+    """Busy time over the last ``window`` seconds, from non-overlapping busy intervals.
+
+    ``add(start, end)`` records an interval (in end order); :meth:`busy` is O(1) amortised:
+    intervals that left the window are dropped, the one straddling its start is clipped.
+    """
+
+    def __init__(self) -> None:
+        self._spans: collections.deque[tuple[float, float]] = collections.deque()
+        self._total = 0.0
+
+    def add(self, start: float, end: float) -> None:
+        """Record a busy interval."""
+        if end > start:
+            self._spans.append((start, end))
+            self._total += end - start
+
+    def busy(self, now: float, window: float) -> float:
+        """Seconds busy within ``[now - window, now]``."""
+        lo = now - window
+        while self._spans and self._spans[0][1] <= lo:
+            s, e = self._spans.popleft()
+            self._total -= e - s
+        if not self._spans:
+            self._total = 0.0
+            return 0.0
+        s0 = self._spans[0][0]
+        return max(0.0, self._total - max(0.0, lo - s0))
+
+
+class VRes:
+    """One vGPU's side of one resource: queue, holder, credit, utilisation, counters."""
+
+    def __init__(self, vgpu: VirtualGpu, kind: str, now: float) -> None:
+        self.vgpu, self.kind = vgpu, kind
+        self.queue = WaitQueue()
+        self.current: Entity | None = None
+        self.credit = 0.0
+        self.replenished = now
+        self.created = now
+        self.last_active = float("-inf")
+        self.window = UtilWindow()
+        self.usage = Usage()
+
+    @property
+    def share(self) -> int:
+        """This vGPU's share of the resource, percent (read live from the /proc knob)."""
+        return self.vgpu.compute_bandwidth if self.kind == COMPUTE else \
+            self.vgpu.memory_bandwidth
+
+    @property
+    def period(self) -> float:
+        """The vGPU's budget period, seconds (read live from the /proc knob)."""
+        return self.vgpu.period_us / 1e6
+
+    def utilisation(self, now: float, window: float) -> float:
+        """Percent of ``window`` (or of the time since creation, if shorter) spent busy."""
+        span = min(window, now - self.created)
+        if span <= 0:
+            return 0.0
+        busy = self.window.busy(now, window)
+        if self.current is not None:
+            busy += now - max(self.current.first_tick[self.kind], now - window)
+        return min(100.0, 100.0 * busy / span)
+
+    def __repr__(self) -> str:
+        return f"<VRes vd{self.vgpu.minor} {self.kind} credit={self.credit * 1e3:.1f}ms>"
+
+
+class PRes:
+    """One physical GPU's resource: the vGPU holding it and the vGPUs' order."""
+
+    def __init__(self, index: int, kind: str) -> None:
+        self.index, self.kind = index, kind
+        self.order: list[VRes] = []          # the policy's round-robin list
+        self.current: VRes | None = None     # whose context holds the resource
+        self.buffering: Any = None           # a pending time-buffered hand-off (CancelScope)
+
+    def move_to_tail(self, vres: VRes) -> None:
+        """Put ``vres`` last in the order (a demotion)."""
+        self.order.remove(vres)
+        self.order.append(vres)
+
+    def first_waiting(self) -> VRes | None:
+        """The first vGPU in order with a queued context."""
+        for v in self.order:
+            if len(v.queue):
+                return v
+        return None

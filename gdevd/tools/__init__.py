@@ -1,0 +1,1 @@
+"""Command-line tools around a running gdevd (``gmonitor``)."""
