@@ -1,4 +1,6 @@
-"""The Gdev API walked through in-process, without the daemon (`.venv/bin/python scripts/demo_inprocess.py`).
+"""The Gdev API walked through in-process, without the daemon.
+
+Run: `.venv/bin/python scripts/demo_inprocess.py`.
 
 This boots the default machine (one GPU with 1 GiB, four vGPUs with equal shares) in this
 process through ``gdevd.gdev`` and walks the Gdev API: contexts on two vGPUs, allocation

@@ -31,7 +31,6 @@ import os
 from ...errors import GdevError
 from ..defaults import PRIO_DEFAULT, PRIO_MAX, PRIO_MIN  # noqa: F401 - re-exported
 
-
 REFRESH_S = 0.05          # a renice is seen within 50 ms (two syscalls per refresh)
 
 _RT_POLICIES = {getattr(os, n) for n in ("SCHED_FIFO", "SCHED_RR") if hasattr(os, n)}
