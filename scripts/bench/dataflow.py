@@ -19,20 +19,16 @@ from __future__ import annotations
 
 import argparse
 import struct
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import trio
 
+from gdevd import runtime as rt
+
 ROOT = Path(__file__).resolve().parents[2]
 PTX = (ROOT / "kernels" / "madd.ptx").read_bytes()
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(ROOT))
-
-from gdevd import runtime as rt  # noqa: E402
 
 Node = tuple[int, int]                       # (level, index)
 

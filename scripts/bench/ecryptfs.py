@@ -32,18 +32,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import trio
+
+import kcuda
+from gdevd.daemon import DaemonConfig, serve
+from gdevd.modules.ecryptfs.cipher import CipherPaths, CpuCipher, GpuCipher
+from gdevd.modules.ecryptfs.files import EncryptedFile
+from gdevd.modules.ecryptfs.helper import HelperCipher
+from gdevd.modules.ecryptfs.keys import MountKey
+from gdevd.runtime import GdevConfig
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # a script, run from anywhere  # noqa: E402
-
-import trio  # noqa: E402
-
-import kcuda  # noqa: E402
-from gdevd.daemon import DaemonConfig, serve  # noqa: E402
-from gdevd.modules.ecryptfs.cipher import CipherPaths, CpuCipher, GpuCipher  # noqa: E402
-from gdevd.modules.ecryptfs.files import EncryptedFile  # noqa: E402
-from gdevd.modules.ecryptfs.helper import HelperCipher  # noqa: E402
-from gdevd.modules.ecryptfs.keys import MountKey  # noqa: E402
-from gdevd.runtime import GdevConfig  # noqa: E402
 
 KiB, MiB = 1 << 10, 1 << 20
 COMPETITOR = """

@@ -26,11 +26,9 @@ from typing import Any
 import numpy as np
 import trio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from gdevd import runtime as rt  # noqa: E402
-from gdevd.runtime import constants as C  # noqa: E402
-from gdevd.runtime import defaults as D  # noqa: E402
+from gdevd import runtime as rt
+from gdevd.runtime import constants as C
+from gdevd.runtime import defaults as D
 
 MiB = 1 << 20
 KiB = 1 << 10
