@@ -1,0 +1,89 @@
+"""scripts/bench/benchdoc.py: one section replaced, every other byte kept."""
+
+import importlib.util
+import pathlib
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("benchdoc", ROOT / "scripts" / "bench" / "benchdoc.py")
+benchdoc = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("benchdoc", benchdoc)
+_spec.loader.exec_module(benchdoc)
+
+RUN = benchdoc.Run(command=".venv/bin/python scripts/bench/x.py --quick")
+DOC = ("# Benchmarks\n\n<!-- BEGIN a.py -->\n## A\n\nold a\n<!-- END a.py -->\n\n"
+       "text between\n<!-- BEGIN b.py -->\nold b\n<!-- END b.py -->\ntail without newline")
+
+
+def test_replace_keeps_the_other_sections(tmp_path):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(DOC)
+    section = benchdoc.write_section("a.py", "A new", "new a\n", RUN, doc)
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\n" + section)
+    assert text.endswith("\n\ntext between\n<!-- BEGIN b.py -->\nold b\n<!-- END b.py -->\n"
+                         "tail without newline")
+    assert "old a" not in text and "new a\n<!-- END a.py -->" in text
+    assert "## A new\n\nCommand: `.venv/bin/python scripts/bench/x.py --quick` (" in section
+    assert "CPUs, shared; load average" in section and " at end)" in section
+
+
+def test_append_when_absent_and_create_when_missing(tmp_path):
+    doc = tmp_path / "sub" / "benchmarks.md"
+    first = benchdoc.write_section("c.py", "C", "c body", RUN, doc)
+    assert doc.read_text() == "# Benchmarks\n\n" + first
+    doc.write_text(DOC)
+    sec = benchdoc.write_section("c.py", "C", "c body", RUN, doc)
+    assert doc.read_text() == DOC + "\n\n" + sec
+
+
+def test_idempotent(tmp_path):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text(DOC)
+    sec = benchdoc.write_section("b.py", "B", "body\n", RUN, doc)
+    once = doc.read_text()
+    assert benchdoc.replace_section(once, "b.py", sec) == once
+    assert benchdoc.replace_section(benchdoc.replace_section(DOC, "z", sec), "z", sec) == \
+        benchdoc.replace_section(DOC, "z", sec)
+    assert once.count("<!-- BEGIN b.py -->") == 1
+
+
+def test_unterminated_section_is_an_error(tmp_path):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("<!-- BEGIN a.py -->\nno end\n")
+    with pytest.raises(ValueError):
+        benchdoc.write_section("a.py", "A", "x", RUN, doc)
+    assert doc.read_text() == "<!-- BEGIN a.py -->\nno end\n"
+    with pytest.raises(ValueError):
+        benchdoc.markers("bad -->")
+
+
+def test_command_line_is_relative_to_the_repository():
+    cmd = benchdoc.command_line([str(ROOT / "scripts/bench/kernels.py"), "--quick"],
+                                str(ROOT / ".venv/bin/python"))
+    assert cmd == ".venv/bin/python scripts/bench/kernels.py --quick"
+
+
+names = st.sampled_from(["a.py", "b.py", "c.py", "memory"])
+bodies = st.text(st.characters(blacklist_characters="<>", blacklist_categories=["Cs"]),
+                 max_size=40)
+
+
+@given(st.lists(st.tuples(names, bodies), max_size=8), st.text(max_size=30))
+def test_model_last_write_wins(writes, prefix):
+    """Model: a dict of marker -> body; the file always holds exactly the last body of each."""
+    prefix = prefix.replace("<", "")
+    text, model = prefix, {}
+    for name, body in writes:
+        text = benchdoc.replace_section(text, name, benchdoc.render(name, "", body))
+        model[name] = body
+    assert text.startswith(prefix)
+    for name, body in model.items():
+        begin, end = benchdoc.markers(name)
+        assert text.count(begin) == 1 and text.count(end) == 1
+        inner = text[text.index(begin) + len(begin) + 1:text.index(end)]
+        assert inner == body.rstrip("\n") + "\n"
