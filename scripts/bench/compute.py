@@ -5,7 +5,10 @@ Reports
   * dynamic instructions/s of a one-warp long loop (target >= 200 k/s),
   * peak RSS of a 1,048,576-thread MADD (target: within 1 GiB), measured in a child process.
 
-Usage: .venv/bin/python scripts/bench/compute.py [--quick]
+Prints one JSON object per line and writes its section of docs/benchmarks.md (``--no-write``
+to skip), targets beside the measured values.
+
+Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--no-write]
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import subprocess
 import sys
 import time
 
+import benchdoc
 import numpy as np
 
 from gdevd.gpu.mmu import Mmu
@@ -113,9 +117,47 @@ def madd_child(n: int) -> None:
                       "rss_before_launch_mib": round(rss0 / 1024)}))
 
 
+WIDE_TARGET = 300e6      # thread-instructions/s, grids of >= 65,536 threads
+WARP_TARGET = 200e3      # dynamic instructions/s, one warp
+RSS_TARGET_MIB = 1024    # peak RSS of the 1,048,576-thread MADD
+
+
+def markdown(results: list[dict], quick: bool) -> str:
+    """The docs/benchmarks.md section body: one row per measurement, target and verdict."""
+    rows = []
+    for r in results:
+        if r["bench"] == "one-warp-loop":
+            rate, target, met = r["inst_per_s"], f">= {WARP_TARGET / 1e3:.0f} k instr/s", \
+                r["inst_per_s"] >= WARP_TARGET
+            rows.append([r["bench"], 32, r["trip"], r["cpu_seconds"],
+                         f"{rate / 1e3:,.0f} k instr/s ({r['us_per_inst']} us/instr)",
+                         target, benchdoc.verdict(met)])
+        elif r["bench"] == "madd":
+            met = r["correct"] and r["peak_rss_mib"] <= RSS_TARGET_MIB
+            rows.append([r["bench"], f"{r['threads']:,}", "-", r["cpu_seconds"],
+                         f"peak RSS {r['peak_rss_mib']} MiB ({r['rss_before_launch_mib']} MiB "
+                         f"before launch), result {'correct' if r['correct'] else 'WRONG'}; "
+                         f"{r['thread_inst_per_s'] / 1e6:,.0f} M thread-instr/s",
+                         f"<= {RSS_TARGET_MIB} MiB, correct", benchdoc.verdict(met)])
+        else:
+            rate = r["thread_inst_per_s"]
+            rows.append([r["bench"], f"{r['threads']:,}", r["trip"], r["cpu_seconds"],
+                         f"{rate / 1e6:,.0f} M thread-instr/s",
+                         f">= {WIDE_TARGET / 1e6:.0f} M/s", benchdoc.verdict(rate >= WIDE_TARGET)])
+    mode = "quick mode (smaller trip counts)" if quick else "full mode"
+    return (f"PTX executor alone (tests/ptx/data/bench.ptx, no runtime), {mode}. CPU seconds "
+            "are process-CPU time of the best of 3 launches (1 for MADD, run in a child "
+            "process so its peak RSS is its own): the executor is one thread on a shared "
+            "machine.\n\n" +
+            benchdoc.table(["benchmark", "threads", "trip", "CPU s", "measured", "target",
+                            "verdict"], rows))
+
+
 def main() -> None:
+    run = benchdoc.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller trip counts")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     ap.add_argument("--madd-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.madd_child:
@@ -132,6 +174,10 @@ def main() -> None:
     results.append(json.loads(child.stdout))
     for r in results:
         print(json.dumps(r))
+    if not args.no_write:
+        benchdoc.write_section("compute.py", "PTX executor throughput and memory "
+                               "(scripts/bench/compute.py, issue 3)",
+                               markdown(results, args.quick), run)
 
 
 if __name__ == "__main__":
