@@ -1,6 +1,6 @@
 """The CUDA driver API through its three bindings: what the layer costs, and event timing.
 
-    python scripts/bench/cuda.py [--mount MNT] [--repeat N]
+    python scripts/bench/cuda.py [--mount MNT] [--repeat N] [--no-write]
 
 For each binding (in-process ``gdevd.gdev``, ``kcuda`` over a runtime on its own trio thread,
 ``libgdev.cuda`` through a gdevd mount; without ``--mount`` a gdevd is started on a temporary
@@ -9,6 +9,7 @@ directory and stopped at the end) it prints:
   * event record: median cost of cuEventRecord (a marker launch) + cuEventSynchronize;
   * LOOP timed by events vs by the host around cuCtxSynchronize (device time <= host time);
   * 64 MiB cuMemcpyHtoD / DtoH (pageable) and HtoD from cuMemAllocHost memory, in GB/s.
+The table also replaces this script's section of docs/benchmarks.md (``--no-write`` skips).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -152,22 +154,40 @@ def _measure(drv: Any, repeat: int) -> dict[str, str]:
     return r
 
 
+def events_within_host(table: dict[str, dict[str, str]]) -> str:
+    """One line per binding: is the event-timed LOOP no longer than the host-timed one?"""
+    out = []
+    for name, r in table.items():
+        ev, host = (float(x) for x in r["LOOP ms: events / host"].split(" / "))
+        out.append(f"{name} {'yes' if ev <= host else '**no**'}")
+    return ", ".join(out)
+
+
 def main() -> None:
+    run = benchdoc.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mount", help="use this gdevd mount instead of starting one")
     ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
-    print("command:", " ".join(["python", *sys.argv]))
+    print("command:", run.command)
     table: dict[str, dict[str, str]] = {}
     for name, binding in (("in-process", inprocess), ("kcuda", in_daemon_kcuda),
                           ("libgdev.cuda", lambda: mounted(args.mount))):
         with binding() as drv:
             table[name] = measure(drv, args.repeat)
-    rows = list(next(iter(table.values())))
-    print(f"| {'':34} | " + " | ".join(f"{n:>14}" for n in table) + " |")
-    print(f"|{'-' * 36}|" + "|".join("-" * 16 for _ in table) + "|")
-    for row in rows:
-        print(f"| {row:34} | " + " | ".join(f"{table[n][row]:>14}" for n in table) + " |")
+    rows = [[row, *(table[n][row] for n in table)] for row in next(iter(table.values()))]
+    text = benchdoc.table(["", *table], rows)
+    print(text, end="")
+    if not args.no_write:
+        body = ("The driver API through its three bindings (docs/cuda.md): in-process "
+                "`gdevd.gdev`, `kcuda` over a runtime on its own trio thread, `libgdev.cuda` "
+                f"through a gdevd mount. Medians of {args.repeat} calls (p99 where shown); "
+                "copies the median of 5. No speed target is set for this layer; the check "
+                "is that event timing is consistent: device (event) time <= host time for "
+                f"LOOP: {events_within_host(table)}.\n\n" + text)
+        benchdoc.write_section("cuda.py", "CUDA driver API bindings (scripts/bench/cuda.py)",
+                               body, run)
 
 
 if __name__ == "__main__":

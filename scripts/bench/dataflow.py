@@ -12,7 +12,9 @@ the outputs of its two parents.
 Shapes: ``tree`` is 6 levels over 32 leaves (32+16+8+4+2+1 = 63 nodes); ``rect`` is 6
 stages of 10 nodes, node (s, r) adding the outputs of (s-1, r) and (s-1, r+1 mod 10).
 Nodes of one level run concurrently.  The result of every sink is checked against numpy.
-Run in-process on the runtime (no daemon): ``python scripts/bench/dataflow.py [--n 256]``.
+Run in-process on the runtime (no daemon): ``python scripts/bench/dataflow.py [--n 256,512]``.
+The table replaces the ``dataflow.py`` section of docs/benchmarks.md (inside the hand-written
+"memory" section; ``--no-write`` skips).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import struct
 import time
 from pathlib import Path
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -127,22 +130,31 @@ async def makespan(config: rt.GdevConfig, name: str, mode: str, n: int) -> float
 
 
 def main() -> None:
-    """Print both makespans and the speedup for each shape."""
+    """Print both makespans and the speedup for each matrix side and shape."""
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=256, help="matrix side (paper: 1024)")
+    p.add_argument("--n", default="256", help="matrix side(s), comma-separated (paper: 1024)")
     p.add_argument("--repeat", type=int, default=1, help="runs per cell (best is kept)")
+    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = p.parse_args()
     config = rt.GdevConfig(memory=1 << 30, contexts_max=128)
-    print(f"MADD data flow, {args.n}x{args.n} uint32 ({4 * args.n * args.n >> 10} KiB "
-          "per matrix), in-process runtime")
-    print(f"{'shape':6} {'nodes':>5} {'modular s':>10} {'shm s':>8} {'speedup':>8}")
-    for name in ("tree", "rect"):
-        nodes = sum(len(level) for level in shape(name))
-        best = {m: min([trio.run(makespan, config, name, m, args.n)
-                        for _ in range(args.repeat)]) for m in ("modular", "shm")}
-        gain = best["modular"] / best["shm"] - 1
-        print(f"{name:6} {nodes:5d} {best['modular']:10.3f} {best['shm']:8.3f} "
-              f"{gain:+8.1%}")
+    rows = []
+    for n in (int(x) for x in args.n.split(",")):
+        print(f"MADD data flow, {n}x{n} uint32 ({4 * n * n >> 10} KiB per matrix), "
+              "in-process runtime")
+        print(f"{'shape':6} {'nodes':>5} {'modular s':>10} {'shm s':>8} {'speedup':>8}")
+        for name in ("tree", "rect"):
+            nodes = sum(len(level) for level in shape(name))
+            best = {m: min([trio.run(makespan, config, name, m, n)
+                            for _ in range(args.repeat)]) for m in ("modular", "shm")}
+            gain = best["modular"] / best["shm"] - 1
+            print(f"{name:6} {nodes:5d} {best['modular']:10.3f} {best['shm']:8.3f} "
+                  f"{gain:+8.1%}")
+            rows.append([n, name, f"{best['modular']:.3f}", f"{best['shm']:.3f}",
+                         f"{100 * gain:+.1f} %"])
+    if not args.no_write:
+        benchdoc.write_section("dataflow.py", "", benchdoc.table(
+            ["n", "shape", "modular s", "shm s", "speedup"], rows), run)
 
 
 if __name__ == "__main__":

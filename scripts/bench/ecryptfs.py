@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import benchdoc
 import trio
 
 import kcuda
@@ -59,6 +60,7 @@ while True:
 """
 
 
+TITLE = "ecryptfs: the OS uses the GPU (scripts/bench/ecryptfs.py; Figs. 8-10)"
 READING = """Reading. The emulated GPU executes PTX on numpy, so AES-XTS on it runs near 1 MB/s
 while OpenSSL (AES-NI) does hundreds of MB/s per core: unlike the paper's Figs. 8-9 the CPU
 wins at every size here (the CPU path's own curve is bounded by Python per-extent work and
@@ -186,9 +188,7 @@ def run_all(args: argparse.Namespace, mount: str) -> str:
 
 def markdown(curves: dict, fig10: dict, args: argparse.Namespace) -> str:
     """The docs/benchmarks.md section."""
-    cmd = "python scripts/bench/ecryptfs.py " + " ".join(sys.argv[1:])
-    lines = ["## ecryptfs: the OS uses the GPU (scripts/bench/ecryptfs.py; Figs. 8-10)", "",
-             f"Command: `{cmd}`. One request of each size on the module's file layer "
+    lines = ["One request of each size on the module's file layer "
              "(4 KiB extents, AES-256-XTS + HMAC-SHA256 per extent), median of "
              f"{args.repeat} (1 above 1 MiB). MB/s = 10^6 bytes/s.", ""]
     for op, fig in (("read", 8), ("write", 9)):
@@ -233,21 +233,9 @@ def plot(curves: dict, fig10: dict, args: argparse.Namespace) -> None:
     fg.savefig(os.path.join(args.plots, "ecryptfs-contention.png"), dpi=90)
 
 
-def update_docs(section: str) -> None:
-    """Replace (or append) this script's section of docs/benchmarks.md."""
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text()
-    begin, end = "<!-- BEGIN ecryptfs.py -->", "<!-- END ecryptfs.py -->"
-    block = f"{begin}\n{section}\n{end}"
-    if begin in text:
-        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
-
-
 def main() -> None:
     """Start the daemon here, run the benchmarks from a thread, stop the daemon."""
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--max-size", type=parse_size, default=16 * MiB)
     p.add_argument("--repeat", type=int, default=3)
@@ -282,7 +270,7 @@ def main() -> None:
         raise box["error"]
     print(box["section"])
     if args.docs:
-        update_docs(box["section"])
+        benchdoc.write_section("ecryptfs.py", TITLE, box["section"], run)
 
 
 if __name__ == "__main__":

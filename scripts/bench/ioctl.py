@@ -22,13 +22,12 @@ import sys
 import tempfile
 import time
 
+import benchdoc
 import numpy as np
 
 import libgdev
 
 MiB = 1 << 20
-DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "benchmarks.md")
-BEGIN, END = "<!-- BEGIN ioctl.py -->", "<!-- END ioctl.py -->"
 
 
 def start_daemon(base: str) -> subprocess.Popen:
@@ -217,9 +216,7 @@ def open_close(n: int = 200) -> float:
 
 def report(args: argparse.Namespace, daemon: int, base: str) -> str:
     """Run everything; the Markdown section."""
-    lines = [f"Command: `{' '.join(['python', 'scripts/bench/ioctl.py', *sys.argv[1:]])}` "
-             f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
-             f"load average {os.getloadavg()[0]:.2f} at start)", ""]
+    lines = []
     med, p99, cpu = latency(args.calls, daemon)
     lines.append(f"- gquery latency: median {med:.1f} us, p99 {p99:.1f} us "
                  f"(target: median <= 60 us); daemon CPU {cpu:.1f} us per call")
@@ -247,22 +244,11 @@ def report(args: argparse.Namespace, daemon: int, base: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/benchmarks.md."""
-    section = f"{BEGIN}\n## ioctl path (scripts/bench/ioctl.py)\n\n{text}{END}\n"
-    old = open(DOC).read() if os.path.exists(DOC) else "# Benchmarks\n\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section
-    with open(DOC, "w") as f:
-        f.write(new)
-
-
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         worker(float(sys.argv[2]), float(sys.argv[3]))
         return
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=256, help="MiB per bulk copy (default 256)")
     p.add_argument("--calls", type=int, default=5000, help="calls for the latency figure")
@@ -278,7 +264,7 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
     print(text, end="")
     if not args.no_write:
-        write_section(text)
+        benchdoc.write_section("ioctl.py", "ioctl path (scripts/bench/ioctl.py)", text, run)
 
 
 if __name__ == "__main__":

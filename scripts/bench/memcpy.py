@@ -15,14 +15,12 @@ Writes its section of docs/benchmarks.md (between its markers; other sections ar
 from __future__ import annotations
 
 import argparse
-import os
 import platform
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -32,8 +30,6 @@ from gdevd.runtime import defaults as D
 
 MiB = 1 << 20
 KiB = 1 << 10
-DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- BEGIN memcpy.py -->", "<!-- END memcpy.py -->"
 
 
 def best(fn: Callable[[], Any], reps: int) -> float:
@@ -225,11 +221,7 @@ async def main(args: argparse.Namespace) -> list[str]:
         pin.array[:] = host
         await rt.gmemcpy_to_device(h, va, host, size)       # fault the device pages in
         b = Bench(system, h, size, args.reps)
-        exe = os.path.relpath(sys.executable, DOC.parents[1])
-        b.out(f"Command: `{' '.join([exe, *sys.argv])}` (or `make bench`)  ")
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        b.out(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-              f"shared with other jobs (load average at start: {load}), "
+        b.out(f"Machine: {platform.processor() or platform.machine()}, "
               f"Python {platform.python_version()}, numpy {np.__version__}\n")
         await cpy(b, va, host, pin)
         if not args.skip_sweeps:
@@ -240,20 +232,8 @@ async def main(args: argparse.Namespace) -> list[str]:
         return b.lines
 
 
-def write_section(lines: list[str]) -> None:
-    body = "\n".join([BEGIN, "## Memcpy through the Gdev API (scripts/bench/memcpy.py)", "",
-                      *lines, END])
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + body + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    DOC.parent.mkdir(exist_ok=True)
-    DOC.write_text(text)
-
-
 if __name__ == "__main__":
+    RUN = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size-mib", type=int, default=256)
     p.add_argument("--reps", type=int, default=5)
@@ -262,4 +242,5 @@ if __name__ == "__main__":
     a = p.parse_args()
     out = trio.run(main, a)
     if not a.no_write:
-        write_section(out)
+        benchdoc.write_section("memcpy.py", "Memcpy through the Gdev API "
+                               "(scripts/bench/memcpy.py)", "\n".join(out), RUN)

@@ -6,9 +6,10 @@ Measures, on one address space over one Vram (pages pre-touched, best of ``--rep
   * a chunk sweep 64 KiB..32 MiB at ``--sweep-depth``;
   * the rate of ``Mmu.translate_v`` on ``--addresses`` random addresses.
 
-Run: ``.venv/bin/python scripts/bench/memcpy_engine.py [--size 256] [--repeat 5]``.
+Run: ``.venv/bin/python scripts/bench/memcpy_engine.py [--size 256] [--repeat 5] [--no-write]``.
 Targets (issue): pipelined <= 1.4x numpy's time; pipelined >= 1.4x faster than depth 1;
-translate_v >= 50 M addresses/s.
+translate_v >= 50 M addresses/s. The results, targets and verdicts replace this script's
+section of docs/benchmarks.md (``--no-write`` skips).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import time
 from collections.abc import Callable
 
+import benchdoc
 import numpy as np
 
 from gdevd.gpu.copyengine import CopyEngine
@@ -37,18 +39,37 @@ def best(fn: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
+ROWS: list[list[object]] = []
+PIPE_VS_NUMPY = 1.4      # pipelined time <= 1.4x np.copyto's
+PIPE_VS_DEPTH1 = 1.4     # pipelined >= 1.4x faster than depth 1
+TRANSLATE = 50e6         # Mmu.translate_v addresses/s
+
+
 def row(name: str, chunk: int, depth: int, secs: float, size: int, ref: float) -> None:
+    """Print one measurement and keep it for the docs table."""
     gibs = size / secs / (1 << 30)
     print(f"{name:<8} {chunk // 1024:>8} {depth:>5} {secs * 1e3:>9.1f} {gibs:>7.2f} "
           f"{secs / ref:>9.2f}")
+    ROWS.append([name, chunk // 1024, depth, f"{secs * 1e3:.1f}", f"{gibs:.2f}",
+                 f"{secs / ref:.2f}"])
+
+
+def markdown(args: argparse.Namespace, targets: list[str]) -> str:
+    """The docs/benchmarks.md section body: targets first, then every measured row."""
+    return (f"CopyEngine on one address space over one Vram, {args.size} MiB per copy, pages "
+            f"pre-touched, best of {args.repeat} (wall time); chunk sweep at depth "
+            f"{args.sweep_depth}.\n\n" + "\n".join(f"- {t}" for t in targets) + "\n\n" +
+            benchdoc.table(["mode", "chunk KiB", "depth", "ms", "GiB/s", "x numpy"], ROWS))
 
 
 def main() -> None:
+    run = benchdoc.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=256, help="MiB per copy")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sweep-depth", type=int, default=2)
     ap.add_argument("--addresses", type=int, default=16 << 20)
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = ap.parse_args()
     size = args.size * MiB
 
@@ -89,12 +110,26 @@ def main() -> None:
     rng = np.random.default_rng(0)
     vas = (VA + rng.integers(0, size, args.addresses, dtype=np.uint64)).astype(np.uint64)
     secs = best(lambda: mmu.translate_v(vas), args.repeat)
-    print(f"\ntranslate_v: {args.addresses / secs / 1e6:.1f} M addresses/s "
+    rate = args.addresses / secs
+    print(f"\ntranslate_v: {rate / 1e6:.1f} M addresses/s "
           f"({args.addresses} addresses in {secs * 1e3:.1f} ms)")
+    targets = [f"translate_v: {rate / 1e6:.1f} M addresses/s ({args.addresses} random "
+               f"addresses; target >= {TRANSLATE / 1e6:.0f} M/s): "
+               f"{benchdoc.verdict(rate >= TRANSLATE)}"]
     for name in ("htod", "dtoh"):
         pipe = min(results[name, d] for d in (2, 3, 4))
-        print(f"{name}: best pipelined {pipe / ref:.2f}x numpy's time, "
-              f"{results[name, 1] / pipe:.2f}x faster than depth 1")
+        vs_numpy, vs_depth1 = pipe / ref, results[name, 1] / pipe
+        print(f"{name}: best pipelined {vs_numpy:.2f}x numpy's time, "
+              f"{vs_depth1:.2f}x faster than depth 1")
+        targets.append(f"{name}: best pipelined (depth 2-4, 4 MiB chunks) {vs_numpy:.2f}x "
+                       f"np.copyto's time (target <= {PIPE_VS_NUMPY}x): "
+                       f"{benchdoc.verdict(vs_numpy <= PIPE_VS_NUMPY)}; {vs_depth1:.2f}x faster "
+                       f"than depth 1 (target >= {PIPE_VS_DEPTH1}x): "
+                       f"{benchdoc.verdict(vs_depth1 >= PIPE_VS_DEPTH1)}")
+    if not args.no_write:
+        benchdoc.write_section("memcpy_engine.py", "Copy engine: pipelined copies and "
+                               "address translation (scripts/bench/memcpy_engine.py)",
+                               markdown(args, targets), run)
     ce.close()
     mmu.close()
     vram.close()

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -32,8 +33,6 @@ from gdevd import runtime as rt  # noqa: E402
 from gdevd.runtime.sched import COMPUTE  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
-DOC = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- BEGIN priority.py -->", "<!-- END priority.py -->"
 
 
 async def _kernel(h: rt.Handle, n: int) -> rt.GdevKernel:
@@ -124,8 +123,7 @@ async def main(a: argparse.Namespace) -> list[str]:
     def out(line: str = "") -> None:
         print(line, flush=True)
         lines.append(line)
-    out(f"Command: `.venv/bin/python scripts/bench/priority.py {' '.join(sys.argv[1:])}`"
-        f" (in-process runtime, one vGPU at 100%)")
+    out("In-process runtime, one vGPU at 100%.")
     out()
     out(f"### High priority (40, idle {a.short}, synchronous) vs {a.flood} low-priority "
         f"floods (0, idle {a.long}, 4 in flight each), {a.duration:g} s each")
@@ -155,20 +153,8 @@ async def main(a: argparse.Namespace) -> list[str]:
     return lines
 
 
-def write_section(lines: list[str]) -> None:
-    """Replace (or append) this script's section of docs/benchmarks.md."""
-    body = "\n".join([BEGIN, "## Priorities and scheduler cost (scripts/bench/priority.py)",
-                      "", *lines, END]) + "\n"
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + body + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
-    DOC.write_text(text)
-
-
 if __name__ == "__main__":
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=4.0, help="seconds per measurement")
     p.add_argument("--flood", type=int, default=4, help="low-priority contexts")
@@ -179,4 +165,5 @@ if __name__ == "__main__":
     args = p.parse_args()
     result = trio.run(main, args)
     if not args.no_write:
-        write_section(result)
+        benchdoc.write_section("priority.py", "Priorities and scheduler cost "
+                               "(scripts/bench/priority.py)", "\n".join(result), run)

@@ -10,7 +10,8 @@ objects back.  Every task must finish with correct results; the script prints th
 (first gopen to last result) for each k, with the temporal swap area (10 % of the device)
 and without it (0 %: evictions go straight to host swap).
 
-``python scripts/bench/swap.py [--ks 2,4,8,12] [--n 256]``
+``python scripts/bench/swap.py [--ks 2,4,8,12] [--n 256] [--no-write]``; the table replaces the
+``swap.py`` section of docs/benchmarks.md (inside the hand-written "memory" section).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -89,6 +91,7 @@ async def makespan(args: argparse.Namespace, k: int, swap_percent: int) -> tuple
 
 def main() -> None:
     """Print the makespans with and without the temporal swap area."""
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--memory", type=int, default=32, help="device memory, MiB")
     p.add_argument("--n", type=int, default=256, help="matrix side")
@@ -97,6 +100,7 @@ def main() -> None:
     p.add_argument("--iters", type=int, default=3, help="launches per task")
     p.add_argument("--ks", default="2,4,8,12", help="numbers of small tasks")
     p.add_argument("--repeat", type=int, default=3, help="runs per cell (the best is kept)")
+    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = p.parse_args()
     per_small = 3 * 4 * args.n ** 2 / MiB + args.ballast
     print(f"device {args.memory} MiB; small task {per_small:.2f} MiB (prio 20); large task "
@@ -104,12 +108,19 @@ def main() -> None:
           f"launches of {args.n}x{args.n} each")
     print(f"{'k':>3} {'demand MiB':>10} {'swap 10% s':>11} {'swapped MiB':>11} "
           f"{'swap 0% s':>10} {'swapped MiB':>11}")
+    rows = []
     for k in (int(x) for x in args.ks.split(",")):
         demand = k * per_small + args.large + 3 * 4 * args.n ** 2 / MiB
         with_area = min(trio.run(makespan, args, k, 10) for _ in range(args.repeat))
         without = min(trio.run(makespan, args, k, 0) for _ in range(args.repeat))
         print(f"{k:3d} {demand:10.1f} {with_area[0]:11.3f} {with_area[1] / MiB:11.1f} "
               f"{without[0]:10.3f} {without[1] / MiB:11.1f}")
+        rows.append([k, f"{demand:.1f}", f"{with_area[0]:.3f} s", f"{with_area[1] / MiB:.1f}",
+                     f"{without[0]:.3f} s", f"{without[1] / MiB:.1f}"])
+    if not args.no_write:
+        benchdoc.write_section("swap.py", "", benchdoc.table(
+            ["k", "demand MiB", "makespan, 10 % temporal swap", "swapped MiB",
+             "makespan, no device swap", "swapped MiB"], rows), run)
 
 
 if __name__ == "__main__":

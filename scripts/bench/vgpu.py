@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import benchdoc
 import numpy as np
 import trio
 
@@ -39,9 +40,7 @@ from gdevd import runtime as rt  # noqa: E402
 from gdevd.runtime.sched import COMPUTE, MEMORY  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
-DOC = ROOT / "docs" / "benchmarks.md"
 FIG = ROOT / "docs" / "figures"
-BEGIN, END = "<!-- BEGIN vgpu.py -->", "<!-- END vgpu.py -->"
 MiB = 1 << 20
 
 
@@ -286,26 +285,12 @@ async def pairs(r: Report, d: float, n: int) -> None:
     r.out()
 
 
-def write_section(lines: list[str]) -> None:
-    """Replace (or append) this script's section of docs/benchmarks.md."""
-    body = "\n".join([BEGIN, "## Virtual GPU scheduling (scripts/bench/vgpu.py)", "",
-                      *lines, END]) + "\n"
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + body + rest.split(END, 1)[1].lstrip("\n")
-    else:
-        text = text.rstrip("\n") + "\n\n" + body
-    DOC.write_text(text)
-
-
 async def main(args: argparse.Namespace) -> list[str]:
     r = Report()
     only = set(args.only.split(",")) if args.only else {"fig14", "fig15", "fig16", "pairs"}
     t = time.perf_counter()
-    r.out(f"Command: `{' '.join(['.venv/bin/python', 'scripts/bench/vgpu.py', *sys.argv[1:]])}`"
-          f" (in-process runtime, real PTX `idle` kernels of kernels/loop.cu; utilisation is"
-          f" the scheduler's busy time in 1 s windows)")
+    r.out("In-process runtime, real PTX `idle` kernels of kernels/loop.cu; utilisation is"
+          " the scheduler's busy time in 1 s windows.")
     r.out()
     if "fig14" in only:
         await fig14(r, args.duration, args.short, args.long)
@@ -320,6 +305,7 @@ async def main(args: argparse.Namespace) -> list[str]:
 
 
 if __name__ == "__main__":
+    run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0, help="seconds per scenario")
     p.add_argument("--short", type=int, default=50, help="idle iterations of a short kernel")
@@ -329,4 +315,5 @@ if __name__ == "__main__":
     a = p.parse_args()
     lines = trio.run(main, a)
     if not a.no_write:
-        write_section(lines)
+        benchdoc.write_section("vgpu.py", "Virtual GPU scheduling (scripts/bench/vgpu.py)",
+                               "\n".join(lines), run)

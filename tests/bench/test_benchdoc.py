@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("benchdoc", ROOT / "scripts" / "bench" / "benchdoc.py")
+_spec = importlib.util.spec_from_file_location("benchdoc",
+                                               ROOT / "scripts" / "bench" / "benchdoc.py")
 benchdoc = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("benchdoc", benchdoc)
 _spec.loader.exec_module(benchdoc)
