@@ -42,6 +42,20 @@ def test_append_when_absent_and_create_when_missing(tmp_path):
     assert doc.read_text() == DOC + "\n\n" + sec
 
 
+def test_nested_section_keeps_the_enclosing_one(tmp_path):
+    """dataflow.py's table lives inside the hand-written "memory" section."""
+    doc = tmp_path / "benchmarks.md"
+    outer = ("<!-- BEGIN memory -->\nprose before\n\n<!-- BEGIN dataflow.py -->\nold\n"
+             "<!-- END dataflow.py -->\n\nprose after\n<!-- END memory -->\n")
+    doc.write_text(outer)
+    benchdoc.write_section("dataflow.py", "", "| n |\n|---|\n| 256 |\n", RUN, doc)
+    text = doc.read_text()
+    assert text.startswith("<!-- BEGIN memory -->\nprose before\n\n<!-- BEGIN dataflow.py -->\n"
+                           "Command: `")
+    assert text.endswith("| 256 |\n<!-- END dataflow.py -->\n\nprose after\n"
+                         "<!-- END memory -->\n")
+
+
 def test_idempotent(tmp_path):
     doc = tmp_path / "benchmarks.md"
     doc.write_text(DOC)
