@@ -76,7 +76,7 @@ bench-quick: bench-deps
 	$(BENCH)/cuda.py --repeat 20 --no-write
 	$(BENCH)/dataflow.py --n 64 --no-write
 	$(BENCH)/swap.py --ks 2,8 --repeat 1 --no-write
-	$(BENCH)/vgpu.py --duration 2 --no-write
+	$(BENCH)/vgpu.py --duration 6 --no-write
 	$(BENCH)/priority.py --duration 1 --reps 2000 --no-write
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
 

@@ -154,7 +154,7 @@ async def main(a: argparse.Namespace) -> list[str]:
 
 
 if __name__ == "__main__":
-    run = benchdoc.Run()
+    bench_run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=4.0, help="seconds per measurement")
     p.add_argument("--flood", type=int, default=4, help="low-priority contexts")
@@ -166,4 +166,4 @@ if __name__ == "__main__":
     result = trio.run(main, args)
     if not args.no_write:
         benchdoc.write_section("priority.py", "Priorities and scheduler cost "
-                               "(scripts/bench/priority.py)", "\n".join(result), run)
+                               "(scripts/bench/priority.py)", "\n".join(result), bench_run)

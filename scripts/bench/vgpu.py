@@ -41,6 +41,7 @@ from gdevd.runtime.sched import COMPUTE, MEMORY  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
 FIG = ROOT / "docs" / "figures"
+WRITE_FIGURES = True  # --no-write leaves docs/figures alone too
 MiB = 1 << 20
 
 
@@ -145,7 +146,10 @@ def errors(run: Run, vgpus: list[int], first: int, kind: str = COMPUTE) -> tuple
 
 
 def plot(name: str, runs: dict[str, Run], kinds: tuple[str, ...] = (COMPUTE,)) -> str | None:
-    """Utilisation over time, one panel per run; the PNG's path, or None without matplotlib."""
+    """Utilisation over time, one panel per run; the PNG's path, or None without matplotlib
+    or with ``--no-write`` (the committed figures keep the full run's)."""
+    if not WRITE_FIGURES:
+        return None
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -305,7 +309,7 @@ async def main(args: argparse.Namespace) -> list[str]:
 
 
 if __name__ == "__main__":
-    run = benchdoc.Run()
+    bench_run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0, help="seconds per scenario")
     p.add_argument("--short", type=int, default=50, help="idle iterations of a short kernel")
@@ -313,7 +317,8 @@ if __name__ == "__main__":
     p.add_argument("--only", help="comma-separated: fig14,fig15,fig16,pairs")
     p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     a = p.parse_args()
+    WRITE_FIGURES = not a.no_write
     lines = trio.run(main, a)
     if not a.no_write:
         benchdoc.write_section("vgpu.py", "Virtual GPU scheduling (scripts/bench/vgpu.py)",
-                               "\n".join(lines), run)
+                               "\n".join(lines), bench_run)
