@@ -13,7 +13,7 @@ import collections
 import dataclasses
 import heapq
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
