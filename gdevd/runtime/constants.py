@@ -1,31 +1,30 @@
-"""Gdev's constants (``common/gdev_api.h``, ``common/gdev_nvidia_def.h``) and our additions.
-
-The numbers of Gdev's own constants are kept so every Python name maps to a line of
-``gdev_api.h``.  Queries that Gdev lacks live at 0x200 and above, clear of Gdev's
-device-specific range (0x100..0x1ff).
-"""
+"""The runtime's constants: Gdev's API constants (defined once in :mod:`libgdev.constants`,
+shared with clients) plus the daemon's own (operation codes, memory types, copy paths)."""
 
 from __future__ import annotations
 
-# gtune types
-GDEV_TUNE_MEMCPY_PIPELINE_COUNT = 1
-GDEV_TUNE_MEMCPY_CHUNK_SIZE = 2
-
-# gquery types (Gdev)
-GDEV_QUERY_DEVICE_MEM_SIZE = 1        # the vGPU's memory size (its share of the device)
-GDEV_QUERY_DMA_MEM_SIZE = 2           # the vGPU's pinned host (DMA) memory size
-GDEV_QUERY_CHIPSET = 3
-GDEV_QUERY_BUS_TYPE = 4
-GDEV_QUERY_AGP_SIZE = 5
-GDEV_QUERY_PCI_VENDOR = 6
-GDEV_QUERY_PCI_DEVICE = 7
-GDEV_NVIDIA_QUERY_MP_COUNT = 0x100
-
-# gquery types (gdev-py additions)
-GDEV_QUERY_DEVICE_MEM_FREE = 0x200    # bytes the vGPU may still allocate (size - used)
-GDEV_QUERY_DEVICE_MEM_USED = 0x201    # bytes charged to the vGPU
-GDEV_QUERY_COMPUTE_CAPABILITY = 0x202  # (major << 16) | minor, e.g. 0x70005 for 7.5
-GDEV_QUERY_DMA_MEM_FREE = 0x203       # pinned bytes the vGPU may still allocate
+from libgdev.constants import (  # noqa: F401 - re-exported: the API constants
+    GDEV_IPC_CREAT,
+    GDEV_IPC_EXCL,
+    GDEV_IPC_PRIVATE,
+    GDEV_IPC_RMID,
+    GDEV_IPC_SET,
+    GDEV_IPC_STAT,
+    GDEV_NVIDIA_QUERY_MP_COUNT,
+    GDEV_QUERY_AGP_SIZE,
+    GDEV_QUERY_BUS_TYPE,
+    GDEV_QUERY_CHIPSET,
+    GDEV_QUERY_COMPUTE_CAPABILITY,
+    GDEV_QUERY_DEVICE_MEM_FREE,
+    GDEV_QUERY_DEVICE_MEM_SIZE,
+    GDEV_QUERY_DEVICE_MEM_USED,
+    GDEV_QUERY_DMA_MEM_FREE,
+    GDEV_QUERY_DMA_MEM_SIZE,
+    GDEV_QUERY_PCI_DEVICE,
+    GDEV_QUERY_PCI_VENDOR,
+    GDEV_TUNE_MEMCPY_CHUNK_SIZE,
+    GDEV_TUNE_MEMCPY_PIPELINE_COUNT,
+)
 
 QUERY_TYPES = frozenset({
     GDEV_QUERY_DEVICE_MEM_SIZE, GDEV_QUERY_DMA_MEM_SIZE, GDEV_QUERY_CHIPSET,
@@ -33,15 +32,6 @@ QUERY_TYPES = frozenset({
     GDEV_NVIDIA_QUERY_MP_COUNT, GDEV_QUERY_DEVICE_MEM_FREE, GDEV_QUERY_DEVICE_MEM_USED,
     GDEV_QUERY_COMPUTE_CAPABILITY, GDEV_QUERY_DMA_MEM_FREE,
 })
-
-# IPC commands (gshmctl; Gdev's numbers)
-GDEV_IPC_STAT = 1
-GDEV_IPC_SET = 2
-GDEV_IPC_RMID = 3
-# gshmget keys and flags (System V's values: IPC_PRIVATE, IPC_CREAT, IPC_EXCL)
-GDEV_IPC_PRIVATE = 0
-GDEV_IPC_CREAT = 0o1000
-GDEV_IPC_EXCL = 0o2000
 
 # internal operation codes (gdev_device.h)
 GDEV_OP_COMPUTE = 1
@@ -51,11 +41,6 @@ GDEV_OP_MEMCPY_ASYNC = 3
 # memory object types
 GDEV_MEM_DEVICE = 0x01
 GDEV_MEM_DMA = 0x02
-
-# priorities (a later issue's scheduler)
-GDEV_PRIO_MIN = 0
-GDEV_PRIO_MAX = 40
-GDEV_PRIO_DEFAULT = 20
 
 # copy paths, as counted in Handle.copy_stats (the paper's section 1.4 terms)
 PATH_DIRECT = "direct"                # direct I/O through the MMU (small copies)

@@ -13,19 +13,19 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from ..constants import (
+    GDEV_NVIDIA_QUERY_MP_COUNT,
+    GDEV_QUERY_CHIPSET,
+    GDEV_QUERY_COMPUTE_CAPABILITY,
+    GDEV_QUERY_DEVICE_MEM_SIZE,
+    GDEV_QUERY_PCI_DEVICE,
+    GDEV_QUERY_PCI_VENDOR,
+)
 from .core import DriverCore
 from .errors import CUresult, _gdev_error_types, api, fail
 
 GDEV_CUDA_VERSION = 4000  # cuDriverGetVersion, as Gdev reports
 
-# gquery types: Gdev's numbers (common/gdev_api.h, gdev_nvidia_def.h).
-GDEV_QUERY_DEVICE_MEM_SIZE = 1
-GDEV_QUERY_DMA_MEM_SIZE = 2
-GDEV_QUERY_CHIPSET = 3
-GDEV_QUERY_PCI_VENDOR = 6
-GDEV_QUERY_PCI_DEVICE = 7
-GDEV_NVIDIA_QUERY_MP_COUNT = 0x100
-GDEV_QUERY_COMPUTE_CAPABILITY = 0x202  # gdev-py: (major << 16) | minor
 
 
 class CUdevice_attribute(enum.IntEnum):

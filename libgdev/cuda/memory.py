@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import GDEV_QUERY_DEVICE_MEM_FREE, GDEV_QUERY_DEVICE_MEM_SIZE
 from .core import DriverCore
 from .errors import CUresult, api, copy_api, fail
 
@@ -24,9 +25,6 @@ CU_MEMHOSTALLOC_DEVICEMAP = 0x2
 CU_MEMHOSTALLOC_WRITECOMBINED = 0x4
 MEMSET_CHUNK = 4 * 1024 * 1024  # bytes of pattern uploaded per gmemcpy_to_device
 
-# New gquery type of the runtime: free device memory of the vGPU (gdevd/runtime/constants.py).
-GDEV_QUERY_DEVICE_MEM_FREE = 0x200
-GDEV_QUERY_DEVICE_MEM_SIZE = 1
 
 
 def host_nbytes(buf: Any, writable: bool) -> int:

@@ -62,7 +62,6 @@ class Scheduler:
             weakref.WeakKeyDictionary()
         self._vres: dict[tuple[int, str], VRes] = {}
         self._pres: dict[tuple[int, str], PRes] = {}
-        self._handoff_token: dict[int, object] = {}
 
     # --- records ------------------------------------------------------------------------
 
@@ -138,12 +137,12 @@ class Scheduler:
                     self._grant(None, vres, se, kind, now)
                     return
             elif not len(vres.queue):
-                self._handoff_token.pop(pres.index, None)
+                pres.buffering = None
                 self._grant(pres, vres, se, kind, now)      # uncontended: no queue at all
                 return
         w = vres.queue.push(se, kind, se.prio.effective(now), now)
         if pres.current is None:
-            self._handoff_token.pop(pres.index, None)  # an arrival ends any time buffering
+            pres.buffering = None  # an arrival ends any time buffering
             self._grant_head(pres, vres, now)
         if not w.granted:
             await self._wait(w, handle, vres, kind)
@@ -233,14 +232,14 @@ class Scheduler:
         if delay <= 0 or self.system.nursery is None:
             self._grant_head(pres, nxt, now)
             return
-        token = self._handoff_token[pres.index] = object()
+        token = pres.buffering = object()
         self.system.nursery.start_soon(self._buffered_handoff, pres, token, delay)
 
     async def _buffered_handoff(self, pres: PRes, token: object, delay: float) -> None:
         await trio.sleep(delay)
-        if self._handoff_token.get(pres.index) is not token:
+        if pres.buffering is not token:
             return  # someone arrived and took the resource meanwhile
-        del self._handoff_token[pres.index]
+        pres.buffering = None
         if pres.current is None:
             nxt = pres.first_waiting()
             if nxt is not None:

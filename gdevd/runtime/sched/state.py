@@ -13,7 +13,7 @@ import collections
 import dataclasses
 import heapq
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -185,7 +185,9 @@ class PRes:
         self.index, self.kind = index, kind
         self.order: list[VRes] = []          # the policy's round-robin list
         self.current: VRes | None = None     # whose context holds the resource
-        self.buffering: Any = None           # a pending time-buffered hand-off (CancelScope)
+        # the token of a pending time-buffered hand-off of THIS resource (an arrival for
+        # it clears the token; compute and copy engines buffer independently under MRQ)
+        self.buffering: object | None = None
 
     def move_to_tail(self, vres: VRes) -> None:
         """Put ``vres`` last in the order (a demotion)."""
