@@ -26,12 +26,12 @@ CLIENT = st.tuples(st.integers(0, 3), st.sampled_from([COMPUTE, MEMORY]),
 
 def check(sched: Any, s: rt.GdevSystem) -> None:
     """The invariants of the module docstring, at one instant."""
-    for (index, _kind), p in sched._pres.items():
+    for p in sched._pres.values():
         if not sched.policy.exclusive:
             continue
         if p.current is not None:
             assert p.current.current is not None and p.current in p.order
-        elif index not in sched._handoff_token:
+        elif p not in sched._handoff_token:
             assert all(len(v.queue) == 0 for v in p.order), "a waiter was left behind"
         holders = [v for v in p.order if v.current is not None]
         assert len(holders) <= 1 and (not holders or holders[0] is p.current)
