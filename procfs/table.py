@@ -178,7 +178,7 @@ ENTRIES += (
           S.wait_us),
     Entry("launches", "vgpu", RO, "launches completed by this vGPU's contexts",
           lambda v: S.usage_count(v, "launches")),
-    Entry("copies", "vgpu", RO, "engine copies completed by this vGPU's contexts",
+    Entry("copies", "vgpu", RO, "copies (engine and direct) completed by this vGPU's contexts",
           lambda v: S.usage_count(v, "copies")),
     Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
           S.bytes_copied),

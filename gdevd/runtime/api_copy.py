@@ -3,7 +3,9 @@
 Path selection (Gdev section 1.4, and the paper's Fig. 3/4):
 
 1. ``size <= iowrite_limit`` (HtoD) or ``size <= ioread_limit`` (DtoH): **direct** I/O, one
-   ``mmu.write``/``mmu.read`` on the trio thread (small copies cost less than a thread hop).
+   ``mmu.write``/``mmu.read`` on the trio thread (small copies cost less than a thread hop),
+   charged to the memory resource and time-buffered for an over-share vGPU by the scheduler
+   (``direct_begin``/``direct_end``).
 2. the host side lies inside a pinned buffer of the context: **one** copy by the copy
    engine, no bounce buffers (the paper's PINCPY), completion by the engine's eventfd.
    Only this path is truly async: the ``_async`` forms return a fence id for it, and run
@@ -59,6 +61,22 @@ def _count(handle: Handle, path: str, size: int) -> None:
     handle.copy_stats[path] += 1
     handle.copy_stats[path + "_bytes"] += size
     handle.system.policy.copied(handle, size)      # the scheduler's per-context/vGPU bytes
+
+
+async def _direct(handle: Handle, path: str, size: int, fn: Any, *args: Any) -> None:
+    """Run a small copy on the trio loop itself, accounted (and, for a vGPU over its share,
+    time-buffered) by the policy as memory-engine work (docs/scheduling.md, "Direct copies")."""
+    policy = handle.system.policy
+    started = await policy.direct_begin(handle)
+    try:
+        fn(*args)
+    finally:
+        policy.direct_end(handle, started)
+    _count(handle, path, size)
+
+
+def _small_device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
+    handle.mmu.write(dst, handle.mmu.read(src, size))
 
 
 async def _engine_copy(handle: Handle, path: str, size: int, fn: Any, *args: Any,
@@ -121,8 +139,7 @@ async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> N
 
 async def _to_device_resident(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
     if size <= handle.system.config.iowrite_limit:
-        handle.mmu.write(dst, host)
-        _count(handle, C.PATH_DIRECT, size)
+        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.write, dst, host)
     elif handle.find_pinned(host.ctypes.data, size) is not None:
         engine = handle.phys.htod
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_htod, handle.mmu,
@@ -155,8 +172,7 @@ async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) ->
 
 async def _from_device_resident(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
     if size <= handle.system.config.ioread_limit:
-        handle.mmu.read_into(src, host)
-        _count(handle, C.PATH_DIRECT, size)
+        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.read_into, src, host)
     elif handle.find_pinned(host.ctypes.data, size) is not None:
         engine = handle.phys.dtoh
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_dtoh, handle.mmu,
@@ -213,8 +229,7 @@ async def _device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
 
 async def _device_copy_resident(handle: Handle, dst: int, src: int, size: int) -> None:
     if size <= handle.system.config.ioread_limit:
-        handle.mmu.write(dst, handle.mmu.read(src, size))
-        _count(handle, C.PATH_DEVICE, size)
+        await _direct(handle, C.PATH_DEVICE, size, _small_device_copy, handle, dst, src, size)
         return
     engine = handle.phys.dtod
     await _engine_job(handle, C.PATH_DEVICE, size, engine, engine.submit_dtod, handle.mmu, dst,

@@ -108,10 +108,10 @@ def test_bytes_and_copies_are_accounted_per_context_and_per_vgpu() -> None:
         await rt.gmemcpy_from_device(h, host, va, 1 << 20)
         total = 1000 + 2 * (1 << 20)
         row = read_entry(E["contexts"], s).decode().splitlines()[1].split()
-        assert int(row[9]) == total and int(row[8]) == 2       # bytes, engine copies
+        assert int(row[9]) == total and int(row[8]) == 3       # bytes, copies (direct too)
         await rt.gclose(h)
         vd1 = s.virtual[1]
         assert read_entry(E["bytes_copied"], vd1) == b"%d\n" % total
-        assert read_entry(E["copies"], vd1) == b"2\n"
+        assert read_entry(E["copies"], vd1) == b"3\n"
         assert int(read_entry(E["memory_time_us"], vd1)) > 0
     run_system(body)

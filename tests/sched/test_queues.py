@@ -14,7 +14,7 @@ from gdevd.errors import GdevError
 from gdevd.runtime.sched import COMPUTE, MEMORY
 from gdevd.runtime.sched.state import UtilWindow
 
-from .sim import run, set_shares
+from .sim import run
 
 
 async def _arrive_all(sched, holder, waiters, order):  # type: ignore[no-untyped-def]
@@ -156,38 +156,3 @@ def test_util_window_matches_a_direct_sum(spans: list[tuple[float, float]],
     lo = now - window
     want = sum(max(0.0, e - max(s, lo)) for s, e in ivs if e > lo)
     assert w.busy(now, window) == pytest.approx(want, abs=1e-9)
-
-
-
-def test_copy_arrival_does_not_cancel_a_buffered_compute_handoff() -> None:
-    """MRQ + BAND: compute and copy engines buffer their hand-offs independently.
-
-    Regression: one hand-off token per physical GPU let a copy arrival cancel a pending
-    compute hand-off, leaving the compute engine free with a context queued forever.  B's vGPU
-    is over its share, so A's completion holds the engine for ``band_wait`` (time
-    buffering); A's copy arrives on the copy engine meanwhile; B must still get the GPU.
-    """
-    async def body(s: rt.GdevSystem) -> None:
-        await set_shares(s, [99, 1])
-        sched = s.policy
-        a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
-        await sched.begin(b, COMPUTE)              # B runs once: now far over its 1 %
-        await trio.sleep(10e-3)
-        sched.end(b, COMPUTE)
-        await sched.begin(a, COMPUTE)
-        granted = trio.Event()
-
-        async def second_b() -> None:
-            await sched.begin(b, COMPUTE)          # queues behind A
-            granted.set()
-            sched.end(b, COMPUTE)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(second_b)
-            await trio.sleep(1e-3)
-            sched.end(a, COMPUTE)                  # hand-off to B is time-buffered
-            await sched.begin(a, MEMORY)           # a copy arrives on the copy engine
-            sched.end(a, MEMORY)
-            with trio.fail_after(1):
-                await granted.wait()
-    run(body)

@@ -47,6 +47,11 @@ class Policy:
         """Seconds to keep ``pres`` free before handing it to ``nxt`` (0: at once)."""
         return 0.0
 
+    def gates_direct(self, sched: Scheduler, vres: VRes, now: float) -> bool:
+        """Whether a direct copy of ``vres`` is time-buffered (``band_wait``) before it runs
+        (default, FIFO: never; direct copies do not take part in the round robin)."""
+        return False
+
 
 class NullPolicy(Policy):
     """No virtual-GPU arbitration: launches and copies go straight to the engines (whose own
@@ -76,6 +81,12 @@ class CreditPolicy(Policy):
         """Demote the vGPU that just ran if its credit is exhausted."""
         if vres.credit <= 0:
             pres.move_to_tail(vres)
+
+
+    def gates_direct(self, sched: Scheduler, vres: VRes, now: float) -> bool:
+        """Gate a vGPU's direct copies once it is out of credit while another is active."""
+        sched.replenish(vres, now)
+        return vres.credit <= 0 and not sched.alone(vres, now)
 
 
 class BandPolicy(CreditPolicy):
@@ -109,6 +120,12 @@ class BandPolicy(CreditPolicy):
         """Demote the vGPU that just ran only if it is over its share (and not alone)."""
         if not sched.alone(vres, now) and self.over(sched, vres, now):
             pres.move_to_tail(vres)
+
+    def gates_direct(self, sched: Scheduler, vres: VRes, now: float) -> bool:
+        """Gate a vGPU's direct copies while it is over its share and not alone."""
+        sched.replenish(vres, now)
+        return vres.credit <= 0 and not sched.alone(vres, now) and \
+            self.over(sched, vres, now)
 
     def handoff_delay(self, sched: Scheduler, pres: PRes, released: VRes, nxt: VRes,
                       now: float) -> float:

@@ -195,18 +195,57 @@ class Scheduler:
         se.instances[rk] -= 1
         if se.instances[rk] > 0:
             return
-        busy = now - se.first_tick[rk]
-        se.usage.charge(rk, busy)
-        vres.usage.charge(rk, busy)
-        self.replenish(vres, now)
-        vres.credit -= busy
-        vres.window.add(se.first_tick[rk], now)
-        if self.trace is not None:
-            self.trace.append((vres.vgpu.minor, rk, se.cid, se.first_tick[rk], now))
-        vres.last_active = now
+        self._charge(se, vres, se.first_tick[rk], now)
         if vres.current is se:
             vres.current = None
             self._release(self.pres(vres.vgpu.phys.index, rk), vres, now)
+
+    def _charge(self, se: Entity, vres: VRes, start: float, now: float) -> None:
+        """Charge the busy interval ``[start, now]`` to ``se`` and ``vres``."""
+        busy = now - start
+        se.usage.charge(vres.kind, busy)
+        vres.usage.charge(vres.kind, busy)
+        self.replenish(vres, now)
+        vres.credit -= busy
+        vres.window.add(start, now)
+        if self.trace is not None:
+            self.trace.append((vres.vgpu.minor, vres.kind, se.cid, start, now))
+        vres.last_active = now
+
+    # --- direct copies (docs/scheduling.md, "Direct copies") ------------------------------
+
+    async def direct_begin(self, handle: Handle) -> float:
+        """Before a direct copy of ``handle`` (done on the trio loop, no engine); returns
+        its start time for :meth:`direct_end`.
+
+        A direct copy never queues for (or holds) the memory resource: the caller has pinned
+        its pages, and a pinned waiter could stall a swap-in (gdevd/runtime/residency.py).
+        Instead, when the policy gates it (:meth:`Policy.gates_direct`: for BAND, a vGPU
+        over its share while another vGPU is active) it is time-buffered: it sleeps
+        ``band_wait`` first, as an over-share arrival does.  Otherwise no checkpoint.
+        """
+        vres = self._resource(handle, MEMORY)[0]
+        now = trio.current_time()
+        if self.policy.exclusive and self.policy.gates_direct(self, vres, now):
+            self.entity(handle).usage.wait_s += self.band_wait
+            vres.usage.wait_s += self.band_wait
+            await trio.sleep(self.band_wait)
+            now = trio.current_time()
+        return now
+
+    def direct_end(self, handle: Handle, started: float) -> None:
+        """A direct copy begun at ``started`` (:meth:`direct_begin`) is done: charge its time
+        to the context's and the vGPU's copy time, credit and utilisation."""
+        se = self.entity(handle)
+        vres = self._resource(handle, MEMORY)[0]
+        self._count(se, vres, MEMORY)
+        if vres.current is None:
+            self._charge(se, vres, started, trio.current_time())
+        else:   # inside the makespan of the vGPU's own engine copy: no second interval
+            busy = trio.current_time() - started
+            se.usage.charge(vres.kind, busy)
+            vres.usage.charge(vres.kind, busy)
+            vres.credit -= busy
 
     def copied(self, handle: Handle, nbytes: int) -> None:
         """Account ``nbytes`` copied by ``handle`` on any path (direct copies included)."""
