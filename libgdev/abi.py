@@ -306,6 +306,39 @@ def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) 
     return lay._make(values if not lay._pad_index else [values[i] for i in lay._public_index])
 
 
+class Request(NamedTuple):
+    """A request taken by :func:`parse_simple_request`: command, request id, fields."""
+
+    command: Command
+    request_id: int
+    fields: Any
+
+
+_U32 = struct.Struct("<I")
+
+
+def parse_simple_request(data: bytes | memoryview) -> Request | None:
+    """The daemon's fast path, the mirror of :func:`parse_simple_reply`: if ``data`` is
+    exactly one valid request without a tail, it; otherwise None, and the caller takes the
+    general path (:class:`ReceiveBuffer` and :func:`decode_request`), which validates and
+    reports everything else."""
+    if len(data) < HEADER_SIZE or (cmd := BY_NUMBER.get(_U32.unpack_from(data, 8)[0])) is None:
+        return None
+    lay = cmd.request
+    whole = lay.request_message
+    if len(data) != whole.size:
+        return None
+    raw = whole.unpack_from(data)
+    if raw[:5] != (MAGIC, ABI_VERSION, 0, cmd.number, whole.size - HEADER_SIZE) or raw[6]:
+        return None
+    values = raw[7:]
+    if not lay._pad_index:
+        return Request(cmd, raw[5], lay._make(values))
+    if any(values[i] for i in lay._pad_index):
+        return None
+    return Request(cmd, raw[5], lay._make([values[i] for i in lay._public_index]))
+
+
 def encode_error(command: int, request_id: int, status: int) -> bytes:
     """A reply carrying only an errno, for any command number (known or not)."""
     return encode(command, request_id, STATUS.pack(status, 0), FLAG_REPLY)

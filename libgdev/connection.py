@@ -2,6 +2,9 @@
 
 :class:`Connection` sends requests and reads replies in order.  ``call`` is one round trip;
 ``send``/``receive`` let a caller keep several requests in flight (the staging pipeline).
+While it waits for a reply, ``call`` polls the socket for up to :data:`SPIN_S` before
+sleeping, for each command as long as that pays (:mod:`libgdev.spin`); ``LIBGDEV_SPIN_US=0``
+turns polling off.
 Replies of commands that pass a file descriptor carry it as SCM_RIGHTS ancillary data; the
 connection queues received descriptors and hands each to the reply that brought it.
 """
@@ -19,9 +22,11 @@ from typing import Any, NamedTuple
 
 from libgdev import abi
 from libgdev.errors import ProtocolViolation, error_from_errno
+from libgdev.spin import AdaptiveSpin
 
 _RECV_SIZE = 1 << 18
-SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", "0")) / 1e6
+SPIN_US_DEFAULT = 100  # covers a small call's reply when gdevd polls too (docs/abi.md)
+SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", SPIN_US_DEFAULT)) / 1e6
 _FD_SPACE = socket.CMSG_SPACE(4 * array.array("i").itemsize)
 
 
@@ -45,6 +50,7 @@ class Connection:
         self._view = memoryview(self._buf)
         self._next_id = 1
         self._closed = False
+        self._spins: dict[int, AdaptiveSpin] = {}  # by command number
 
     @classmethod
     def connect(cls, path: str) -> Connection:
@@ -103,14 +109,19 @@ class Connection:
             rid = self.send(name, tail, **fields)
             if cmd.passes_fd or len(self._rx):
                 return self.receive(rid)
-            n = self._recv_some()  # the common case: this reply, whole, in one read
+            spin = self._spins.get(cmd.number) or self._spins.setdefault(cmd.number,
+                                                                          AdaptiveSpin())
+            n = self._recv_some(spin)  # the common case: this reply, whole, in one read
             if (out := abi.parse_simple_reply(cmd, rid, self._view[:n])) is not None:
                 return Reply(out, b"", -1)
             self._rx.feed(self._view[:n])
             return self.receive(rid)
 
-    def _recv_spinning(self) -> tuple[int, list]:
-        got = _spin_recv(self.sock, self._buf, SPIN_S) if SPIN_S > 0 else None
+    def _recv_spinning(self, spin: AdaptiveSpin | None) -> tuple[int, list]:
+        got = None
+        if spin is not None and SPIN_S > 0 and spin.should():
+            got = _spin_recv(self.sock, self._buf, SPIN_S)
+            spin.done(got is not None)
         if got is None:
             n, anc, _flags, _addr = self.sock.recvmsg_into([self._buf], _FD_SPACE)
             return n, anc
@@ -126,10 +137,11 @@ class Connection:
                 return frame
             self._rx.feed(self._view[:self._recv_some()])
 
-    def _recv_some(self) -> int:
-        """Receive into the connection's buffer (queueing passed fds); the byte count."""
+    def _recv_some(self, spin: AdaptiveSpin | None = None) -> int:
+        """Receive into the connection's buffer (queueing passed fds); the byte count.
+        With ``spin``, poll first if that pays."""
         try:
-            n, anc = self._recv_spinning()
+            n, anc = self._recv_spinning(spin)
         except OSError as exc:
             raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
         for level, kind, payload in anc:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gdevd.errors import GdevError
+from gdevd.runtime import defaults as D
 from procfs import sched as S
 
 PERCENT = (0, 100)
@@ -87,6 +88,10 @@ def _set_memory_share(vgpu: Any, value: int) -> None:
         system.shrink(vgpu)    # swap the excess out in the background
 
 
+def _set_ioctl_poll(system: Any, us: int) -> None:
+    system.config.ioctl_poll_us = us  # read live by gdevd/ioctl/busypoll.py
+
+
 def _set_swap_percent(system: Any, value: int) -> None:
     if any(area.device_used for area in system.swap.values()):
         raise GdevError(errno.EBUSY, "the device swap area holds pages; retry when drained")
@@ -133,6 +138,9 @@ ENTRIES: tuple[Entry, ...] = (
           "memory (0 disables it; EBUSY while it holds pages)",
           lambda s: s.config.swap_percent if not s.swap else
           next(iter(s.swap.values())).percent, _set_swap_percent, (0, 50)),
+    Entry("ioctl_poll_us", "global", RW, "how long an ioctl connection busy-polls for its "
+          "client's next request before sleeping, microseconds (0 turns it off)",
+          lambda s: s.config.ioctl_poll_us, _set_ioctl_poll, (0, D.IOCTL_POLL_US_MAX)),
     Entry("swap_size", "global", RO, "bytes of device memory reserved for temporal swap",
           _sum_swap("device_size")),
     Entry("swap_used", "global", RO, "bytes of the device swap areas holding evicted pages",

@@ -54,17 +54,25 @@ class Call:
 
 
 Handler = Callable[[Call, Any, bytes], Awaitable[Out]]
-HANDLERS: dict[int, Handler] = {}
+InlineHandler = Callable[[Call, Any, bytes], Out]
+HANDLERS: dict[int, Handler | InlineHandler] = {}
+# Commands whose handler is a plain function: it only reads or updates state, never blocks
+# and never awaits, so the server calls it without a trip through trio's scheduler.  The
+# server's loop provides the checkpoints (one per BURST frames, and every wait for data).
+INLINE: set[int] = set()
 
 
-def handler(name: str) -> Callable[[Handler], Handler]:
-    """Register the handler of command ``name`` (exactly one per command)."""
+def handler(name: str, *, inline: bool = False) -> Callable[[Any], Any]:
+    """Register the handler of command ``name`` (exactly one per command); ``inline`` marks
+    a synchronous handler (see :data:`INLINE`)."""
     number = abi.BY_NAME[name].number
 
-    def register(fn: Handler) -> Handler:
+    def register(fn: Any) -> Any:
         if number in HANDLERS:
             raise RuntimeError(f"two handlers for {name}")
         HANDLERS[number] = fn
+        if inline:
+            INLINE.add(number)
         return fn
     return register
 
@@ -83,14 +91,14 @@ async def _hello(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"session": session.id, "minor": session.minor})
 
 
-@handler("GET_VERSION")
-async def _get_version(call: Call, req: Any, tail: bytes) -> Out:
+@handler("GET_VERSION", inline=True)
+def _get_version(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"abi_version": abi.ABI_VERSION, "features": abi.FEATURES,
                 "max_payload": abi.MAX_PAYLOAD, "inline_max": abi.INLINE_MAX})
 
 
-@handler("DEVICE_COUNT")
-async def _device_count(call: Call, req: Any, tail: bytes) -> Out:
+@handler("DEVICE_COUNT", inline=True)
+def _device_count(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"count": len(call.sessions.system.virtual)})
 
 
@@ -112,8 +120,8 @@ async def _set_priority(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"prio": await backend.rt.gset_priority(h, prio)})
 
 
-@handler("GET_HANDLE")
-async def _get_handle(call: Call, req: Any, tail: bytes) -> Out:
+@handler("GET_HANDLE", inline=True)
+def _get_handle(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"handle": call.s.id})
 
 
@@ -212,9 +220,9 @@ async def _gbarrier(call: Call, req: Any, tail: bytes) -> Out:
     return Out()
 
 
-@handler("GQUERY")
-async def _gquery(call: Call, req: Any, tail: bytes) -> Out:
-    return Out({"result": await backend.rt.gquery(call.s.handle, req.type)})
+@handler("GQUERY", inline=True)
+def _gquery(call: Call, req: Any, tail: bytes) -> Out:
+    return Out({"result": backend.rt.query(call.s.handle, req.type)})
 
 
 @handler("GTUNE")

@@ -22,9 +22,11 @@ from typing import Any
 import trio
 
 from gdevd.errors import GdevError
-from gdevd.ioctl.dispatch import HANDLERS, Call, Out
+from gdevd.ioctl.busypoll import BusyPoll
+from gdevd.ioctl.dispatch import HANDLERS, INLINE, Call, Out
 from gdevd.ioctl.session import SessionTable
 from libgdev import abi
+from libgdev.spin import AdaptiveSpin
 
 log = logging.getLogger("gdevd.ioctl")
 _RECV = 1 << 18
@@ -40,9 +42,11 @@ class ServerConnection:
     every :data:`BURST` frames so that one client cannot starve the loop.
     """
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, poll: BusyPoll) -> None:
         self.sock = sock
         sock.setblocking(False)
+        self.poll = poll
+        self.spin = AdaptiveSpin()
         self.rx = abi.ReceiveBuffer()
         self._buf = bytearray(_RECV)
         self._view = memoryview(self._buf)
@@ -53,17 +57,23 @@ class ServerConnection:
         raw = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
         return _PEERCRED.unpack(raw)
 
-    async def next_frame(self) -> abi.Frame | None:
-        """The next whole frame, or None at EOF; a framing error raises (fatal)."""
+    async def next_request(self) -> abi.Frame | abi.Request | None:
+        """The next request, or None at EOF; a framing error raises (fatal).  A request that
+        arrived alone and without a tail comes parsed (:func:`libgdev.abi.
+        parse_simple_request`, the fast path); anything else as a whole frame to decode."""
+        frame: abi.Frame | abi.Request | None
         while (frame := self.rx.next_frame()) is None:
             try:
                 n = self.sock.recv_into(self._buf)
             except BlockingIOError:
                 self._burst = 0
-                await trio.lowlevel.wait_readable(self.sock)
-                continue
+                if (n := self.poll.receive(self.sock, self._buf, self.spin)) < 0:
+                    await trio.lowlevel.wait_readable(self.sock)
+                    continue
             if n == 0:
                 return None
+            if not self.rx and (frame := abi.parse_simple_request(self._view[:n])):
+                break
             self.rx.feed(self._view[:n])
         self._burst += 1
         if self._burst >= BURST:
@@ -95,6 +105,7 @@ class IoctlServer:
     def __init__(self, sessions: SessionTable, path: str) -> None:
         self.sessions = sessions
         self.path = path
+        self.poll = BusyPoll(sessions.system.config)
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Bind, listen and serve connections until cancelled; removes the socket file."""
@@ -116,8 +127,9 @@ class IoctlServer:
                 pass
 
     async def _connection(self, sock: socket.socket) -> None:
-        conn = ServerConnection(sock)
+        conn = ServerConnection(sock, self.poll)
         call = Call(self.sessions, conn.peer())
+        self.poll.add(sock)
         try:
             with trio.CancelScope() as scope:
                 call.scope = scope
@@ -129,34 +141,44 @@ class IoctlServer:
                 if call.session is not None:
                     await self.sessions.end(call.session, "connection closed")
             finally:
+                self.poll.remove(sock)
                 sock.close()
 
     async def _serve(self, conn: ServerConnection, call: Call) -> None:
-        while (frame := await conn.next_frame()) is not None:
-            reply, fd = await self._one(call, frame)
+        while (request := await conn.next_request()) is not None:
+            reply, fd = await self._one(call, request)
             try:
                 await conn.send(reply, fd)
             finally:
                 if fd >= 0:
                     os.close(fd)
 
-    async def _one(self, call: Call, frame: abi.Frame) -> tuple[bytes, int]:
-        h = frame.header
+    async def _one(self, call: Call, request: abi.Frame | abi.Request) -> tuple[bytes, int]:
+        if type(request) is abi.Request:
+            (cmd, rid, fields), tail = request, b""
+        else:
+            rid = request.header.request_id
+            try:
+                cmd, fields, tail = abi.decode_request(request)
+            except abi.ProtocolError as exc:
+                self._log_bad(call, exc)
+                return abi.encode_error(request.header.command, rid, exc.errno), -1
         try:
-            cmd, fields, tail = abi.decode_request(frame)
             if cmd.needs_session and cmd.name != "HELLO" and call.session is None:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
-            out: Out = await HANDLERS[cmd.number](call, fields, tail)
+            fn = HANDLERS[cmd.number]
+            out: Out = fn(call, fields, tail) if cmd.number in INLINE else \
+                await fn(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
-            return abi.encode_error(h.command, h.request_id, exc.errno), -1
+            return abi.encode_error(cmd.number, rid, exc.errno), -1
         except GdevError as exc:
-            log.debug("%s: %s", abi.BY_NUMBER[h.command].name, exc)
-            return abi.encode_error(h.command, h.request_id, exc.errno), -1
+            log.debug("%s: %s", cmd.name, exc)
+            return abi.encode_error(cmd.number, rid, exc.errno), -1
         except Exception:  # a bug must cost one call, not the daemon
-            log.exception("%s failed", abi.BY_NUMBER[h.command].name)
-            return abi.encode_error(h.command, h.request_id, errno.EIO), -1
-        return abi.encode_reply(cmd, h.request_id, 0, out.tail, **out.fields), out.fd
+            log.exception("%s failed", cmd.name)
+            return abi.encode_error(cmd.number, rid, errno.EIO), -1
+        return abi.encode_reply(cmd, rid, 0, out.tail, **out.fields), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:
         call.bad_messages += 1

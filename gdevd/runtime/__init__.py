@@ -12,7 +12,7 @@ from .api_copy import (
     gmemcpy_to_device,
     gmemcpy_to_device_async,
 )
-from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune
+from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune, query
 from .api_exec import GdevKernel, gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
@@ -27,7 +27,7 @@ from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
     "PhysicalGpu", "VirtualGpu", "parse_size",
-    "gopen", "gclose", "gquery", "gtune", "gdevice_count",
+    "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count",
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",

@@ -150,6 +150,12 @@ async def gquery(handle: Handle, qtype: int) -> int:
     Errors: EBADF (closed handle), EINVAL (unknown type).
     """
     await trio.lowlevel.checkpoint()
+    return query(handle, qtype)
+
+
+def query(handle: Handle, qtype: int) -> int:
+    """:func:`gquery` without its checkpoint, for a caller that checkpoints on its own (the
+    ioctl server's loop): reads state, never blocks.  Same value and errors."""
     check_handle(handle)
     query = _QUERIES.get(qtype) if type(qtype) is int else None
     if query is None:

@@ -51,6 +51,7 @@ class GdevConfig:
     contexts_max: int = D.CONTEXTS_MAX
     swap_percent: int = D.SWAP_PERCENT   # temporal device swap area, percent of memory
     host_swap: int = D.HOST_SWAP          # bytes of host swap per physical GPU
+    ioctl_poll_us: int = D.IOCTL_POLL_US  # busy-poll window of ioctl connections (live)
 
     def validate(self) -> GdevConfig:
         """Check every field; return self, or raise ``GdevError(EINVAL)`` naming the field."""
@@ -68,6 +69,7 @@ class GdevConfig:
         _int_in("contexts_max", self.contexts_max, 1, 1 << 20)
         _int_in("swap_percent", self.swap_percent, 0, 50)
         _int_in("host_swap", self.host_swap, 0, 1 << 44)
+        _int_in("ioctl_poll_us", self.ioctl_poll_us, 0, D.IOCTL_POLL_US_MAX)
         if self.memory % D.PAGE_SIZE or self.dma_memory % D.PAGE_SIZE:
             raise GdevError(errno.EINVAL, "memory sizes must be multiples of the page size")
         if self.watchdog is not None and not self.watchdog > 0:

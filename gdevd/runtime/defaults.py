@@ -74,3 +74,10 @@ SCHED_QUEUEING = "mrq"                # mrq | sdq (/proc/gdev/queueing)
 BAND_WAIT_US = 500                    # BAND time buffering (paper: 500 us)
 UTIL_WINDOW_US = 1_000_000            # utilisation window (GDEV_UPDATE_INTERVAL)
 INSTANCES_MAX = 32                    # launches in flight per context (GDEV_INSTANCES_LIMIT)
+
+# --- the ioctl socket ----------------------------------------------------------------------
+# After a reply, gdevd polls a connection whose client calls back to back for this long
+# before sleeping in epoll (gdevd/ioctl/busypoll.py; 0 turns it off).  Measured: gquery's
+# median falls from ~80 to ~48 us with the client polling too (docs/abi.md).
+IOCTL_POLL_US = 50
+IOCTL_POLL_US_MAX = 1000

@@ -149,3 +149,30 @@ def test_any_payload_after_a_valid_header_decodes_or_raises(cmd, payload, flags)
         assert c is cmd and len(payload) >= cmd.request.struct.size
     except abi.ProtocolError as exc:
         assert exc.errno in (errno.EINVAL, errno.ENOTTY, errno.EPROTONOSUPPORT)
+
+
+def test_simple_request_fast_path_takes_every_tail_less_request() -> None:
+    for cmd in abi.COMMANDS:
+        if cmd.request.tail:
+            continue
+        req = abi.parse_simple_request(abi.encode_request(cmd.name, 9, **_values(cmd.request)))
+        assert req is not None and req.command is cmd and req.request_id == 9
+        assert req.fields == cmd.request.type(**_values(cmd.request))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(abi.COMMANDS), st.integers(0, 2**64 - 1), st.binary(max_size=8),
+       st.integers(0, 127), st.integers(0, 255))
+def test_simple_request_fast_path_agrees_with_the_general_path(cmd, rid, extra, at, xor):
+    """Any well-formed request, maybe extended and with one byte flipped: the fast path
+    either declines (None) or returns exactly what ReceiveBuffer + decode_request give."""
+    data = bytearray(abi.encode_request(cmd.name, rid, **_values(cmd.request)) + extra)
+    data[at % len(data)] ^= xor
+    fast = abi.parse_simple_request(bytes(data))
+    if fast is None:
+        return
+    frames = _frames(bytes(data), len(data))
+    assert len(frames) == 1
+    c, fields, tail = abi.decode_request(frames[0])
+    assert (c, frames[0].header.request_id, fields, tail) == \
+        (fast.command, fast.request_id, fast.fields, b"")

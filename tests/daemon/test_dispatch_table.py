@@ -16,6 +16,12 @@ def test_every_command_has_exactly_one_handler() -> None:
     assert len(set(dispatch.HANDLERS.values())) == len(abi.COMMANDS)
 
 
+def test_inline_handlers_are_plain_functions_and_the_rest_coroutines() -> None:
+    for number, fn in dispatch.HANDLERS.items():
+        assert inspect.iscoroutinefunction(fn) == (number not in dispatch.INLINE), fn
+    assert {abi.BY_NUMBER[n].name for n in dispatch.INLINE} >= {"GQUERY", "GET_VERSION"}
+
+
 def test_every_command_has_one_client_wrapper_that_sends_it() -> None:
     assert set(COMMAND_WRAPPERS) == {c.name for c in abi.COMMANDS}
     assert len({id(f) for f in COMMAND_WRAPPERS.values()}) == len(abi.COMMANDS)

@@ -85,3 +85,19 @@ def test_offsets_readonly_and_shrinking_below_use() -> None:
         assert v.memory_size == 32 << 20
         await rt.gclose(h)
     run(body)
+
+
+def test_ioctl_poll_window_is_live_and_bounded() -> None:
+    async def body(system) -> None:
+        e = BY_NAME["ioctl_poll_us"]
+        assert read_entry(e, system) == b"%d\n" % rt.GdevConfig().ioctl_poll_us
+        write_entry(e, system, 0, b"0\n")
+        assert system.config.ioctl_poll_us == 0
+        for bad in (b"1001", b"-1", b"fast", b""):
+            with pytest.raises(GdevError) as exc:
+                write_entry(e, system, 0, bad)
+            assert exc.value.errno == errno.EINVAL and system.config.ioctl_poll_us == 0
+        write_entry(e, system, 0, b"1000")
+        assert system.config.ioctl_poll_us == 1000
+    run(body)
+
