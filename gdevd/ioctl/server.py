@@ -17,13 +17,13 @@ import logging
 import os
 import socket
 import struct
-from typing import Any
+from typing import Any, cast
 
 import trio
 
 from gdevd.errors import GdevError
 from gdevd.ioctl.busypoll import BusyPoll
-from gdevd.ioctl.dispatch import HANDLERS, INLINE, Call, Out
+from gdevd.ioctl.dispatch import HANDLERS, INLINE, Call, Handler, InlineHandler
 from gdevd.ioctl.session import SessionTable
 from libgdev import abi
 from libgdev.spin import AdaptiveSpin
@@ -154,7 +154,7 @@ class IoctlServer:
                     os.close(fd)
 
     async def _one(self, call: Call, request: abi.Frame | abi.Request) -> tuple[bytes, int]:
-        if type(request) is abi.Request:
+        if isinstance(request, abi.Request):
             (cmd, rid, fields), tail = request, b""
         else:
             rid = request.header.request_id
@@ -167,8 +167,10 @@ class IoctlServer:
             if cmd.needs_session and cmd.name != "HELLO" and call.session is None:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
             fn = HANDLERS[cmd.number]
-            out: Out = fn(call, fields, tail) if cmd.number in INLINE else \
-                await fn(call, fields, tail)
+            if cmd.number in INLINE:
+                out = cast(InlineHandler, fn)(call, fields, tail)
+            else:
+                out = await cast(Handler, fn)(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
             return abi.encode_error(cmd.number, rid, exc.errno), -1

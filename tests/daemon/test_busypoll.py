@@ -16,8 +16,7 @@ from gdevd import runtime as rt
 from gdevd.ioctl.busypoll import BusyPoll
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import Opener, SessionTable
-from libgdev import abi
-from libgdev import connection
+from libgdev import abi, connection
 from libgdev.connection import Connection
 from libgdev.spin import AdaptiveSpin
 
