@@ -24,7 +24,6 @@ from .vram import Vram
 log = logging.getLogger(__name__)
 
 _MADV_DONTNEED = 4
-_MADV_HUGEPAGE = 14
 _PAGE = 4096
 _DISCARD_MIN = 2 << 20    # smaller frees are zero-filled and stay resident (cheap to reuse)
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -53,7 +52,6 @@ class PhysicalGpu:
         self.vram = Vram(memory)
         self.mem = np.asarray(self.vram.buffer, dtype=np.uint8).reshape(-1)
         self._can_discard = self._probe_discard()
-        self._madvise(0, memory, _MADV_HUGEPAGE)   # fewer first-touch faults; best effort
         self.htod = CopyEngine(f"gpu{index}-htod")
         self.dtoh = CopyEngine(f"gpu{index}-dtoh")
         self.dtod = CopyEngine(f"gpu{index}-dtod")

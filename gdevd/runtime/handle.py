@@ -33,6 +33,7 @@ import numpy as np
 import trio
 
 from ..errors import GdevError
+from ..gpu.hostpages import huge_buffer
 from ..gpu.mmu import Mmu
 from . import defaults as D
 from .allocator import ExtentAllocator
@@ -104,7 +105,7 @@ class Handle:
 
     def set_bounce(self, chunk: int, depth: int) -> None:
         """(Re)allocate ``depth`` bounce buffers of ``chunk`` bytes (pages touched lazily)."""
-        raw = np.empty(chunk * depth + 2 * D.PAGE_SIZE, dtype=np.uint8)
+        raw = huge_buffer(chunk * depth + 2 * D.PAGE_SIZE if chunk else 0)
         self._bounce_raw, self._bounce_base = raw, -raw.ctypes.data % D.PAGE_SIZE
         self.chunk_size, self.pipeline_count = chunk, depth
         self.bounce = self.bounce_at(0)

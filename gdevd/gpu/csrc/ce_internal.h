@@ -25,6 +25,7 @@ struct job {
 	uint8_t *host;
 	uint64_t seq;
 	int done, err;
+	int more;	  /* a stage of a synchronous copy with more stages to come */
 	int fault_side;	  /* on error: 0 the destination, 1 the source */
 	uint64_t fault_va; /* on error: the first address that failed */
 };

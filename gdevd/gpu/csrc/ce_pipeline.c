@@ -25,8 +25,9 @@ struct pipe {
 	uint64_t fault_va;
 };
 
+/* queue slot s's stage; ``more``: stages of this copy follow it (the engine may spin) */
 static void stage(struct pipe *p, int s, int kind, struct gdev_mmu *mmu, uint64_t va,
-		  uint8_t *host, uint64_t size)
+		  uint8_t *host, uint64_t size, int more)
 {
 	struct job *j = &p->slot[s];
 
@@ -36,6 +37,7 @@ static void stage(struct pipe *p, int s, int kind, struct gdev_mmu *mmu, uint64_
 	j->dst_va = j->src_va = va;
 	j->host = host;
 	j->size = size;
+	j->more = more;
 	p->busy[s] = 1;
 	ce_push(p->ce, j);
 }
@@ -99,8 +101,8 @@ int gdev_ce_htod(struct gdev_ce *ce, struct gdev_mmu *mmu, uint64_t dst_va, cons
 			break;
 		len = size - off < chunk ? size - off : chunk;
 		slot = (uint8_t *)bounce + (uint64_t)s * chunk;
-		memcpy(slot, (const uint8_t *)src + off, len);
-		stage(&p, s, GDEV_CE_HTOD, mmu, dst_va + off, slot, len);
+		gdev_stream_copy(slot, (const uint8_t *)src + off, len);
+		stage(&p, s, GDEV_CE_HTOD, mmu, dst_va + off, slot, len, off + len < size);
 	}
 	return drain(&p, fault_va);
 }
@@ -120,7 +122,8 @@ int gdev_ce_dtoh(struct gdev_ce *ce, struct gdev_mmu *mmu, void *dst, uint64_t s
 		return ret;
 	for (issue = 0, s = 0; s < depth && issue < size; s++, issue += len) {
 		len = size - issue < chunk ? size - issue : chunk;
-		stage(&p, s, GDEV_CE_DTOH, mmu, src_va + issue, (uint8_t *)bounce + s * chunk, len);
+		stage(&p, s, GDEV_CE_DTOH, mmu, src_va + issue, (uint8_t *)bounce + s * chunk, len,
+		      issue + len < size);
 	}
 	for (off = 0, s = 0; off < size; off += len, s = (s + 1) % depth) {
 		if (settle(&p, s))
@@ -131,7 +134,7 @@ int gdev_ce_dtoh(struct gdev_ce *ce, struct gdev_mmu *mmu, void *dst, uint64_t s
 		if (issue < size) {
 			uint64_t n = size - issue < chunk ? size - issue : chunk;
 
-			stage(&p, s, GDEV_CE_DTOH, mmu, src_va + issue, slot, n);
+			stage(&p, s, GDEV_CE_DTOH, mmu, src_va + issue, slot, n, issue + n < size);
 			issue += n;
 		}
 	}
@@ -158,6 +161,7 @@ int gdev_ce_dtod(struct gdev_ce *ce, struct gdev_mmu *mmu_dst, uint64_t dst_va,
 		j.dst_va = dst_va + off;
 		j.src_va = src_va + off;
 		j.size = len;
+		j.more = off + len < size;
 		ce_push(ce, &j);
 		ret = ce_wait_job(ce, &j);
 		if (ret) {

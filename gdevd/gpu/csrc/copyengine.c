@@ -52,7 +52,7 @@ static int run_job(struct job *j)
 		ret = mmu_copy_locked(m, j->dst_va, j->host, j->size, 1, 1, &j->fault_va);
 	} else if (j->kind == GDEV_CE_DTOH) {
 		j->fault_side = 1;
-		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0, 0, &j->fault_va);
+		ret = mmu_copy_locked(m, j->src_va, j->host, j->size, 0, 1, &j->fault_va);
 	} else {
 		ret = copy_d2d(j);
 	}
@@ -88,15 +88,82 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/*
+ * Spin, then block.  Waking a sleeping thread costs 50-100 us on a virtual machine, a third
+ * of a 4 MiB stage, and a pipelined copy hands every chunk over twice.  So a waiter of a
+ * synchronous stage polls for its completion for up to CE_SPIN_NS before it sleeps, and
+ * the engine, having run a stage that says more stages follow, polls for the next push the
+ * same way.  An async job, or the last stage of a copy, never makes the engine spin.
+ * Measured by scripts/bench/memcpy.py (256 MiB, chunk 4 MiB): pipelined 1.30-1.33x a plain
+ * copy's time without the spin, 1.20x with it.
+ */
+#ifndef CE_SPIN_NS
+#define CE_SPIN_NS 200000
+#endif
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void spin_until_set(struct job *const *p)
+{
+	uint64_t end = now_ns() + CE_SPIN_NS;
+
+	while (!__atomic_load_n(p, __ATOMIC_RELAXED) && now_ns() < end)
+		cpu_relax();
+}
+
+static int spin_until_done(const int *done)
+{
+	uint64_t end = now_ns() + CE_SPIN_NS;
+
+	while (!__atomic_load_n(done, __ATOMIC_ACQUIRE)) {
+		if (now_ns() > end)
+			return 0;
+		cpu_relax();
+	}
+	return 1;
+}
+
+/* run j and retire it (mu held on entry and exit); returns j's "more follows" hint */
+static int run_one(struct gdev_ce *ce, struct job *j)
+{
+	int err, more = j->more; /* read now: the caller owns a stage once it is done */
+	uint64_t t0;
+
+	pthread_mutex_unlock(&ce->mu);
+	t0 = now_ns();
+	err = run_job(j);
+	t0 = now_ns() - t0;
+	pthread_mutex_lock(&ce->mu);
+	ce->jobs++;
+	ce->bytes += err ? 0 : j->size;
+	ce->busy_ns += t0;
+	j->err = err;
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	ce->queued--;
+	if (j->seq)
+		retire_async(ce, j);
+	pthread_cond_broadcast(&ce->done);
+	return more;
+}
+
 static void *engine_main(void *arg)
 {
 	struct gdev_ce *ce = arg;
 	struct job *j;
-	uint64_t t0;
-	int err;
+	int more = 0;
 
 	pthread_mutex_lock(&ce->mu);
 	for (;;) {
+		if (more && !ce->head && !ce->stop) {
+			pthread_mutex_unlock(&ce->mu);
+			spin_until_set(&ce->head);
+			pthread_mutex_lock(&ce->mu);
+		}
 		while (!ce->stop && (!ce->head || ce->hold))
 			pthread_cond_wait(&ce->work, &ce->mu);
 		if (!ce->head)
@@ -105,20 +172,7 @@ static void *engine_main(void *arg)
 		ce->head = j->next;
 		if (!ce->head)
 			ce->tail = NULL;
-		pthread_mutex_unlock(&ce->mu);
-		t0 = now_ns();
-		err = run_job(j);
-		t0 = now_ns() - t0;
-		pthread_mutex_lock(&ce->mu);
-		ce->jobs++;
-		ce->bytes += err ? 0 : j->size;
-		ce->busy_ns += t0;
-		j->err = err;
-		j->done = 1; /* a stage job belongs to its caller from here on */
-		ce->queued--;
-		if (j->seq)
-			retire_async(ce, j);
-		pthread_cond_broadcast(&ce->done);
+		more = run_one(ce, j);
 	}
 	pthread_mutex_unlock(&ce->mu);
 	return NULL;
@@ -193,7 +247,7 @@ static void push_locked(struct gdev_ce *ce, struct job *j)
 	if (ce->tail)
 		ce->tail->next = j;
 	else
-		ce->head = j;
+		__atomic_store_n(&ce->head, j, __ATOMIC_RELAXED); /* a spinning engine polls it */
 	ce->tail = j;
 	ce->queued++;
 	pthread_cond_signal(&ce->work);
@@ -208,6 +262,8 @@ void ce_push(struct gdev_ce *ce, struct job *j)
 
 int ce_wait_job(struct gdev_ce *ce, struct job *j)
 {
+	if (spin_until_done(&j->done))
+		return j->err;
 	pthread_mutex_lock(&ce->mu);
 	while (!j->done)
 		pthread_cond_wait(&ce->done, &ce->mu);

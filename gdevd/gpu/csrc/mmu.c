@@ -232,8 +232,8 @@ int mmu_copy_locked(struct gdev_mmu *mmu, uint64_t va, void *host, uint64_t size
 			step = size - len < GDEV_PAGE_SIZE ? size - len : GDEV_PAGE_SIZE;
 			len += step;
 		}
-		if (stream && to_dev)
-			gdev_stream_copy(run, h, len);
+		if (stream)
+			gdev_stream_copy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
 		else
 			memcpy(to_dev ? run : h, to_dev ? (const uint8_t *)h : run, len);
 		h += len;

@@ -1,11 +1,14 @@
 /*
- * stream.c - a memcpy whose stores bypass the cache, for the far side of a DMA stage.
+ * stream.c - a memcpy whose stores bypass the cache, for both stages of a DMA copy.
  *
- * A copy engine writes data that nobody reads soon (device memory, the caller's host
- * buffer), chunk by chunk.  A plain memcpy of one chunk is below glibc's non-temporal
- * threshold, so it would pull every destination line into the cache first (a read for
- * ownership) and evict the bounce buffer the other stage is about to use.  Streaming
- * stores avoid both; small copies, and targets without SSE2, use memcpy.
+ * A copy engine's stage writes data that this core does not read again: device memory, the
+ * caller's host buffer, or a bounce buffer that the *other* stage drains from another core.
+ * A plain memcpy of one chunk is below glibc's non-temporal threshold, so it pulls every
+ * destination line into this core's cache first (a read for ownership), and a bounce line
+ * then travels between the two cores' caches twice per chunk.  Streaming stores send it to
+ * memory instead.  Measured on the 2-vCPU Xeon VM (256 MiB, 4 MiB chunks, depth 2, huge
+ * pages): memcpy into the bounce buffer and streaming out of it, 1.39x a plain copy's time;
+ * streaming on both sides, 1.10x.  Small copies, and targets without SSE2, use memcpy.
  */
 #include <stdint.h>
 #include <string.h>

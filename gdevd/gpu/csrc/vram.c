@@ -16,6 +16,9 @@ int gdev_vram_alloc(uint64_t size, void **out)
 		 -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	/* huge pages where the kernel has them (best effort): far fewer TLB misses and first-touch
+	 * faults on the copy engines' streams; still committed only when touched */
+	(void)madvise(p, size, MADV_HUGEPAGE);
 	*out = p;
 	return 0;
 }
