@@ -77,7 +77,8 @@ INSTANCES_MAX = 32                    # launches in flight per context (GDEV_INS
 
 # --- the ioctl socket ----------------------------------------------------------------------
 # After a reply, gdevd polls a connection whose client calls back to back for this long
-# before sleeping in epoll (gdevd/ioctl/busypoll.py; 0 turns it off).  Measured: gquery's
-# median falls from ~80 to ~48 us with the client polling too (docs/abi.md).
+# before sleeping in epoll (gdevd/ioctl/busypoll.py; 0 turns it off).  Measured with
+# scripts/bench/ioctl.py: gquery's median ~80 us with neither side polling, ~27 us with
+# only gdevd polling, 14-16 us with the client polling too (docs/abi.md).
 IOCTL_POLL_US = 50
 IOCTL_POLL_US_MAX = 1000

@@ -51,20 +51,54 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def latency(n: int, daemon: int) -> tuple[float, float, float]:
-    """(median, p99) microseconds of gquery, and the daemon's CPU microseconds per call."""
+def latency(n: int) -> tuple[float, float, float]:
+    """(median, p99) microseconds of gquery, and this process's CPU microseconds per call."""
     with libgdev.gopen(0) as h:
         for _ in range(500):
             h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
         ts = []
-        cpu = cpu_seconds(daemon)
+        cpu = time.process_time()
         for _ in range(n):
             t = time.perf_counter()
             h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE)
             ts.append(time.perf_counter() - t)
-        cpu = cpu_seconds(daemon) - cpu
+        cpu = time.process_time() - cpu
     ts.sort()
     return statistics.median(ts) * 1e6, ts[int(len(ts) * 0.99)] * 1e6, cpu / n * 1e6
+
+
+def spin_matrix(n: int, daemon: int, mount: str) -> list[tuple[str, str, tuple]]:
+    """gquery latency with the client's spin (LIBGDEV_SPIN_US) and gdevd's busy-poll
+    (/proc/gdev/ioctl_poll_us) each on (default) and off, one fresh client process per
+    cell; each cell is (median, p99, client CPU, daemon CPU), microseconds (per call).
+    The defaults cell comes first.  Needs root to switch gdevd's poll (else only its row)."""
+    knob = os.path.join(mount, "proc", "gdev", "ioctl_poll_us")
+    default_poll = open(knob).read().strip()
+    polls = [default_poll] + (["0"] if os.geteuid() == 0 else [])
+    cells = []
+    try:
+        for poll in polls:
+            if os.geteuid() == 0:
+                with open(knob, "w") as f:
+                    f.write(poll)
+            for spin in (None, "0"):
+                env = dict(os.environ)
+                env.pop("LIBGDEV_SPIN_US", None)
+                if spin is not None:
+                    env["LIBGDEV_SPIN_US"] = spin
+                cpu = cpu_seconds(daemon)
+                out = subprocess.run([sys.executable, __file__, "--latency", str(n)], env=env,
+                                     check=True, capture_output=True, text=True).stdout
+                per_call = (cpu_seconds(daemon) - cpu) / (n + 500) * 1e6
+                med, p99, client = map(float, out.split())
+                cells.append(("on" if spin is None else "off",
+                              "off" if poll == "0" else f"{poll} us", (med, p99, client,
+                                                                      per_call)))
+    finally:
+        if os.geteuid() == 0:
+            with open(knob, "w") as f:
+                f.write(default_poll)
+    return cells
 
 
 ECHO_SERVER = """
@@ -217,9 +251,17 @@ def open_close(n: int = 200) -> float:
 def report(args: argparse.Namespace, daemon: int, base: str) -> str:
     """Run everything; the Markdown section."""
     lines = []
-    med, p99, cpu = latency(args.calls, daemon)
+    cells = spin_matrix(args.calls, daemon, os.environ["GDEV_MOUNT"])
+    med, p99, _client, cpu = cells[0][2]
     lines.append(f"- gquery latency: median {med:.1f} us, p99 {p99:.1f} us "
                  f"(target: median <= 60 us); daemon CPU {cpu:.1f} us per call")
+    lines.append("- what spin-then-block buys (one client process per row; CPU per call):\n")
+    lines.append("  | client spin | gdevd poll | median us | p99 us | client CPU us | "
+                 "gdevd CPU us |")
+    lines.append("  |---|---|---|---|---|---|")
+    for spin, poll, (m, p, c, d) in cells:
+        lines.append(f"  | {spin} | {poll} | {m:.1f} | {p:.1f} | {c:.1f} | {d:.1f} |")
+    lines.append("")
     lines.append(f"- for scale, a bare trio echo server round trip right after: median "
                  f"{echo_baseline(args.calls, base):.1f} us")
     for k in (1, 2, 4):
@@ -247,6 +289,9 @@ def report(args: argparse.Namespace, daemon: int, base: str) -> str:
 def main() -> None:
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         worker(float(sys.argv[2]), float(sys.argv[3]))
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--latency":
+        print(*latency(int(sys.argv[2])))
         return
     run = benchdoc.Run()
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
