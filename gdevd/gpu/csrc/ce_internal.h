@@ -1,6 +1,6 @@
 /*
  * ce_internal.h - a copy engine's job queue, shared by copyengine.c (the engine thread,
- * async jobs) and ce_sync.c (the synchronous, pipelined copies).
+ * async jobs) and ce_pipeline.c (the synchronous, pipelined copies).
  *
  * Jobs run in FIFO order on the engine thread.  A job is either a stage of a synchronous
  * copy (seq 0: it lives on the caller's stack and the caller waits for it before

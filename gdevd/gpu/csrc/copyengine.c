@@ -1,7 +1,8 @@
 /*
  * copyengine.c - a copy engine: its DMA thread, the FIFO of jobs, async submission and
- * completion (a condition variable for waiters, an eventfd for event loops; no polling).
- * The synchronous pipelined copies are in ce_sync.c.
+ * completion (a condition variable for waiters, after a bounded spin for synchronous stages;
+ * an eventfd for event loops, which never poll).  The synchronous pipelined copies are in
+ * ce_pipeline.c.
  */
 #include <errno.h>
 #include <stdlib.h>
