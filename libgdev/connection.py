@@ -22,11 +22,11 @@ from typing import Any, NamedTuple
 
 from libgdev import abi
 from libgdev.errors import ProtocolViolation, error_from_errno
-from libgdev.spin import AdaptiveSpin
+from libgdev.spin import AdaptiveSpin, spin_window
 
 _RECV_SIZE = 1 << 18
-SPIN_US_DEFAULT = 100  # covers a small call's reply when gdevd polls too (docs/abi.md)
-SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", SPIN_US_DEFAULT)) / 1e6
+SPIN_US_DEFAULT = spin_window(100)  # covers a small call's reply when gdevd polls too
+SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", SPIN_US_DEFAULT)) / 1e6  # docs/abi.md
 _FD_SPACE = socket.CMSG_SPACE(4 * array.array("i").itemsize)
 
 

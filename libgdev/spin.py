@@ -12,12 +12,28 @@ Spinning burns the CPU it runs on, so it must pay: :class:`AdaptiveSpin` tells w
 try.  After a poll that found its message in time it keeps polling; after one that timed out
 it skips the next 1, 2, 4 ... :data:`MAX_SKIP` waits (exponential backoff) before trying
 again.  A peer that answers slowly (a gsync, a large copy, a crowded machine) or a caller
-that calls rarely thus costs about one wasted window per :data:`MAX_SKIP` waits.
+that calls rarely thus costs about one wasted window per :data:`MAX_SKIP` waits.  The same
+backoff bounds a subtler loss: a reply wakes its reader onto the replier's CPU (a sync
+wake-up), so two sides that share a CPU take turns, and there a poll only delays the peer
+until the window ends.  On a machine with one CPU the default windows are 0
+(:func:`spin_window`).
 """
 
 from __future__ import annotations
 
+import os
+
 MAX_SKIP = 64
+
+
+def spin_window(us: int) -> int:
+    """``us`` where this process may run on two CPUs or more, else 0: with one CPU the
+    side that polls only keeps the other from running, and a poll can never pay."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return us if cpus > 1 else 0
 
 
 class AdaptiveSpin:

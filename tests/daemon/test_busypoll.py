@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -18,7 +20,7 @@ from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import Opener, SessionTable
 from libgdev import abi, connection
 from libgdev.connection import Connection
-from libgdev.spin import AdaptiveSpin
+from libgdev.spin import AdaptiveSpin, spin_window
 
 
 class Config:
@@ -48,6 +50,19 @@ def test_adaptive_spin_sequence_of_misses() -> None:
             spin.done(False)
     gaps = [len(run) for run in "".join("x" if w else "." for w in waits).split("x")[1:-1]]
     assert gaps[:8] == [1, 2, 4, 8, 16, 32, 64, 64]
+
+
+def test_spin_windows_are_zero_on_one_cpu() -> None:
+    """A child pinned to one CPU gets 0 for both default windows; with two or more, the
+    windows are on (docs/abi.md)."""
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from gdevd.runtime import GdevConfig; from libgdev import connection; "
+            "print(GdevConfig().ioctl_poll_us, connection.SPIN_S)")
+    env = {k: v for k, v in os.environ.items() if k != "LIBGDEV_SPIN_US"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out == ["0", "0.0"]
+    assert spin_window(50) == (50 if len(os.sched_getaffinity(0)) > 1 else 0)
 
 
 def _pair(poll: BusyPoll) -> tuple[socket.socket, socket.socket]:
@@ -102,33 +117,63 @@ def test_busy_poll_yields_to_other_connections_runnable_tasks_and_a_zero_window(
     trio.run(main)
 
 
+# Calls back to back, each after a 200 us pause: the server has replied and looked for the
+# next request before it comes, so it must wait for it (poll or sleep) every time.  The
+# client runs on its own CPU (argv[3]): a reply wakes its reader onto the replier's CPU
+# (a sync wake-up), where it would queue behind the poll until the window ends.
+CLIENT = """
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[3])})
+from libgdev.connection import Connection
+def pause():
+    end = time.perf_counter() + 200e-6
+    while time.perf_counter() < end:
+        pass
+    return int(sys.argv[2])
+conn = Connection.connect(sys.argv[1])
+conn.call("HELLO", token=bytes.fromhex(sys.stdin.readline()))
+print([conn.call("GQUERY", type=pause()).fields.result for _ in range(300)])
+conn.close()
+"""
+
+
 @pytest.mark.parametrize("poll_us", [0, 1000])
 def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int) -> None:
-    """A real server and client: with a window, most requests arrive while the connection
-    polls (hits); with 0, none do.  Answers are the same either way."""
+    """A real server and a client process (a client thread of this process would contend
+    for the GIL with the polling loop): with a window, requests arrive while the connection
+    polls (hits); with 0, it never polls.  Answers are the same either way."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: a polling server and its client on one take turns")
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpus[0]})  # this thread runs the trio loop, the server
+    try:
+        _back_to_back(poll_us, cpus[1])
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
+def _back_to_back(poll_us: int, client_cpu: int) -> None:
     async def main(path: str) -> None:
         async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20, ioctl_poll_us=poll_us)) as system:
             sessions = SessionTable(system, path)
             server = IoctlServer(sessions, path)
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.serve)
-                me = Opener(os.getuid(), os.getgid(), os.getpid(), os.getpid())
+                child = subprocess.Popen(
+                    [sys.executable, "-c", CLIENT, path, str(rt.GDEV_QUERY_DEVICE_MEM_SIZE),
+                     str(client_cpu)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                me = Opener(os.getuid(), os.getgid(), child.pid, child.pid)
                 session = await sessions.open(0, me)
-
-                def client() -> list[int]:
-                    conn = Connection.connect(path)
-                    try:
-                        conn.call("HELLO", token=session.token)
-                        return [conn.call("GQUERY", type=rt.GDEV_QUERY_DEVICE_MEM_SIZE)
-                                .fields.result for _ in range(300)]
-                    finally:
-                        conn.close()
-                results = await trio.to_thread.run_sync(client)
+                out, _ = await trio.to_thread.run_sync(child.communicate,
+                                                       session.token.hex() + "\n")
+                assert child.returncode == 0
                 await sessions.end_all()
                 nursery.cancel_scope.cancel()
-            assert results == [system.virtual[0].memory_size] * 300
+            assert out.strip() == str([system.virtual[0].memory_size] * 300)
             if poll_us:
-                assert server.poll.hits > 0
+                assert server.poll.hits > 0, (server.poll.hits, server.poll.misses)
             else:
                 assert server.poll.hits == server.poll.misses == 0
     with tempfile.TemporaryDirectory(prefix="gdevd-poll-") as tmp:
