@@ -108,13 +108,19 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
     Swap-ins of one GPU run one at a time (its swap area's ``swapin`` lock), and pins are
     taken under that lock: so every pin a swap-in finds in its way belongs to an operation
     that is already running and will finish without needing memory, and waiting for it
-    cannot deadlock.  A read that brings nothing back needs no lock.
+    cannot deadlock.  A read that brings nothing back needs no lock, and neither does an
+    operation whose pages are all resident and still (:func:`_settled_resident`): it pins
+    them with no checkpoint after the check and is running at once, needing no memory.
     """
     blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []
     pinned: list[DeviceBlock] = []
     try:
-        if bring and spans:
+        if bring and _settled_resident(spans):
+            for block in blocks:
+                block.pins += 1
+                pinned.append(block)
+        elif bring and spans:
             async with handle.system.swap[handle.phys.index].swapin:
                 for block in blocks:
                     block.pins += 1
@@ -133,6 +139,13 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
         yield blocks
     finally:
         _unpin(pinned, running, handle)
+
+
+def _settled_resident(spans: list[tuple[DeviceBlock, int, int]]) -> bool:
+    """Whether every page of ``spans`` is in VRAM and no migration moves its block (an
+    eviction marks a block busy before its first checkpoint)."""
+    return all(block.busy is None and bool((block.pa[lo:hi] >= 0).all())
+               for block, lo, hi in spans)
 
 
 def is_resident(block: DeviceBlock, off: int, size: int) -> bool:

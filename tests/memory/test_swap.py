@@ -6,9 +6,11 @@ import errno
 
 import numpy as np
 import pytest
+import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
+from gdevd.runtime.api_copy import DIRECT_BURST
 
 from .conftest import MiB, pattern, read_back, run_swappy, settle_all
 from .kernels import as_u32, load_madd, madd
@@ -141,3 +143,56 @@ def test_swap_percent_is_a_live_tunable_refused_while_in_use() -> None:
         assert info.value.errno == errno.EBUSY and area.percent == 20
         assert np.array_equal(await read_back(h, a, 4 * MiB), pattern(4, 4 * MiB))
     run_swappy(body, host_swap=0)
+
+
+def test_a_copy_to_resident_pages_does_not_wait_for_a_swap_in() -> None:
+    """The GPU's swap-in lock serializes swap-ins; a copy whose pages are all resident and
+    settled pins them without it, so another context's swap-in never delays it."""
+    async def hold(lock: trio.Lock, release: trio.Event, *,
+                   task_status: trio.TaskStatus = trio.TASK_STATUS_IGNORED) -> None:
+        async with lock:                               # a swap-in in progress elsewhere
+            task_status.started()
+            await release.wait()
+
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        a = await rt.gmalloc(h, MiB)
+        data, lock = pattern(3, 4096), s.swap[h.phys.index].swapin
+        async with trio.open_nursery() as nursery:
+            release = trio.Event()
+            await nursery.start(hold, lock, release)
+            with trio.fail_after(5):
+                await rt.gmemcpy_to_device(h, a, data, data.size)
+                assert np.array_equal(await read_back(h, a, data.size), data)
+            b = await rt.gmalloc(h, 7 * MiB + 512 * 1024)   # over the share: a goes out
+            assert h.lookup(a).block.resident_bytes == 0
+            with trio.move_on_after(0.2) as waited:         # now it needs a swap-in: waits
+                await rt.gmemcpy_to_device(h, a, data, data.size)
+            assert waited.cancelled_caught
+            release.set()
+        await rt.gmemcpy_to_device(h, a, data, data.size)
+        assert np.array_equal(await read_back(h, a, data.size), data)
+        await rt.gfree(h, b)
+    run_swappy(body)
+
+
+def test_back_to_back_direct_copies_let_other_tasks_run() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        a = await rt.gmalloc(h, MiB)
+        data, ran = pattern(4, 256), 0
+
+        async def other() -> None:
+            nonlocal ran
+            while True:
+                ran += 1
+                await trio.lowlevel.checkpoint()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(other)
+            await trio.sleep(0)
+            before = ran
+            for _ in range(10 * DIRECT_BURST):
+                await rt.gmemcpy_to_device(h, a, data, data.size)
+            nursery.cancel_scope.cancel()
+        assert ran - before >= 9, "the loop never left a run of direct copies"
+    run_swappy(body)
