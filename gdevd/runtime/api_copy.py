@@ -57,9 +57,6 @@ def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
     return arr[:size]
 
 
-DIRECT_BURST = 16  # direct copies of one context back to back before a schedule point
-
-
 def _count(handle: Handle, path: str, size: int) -> None:
     handle.copy_stats[path] += 1
     handle.copy_stats[path + "_bytes"] += size
@@ -69,14 +66,8 @@ def _count(handle: Handle, path: str, size: int) -> None:
 async def _direct(handle: Handle, path: str, size: int, fn: Any, *args: Any) -> None:
     """Run a small copy on the trio loop itself, accounted (and, for a vGPU over its share,
     time-buffered) by the policy as memory-engine work (docs/scheduling.md, "Direct copies").
-    Every :data:`DIRECT_BURST`-th direct copy of a context is a schedule point, so that
-    back-to-back small copies cannot starve the loop (a schedule point at every one cost
-    ~8 us of a ~20 us copy)."""
+    Its schedule points come from pinning (residency.PIN_BURST)."""
     policy = handle.system.policy
-    handle.direct_run += 1
-    if handle.direct_run >= DIRECT_BURST:
-        handle.direct_run = 0
-        await trio.lowlevel.checkpoint()
     started = await policy.direct_begin(handle)
     try:
         fn(*args)

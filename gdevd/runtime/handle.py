@@ -84,7 +84,7 @@ class Handle:
         self._bounce_base = 0
         self.set_bounce(system.config.chunk_size, system.config.pipeline_count)
         self.copy_stats: collections.Counter[str] = collections.Counter()
-        self.direct_run = 0   # direct copies since the last schedule point (api_copy._direct)
+        self.unyielded_pins = 0   # pinning operations since a schedule point (residency)
         self.pending: dict[int, Fence] = {}
         self.tail = trio.Event()
         self.tail.set()

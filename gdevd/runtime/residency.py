@@ -100,6 +100,9 @@ async def resident_all(handle: Handle) -> AsyncIterator[None]:
         yield
 
 
+PIN_BURST = 16  # operations of one context pinning without a schedule point, at most
+
+
 @asynccontextmanager
 async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
                   bring: bool) -> AsyncIterator[list[DeviceBlock]]:
@@ -109,19 +112,24 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
     taken under that lock: so every pin a swap-in finds in its way belongs to an operation
     that is already running and will finish without needing memory, and waiting for it
     cannot deadlock.  A read that brings nothing back needs no lock, and neither does an
-    operation whose pages are all resident and still (:func:`_settled_resident`): it pins
-    them with no checkpoint after the check and is running at once, needing no memory.
+    operation whose pages are all resident and settled (:func:`_settled_resident`) while no
+    swap-in runs: it pins them with no checkpoint after the check, is running at once and
+    needs no memory.  While a swap-in holds the lock, everyone queues behind it (the lock is
+    fair).  Every :data:`PIN_BURST`-th operation of a context yields before it pins, so a
+    run of small copies neither holds the loop nor keeps a block pinned whenever an
+    allocation waiting to evict it gets to run.
     """
+    handle.unyielded_pins += 1
+    if handle.unyielded_pins >= PIN_BURST:
+        handle.unyielded_pins = 0
+        await trio.lowlevel.checkpoint()
     blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []
     pinned: list[DeviceBlock] = []
+    swapin = handle.system.swap[handle.phys.index].swapin
     try:
-        if bring and _settled_resident(spans):
-            for block in blocks:
-                block.pins += 1
-                pinned.append(block)
-        elif bring and spans:
-            async with handle.system.swap[handle.phys.index].swapin:
+        if bring and spans and (swapin.locked() or not _settled_resident(spans)):
+            async with swapin:
                 for block in blocks:
                     block.pins += 1
                     pinned.append(block)
@@ -132,7 +140,7 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
                 block.pins += 1
                 pinned.append(block)
             for block in blocks:
-                await settle(block)             # an eviction may be under way
+                await settle(block)             # an eviction may be under way (not if bring)
         for block in blocks:
             block.running += 1
             running.append(block)

@@ -10,7 +10,7 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
-from gdevd.runtime.api_copy import DIRECT_BURST
+from gdevd.runtime.residency import PIN_BURST
 
 from .conftest import MiB, pattern, read_back, run_swappy, settle_all
 from .kernels import as_u32, load_madd, madd
@@ -145,9 +145,10 @@ def test_swap_percent_is_a_live_tunable_refused_while_in_use() -> None:
     run_swappy(body, host_swap=0)
 
 
-def test_a_copy_to_resident_pages_does_not_wait_for_a_swap_in() -> None:
-    """The GPU's swap-in lock serializes swap-ins; a copy whose pages are all resident and
-    settled pins them without it, so another context's swap-in never delays it."""
+def test_copies_to_resident_pages_skip_the_swap_in_lock_unless_a_swap_in_runs() -> None:
+    """Uncontended, a copy whose pages are all resident takes no lock and no schedule point
+    (fewer than PIN_BURST of them never let another task run); while a swap-in holds the
+    GPU's lock, copies queue behind it, so small copies cannot starve a swap-in."""
     async def hold(lock: trio.Lock, release: trio.Event, *,
                    task_status: trio.TaskStatus = trio.TASK_STATUS_IGNORED) -> None:
         async with lock:                               # a swap-in in progress elsewhere
@@ -157,22 +158,29 @@ def test_a_copy_to_resident_pages_does_not_wait_for_a_swap_in() -> None:
     async def body(s: rt.GdevSystem) -> None:
         h = await rt.gopen(s, 0)
         a = await rt.gmalloc(h, MiB)
-        data, lock = pattern(3, 4096), s.swap[h.phys.index].swapin
+        data, ran = pattern(3, 4096), 0
+
+        async def other() -> None:
+            nonlocal ran
+            while True:
+                ran += 1
+                await trio.lowlevel.checkpoint()
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(other)
+            await trio.sleep(0)
+            h.unyielded_pins, before = 0, ran
+            for _ in range(PIN_BURST - 1):
+                await rt.gmemcpy_to_device(h, a, data, data.size)
+            assert ran == before, "a copy to resident pages yielded"
             release = trio.Event()
-            await nursery.start(hold, lock, release)
-            with trio.fail_after(5):
+            await nursery.start(hold, s.swap[h.phys.index].swapin, release)
+            with trio.move_on_after(0.2) as waited:
                 await rt.gmemcpy_to_device(h, a, data, data.size)
-                assert np.array_equal(await read_back(h, a, data.size), data)
-            b = await rt.gmalloc(h, 7 * MiB + 512 * 1024)   # over the share: a goes out
-            assert h.lookup(a).block.resident_bytes == 0
-            with trio.move_on_after(0.2) as waited:         # now it needs a swap-in: waits
-                await rt.gmemcpy_to_device(h, a, data, data.size)
-            assert waited.cancelled_caught
+            assert waited.cancelled_caught, "a copy overtook a running swap-in"
             release.set()
+            nursery.cancel_scope.cancel()
         await rt.gmemcpy_to_device(h, a, data, data.size)
         assert np.array_equal(await read_back(h, a, data.size), data)
-        await rt.gfree(h, b)
     run_swappy(body)
 
 
@@ -191,8 +199,34 @@ def test_back_to_back_direct_copies_let_other_tasks_run() -> None:
             nursery.start_soon(other)
             await trio.sleep(0)
             before = ran
-            for _ in range(10 * DIRECT_BURST):
+            for _ in range(10 * PIN_BURST):
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             nursery.cancel_scope.cancel()
         assert ran - before >= 9, "the loop never left a run of direct copies"
+    run_swappy(body)
+
+
+def test_an_allocation_evicts_a_block_that_small_copies_keep_touching() -> None:
+    """One context copies to its block in a tight loop; another context of the same vGPU
+    needs that block's memory.  The allocation must not wait for a gap in the pins forever:
+    every PIN_BURST-th copy yields before it pins."""
+    async def body(s: rt.GdevSystem) -> None:
+        h, other = await rt.gopen(s, 0), await rt.gopen(s, 0)
+        a = await rt.gmalloc(h, 6 * MiB)
+        data, copies = pattern(5, 256), 0
+
+        async def hammer() -> None:
+            nonlocal copies
+            while True:
+                await rt.gmemcpy_to_device(h, a, data, data.size)
+                copies += 1
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hammer)
+            await trio.sleep(0.05)
+            with trio.fail_after(10):
+                b = await rt.gmalloc(other, 6 * MiB)        # share is 8 MiB: a must go out
+            nursery.cancel_scope.cancel()
+        assert copies > 0
+        await rt.gfree(other, b)
+        assert np.array_equal(await read_back(h, a, data.size), data)
     run_swappy(body)
