@@ -182,6 +182,27 @@ def _interleaved(pairs: dict[str, tuple], rounds: int = 7) -> dict[str, tuple[fl
     return {name: (b[0], b[1]) for name, b in best.items()}
 
 
+def small_copies(h: libgdev.Handle, n: int, size: int = 256) -> dict[str, tuple[float, float]]:
+    """(median, p99) microseconds of ``size``-byte copies each way (inline in the message:
+    the paper's direct path through the daemon)."""
+    dev, host, back = h.gmalloc(size), np.arange(size, dtype=np.uint8), np.empty(size, np.uint8)
+    out = {}
+    for name, fn in (("HtoD", lambda: h.gmemcpy_to_device(dev, host)),
+                     ("DtoH", lambda: h.gmemcpy_from_device(back, dev))):
+        for _ in range(200):
+            fn()
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+        ts.sort()
+        out[name] = (statistics.median(ts) * 1e6, ts[int(len(ts) * 0.99)] * 1e6)
+    assert (back == host).all()
+    h.gfree(dev)
+    return out
+
+
 def pageable(h: libgdev.Handle, size: int) -> dict[str, float]:
     """GB/s of pageable copies through the daemon."""
     host = np.random.default_rng(0).integers(0, 255, size, dtype=np.uint8)
@@ -268,6 +289,9 @@ def report(args: argparse.Namespace, daemon: int, base: str) -> str:
         lines.append(f"- gquery calls/s with {k} client process(es): {calls_per_second(k):,.0f}")
     size = args.size * MiB
     with libgdev.gopen(0) as h:
+        for name, (m, p) in small_copies(h, args.calls).items():
+            lines.append(f"- 256-byte {name} through the daemon (inline): median {m:.1f} us, "
+                         f"p99 {p:.1f} us")
         for name, v in pageable(h, size).items():
             lines.append(f"- {args.size} MiB {name} through the daemon: {v:.2f} GB/s "
                          "(target >= 3 GB/s)")

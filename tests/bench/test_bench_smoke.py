@@ -50,7 +50,8 @@ def test_ioctl_reports_latency_spin_matrix_and_copies(tmp_path: pathlib.Path) ->
     if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
         pytest.skip("ioctl.py mounts gdevd: needs /dev/fuse and fusermount3")
     text = run_bench(tmp_path, "ioctl.py", "--size", "8", "--calls", "300")
-    for figure in ("gquery latency: median", "calls/s with 4 client", "pageable HtoD",
+    for figure in ("gquery latency: median", "calls/s with 4 client", "256-byte HtoD",
+                   "256-byte DtoH", "pageable HtoD",
                    "pinned DtoH", "open + HELLO + close", "compute-bound kernel"):
         assert figure in text
     rows = [line for line in text.splitlines() if line.startswith("  | o")]
