@@ -1,8 +1,9 @@
 """The ioctl path's costs, in one run: ``python scripts/bench/ioctl.py``.
 
 Starts its own gdevd (1 GPU, 1 GiB, one vGPU holding all of it) on a temporary mount and
-prints: the latency of a small call (gquery: median and p99) and calls per second with 1, 2
-and 4 client processes; 256 MiB pageable HtoD and DtoH through the daemon; the pinned path
+prints: the latency of a small call (gquery: median and p99), with the client's spin and
+gdevd's busy-poll each on and off (docs/abi.md); calls per second with 1, 2 and 4 client
+processes; 256-byte inline copies each way; 256 MiB pageable HtoD and DtoH; the pinned path
 next to the same copy in-process (``gdevd.gdev``); the time to open and close a device; and a
 compute-bound kernel through the daemon vs in-process when a PTX executor is installed.
 The results replace the ioctl section of docs/benchmarks.md (``--no-write`` to skip).
@@ -73,7 +74,8 @@ def spin_matrix(n: int, daemon: int, mount: str) -> list[tuple[str, str, tuple]]
     cell; each cell is (median, p99, client CPU, daemon CPU), microseconds (per call).
     The defaults cell comes first.  Needs root to switch gdevd's poll (else only its row)."""
     knob = os.path.join(mount, "proc", "gdev", "ioctl_poll_us")
-    default_poll = open(knob).read().strip()
+    with open(knob) as f:
+        default_poll = f.read().strip()
     polls = [default_poll] + (["0"] if os.geteuid() == 0 else [])
     cells = []
     try:
