@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
+
+from tests.daemon.conftest import _can_mount as can_mount
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -47,8 +48,8 @@ def test_memcpy_reports_cpy_and_translation(tmp_path: pathlib.Path) -> None:
 
 
 def test_ioctl_reports_latency_spin_matrix_and_copies(tmp_path: pathlib.Path) -> None:
-    if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
-        pytest.skip("ioctl.py mounts gdevd: needs /dev/fuse and fusermount3")
+    if reason := can_mount():
+        pytest.skip(f"ioctl.py mounts gdevd: {reason}")
     text = run_bench(tmp_path, "ioctl.py", "--size", "8", "--calls", "300")
     for figure in ("gquery latency: median", "calls/s with 4 client", "256-byte HtoD",
                    "256-byte DtoH", "pageable HtoD",
