@@ -121,3 +121,36 @@ def test_a_vgpu_watchdog_set_in_proc_kills_with_etime_and_counts() -> None:
         assert _read(d, "vd0", "timeouts") == "1" and _read(d, "vd1", "timeouts") == "0"
     finally:
         assert stop_gdevd(d) == 0
+
+
+@pytest.mark.timeout(240)
+def test_ecryptfs_works_beside_a_looping_kernel_with_preemption_off(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """#16 D4: the paper's non-preemptive mode, a tenant's endless kernel on the module's
+    vGPU; the in-daemon ecryptfs still encrypts on the GPU (its context preempts tenants)."""
+    lower = tmp_path / "lower"
+    lower.mkdir()
+    os.chmod(tmp_path, 0o755)
+    spec = f"ecryptfs:lower={lower},passphrase=x,scrypt_log2n=4,threshold=0"
+    d = start_gdevd("--module", spec)
+    client = None
+    try:
+        view = os.path.join(d.mount, "ecryptfs")
+        deadline = time.monotonic() + 30
+        while not os.path.isdir(view) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for entry in ("slice_us", "kernel_time_max_ms"):   # no preemption, no time limit
+            with open(d.proc_path(entry), "w") as f:
+                f.write("0")
+        client = _start_client(d, 0)                      # hours of tiny waves on vd0
+        data = os.urandom(40000)
+        with open(os.path.join(view, "f"), "wb") as f:
+            f.write(data)
+        with open(os.path.join(view, "f"), "rb") as f:
+            assert f.read() == data
+        assert _read(d, "ecryptfs", "last_path") == "gpu"
+        assert client.poll() is None                       # the tenant's launch goes on
+    finally:
+        if client is not None:
+            client.kill()
+            client.wait()
+        assert stop_gdevd(d) == 0
