@@ -99,6 +99,7 @@ def test_without_preemption_eaters_run_one_after_the_other() -> None:
 def test_a_more_urgent_context_preempts_at_once_and_the_launch_resumes() -> None:
     async def body(s: rt.GdevSystem) -> None:
         sched, engine = s.policy, s.physical[0].compute
+        sched.preempter.slice_s = 3600.0          # slices never expire here: priority only
         holder, high = await rt.gopen(s, 0), await rt.gopen(s, 0)
         sched.entity(high).prio.override = 35
         mh, mhi = await LoopModule.load(holder), await LoopModule.load(high)

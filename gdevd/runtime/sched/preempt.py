@@ -73,6 +73,9 @@ class Preempter:
         """``se``'s launch ``job`` got the engine of ``pres``: its slice starts now."""
         pres.job, pres.job_entity, pres.job_daemon = job, se, daemon
         pres.slice_start = trio.current_time()
+        pres.job_guest = self.sched.guests.is_guest(se)
+        piece = self.sched.guests.piece_left(pres) if pres.job_guest else None
+        pres.piece_end = None if piece is None else pres.slice_start + piece
         self.check(pres)
 
     def stopped(self, pres: PRes, job: Any) -> None:
@@ -86,19 +89,29 @@ class Preempter:
         job = pres.job
         if job is None or job.preempt:
             return
+        now = trio.current_time()
+        if pres.piece_end is not None:                  # a guest's piece (periodic mode)
+            if now >= pres.piece_end:
+                self._request(pres, job)
+                return
+            self._arm(pres, job, pres.piece_end)
         waiter = self._most_urgent(pres)
         if waiter is None:
             return
-        now = trio.current_time()
         if self._urgent(pres, *waiter, now):
             self._request(pres, job)
             return
-        if self.slice_s <= 0:
-            return
+        if self.slice_s <= 0 or (waiter[3] and not pres.job_guest):
+            return                                      # a guest never preempts a host
         due = pres.slice_start + self.slice_s
         if now >= due:
             self._request(pres, job)
-        elif pres.timer is not job and self.sched.system.nursery is not None:
+        else:
+            self._arm(pres, job, due)
+
+    def _arm(self, pres: PRes, job: Any, due: float) -> None:
+        """Run :meth:`check` again at ``due`` (one timer per job at a time)."""
+        if pres.timer is not job and self.sched.system.nursery is not None:
             pres.timer = job
             self.sched.system.nursery.start_soon(self._expire, pres, job, due)
 
@@ -116,25 +129,30 @@ class Preempter:
         if pres.job is job:
             self.check(pres)
 
-    def _most_urgent(self, pres: PRes) -> tuple[Any, int, bool] | None:
-        """(vres, priority, daemon) of the most urgent waiter of ``pres``, or None."""
+    def _most_urgent(self, pres: PRes) -> tuple[Any, int, bool, bool] | None:
+        """(vres, priority, daemon, guest) of the most urgent waiter of ``pres``, or None."""
         best = None
         for v in pres.order:
             w = v.queue.peek()
             if w is None:
                 continue
             daemon = w.entity.daemon
-            key = (daemon, v is pres.current, w.prio)
+            key = (daemon, not w.guest, v is pres.current, w.prio)
             if best is None or key > best[0]:
-                best = (key, v, w.prio, daemon)
+                best = (key, v, w.prio, daemon, w.guest)
         return None if best is None else best[1:]
 
-    def _urgent(self, pres: PRes, vres: Any, prio: int, daemon: bool, now: float) -> bool:
+    def _urgent(self, pres: PRes, vres: Any, prio: int, daemon: bool, guest: bool,
+                now: float) -> bool:
         """Whether a waiter (of ``vres``, ``prio``) may take the engine before the slice
-        ends: a daemon context behind a tenant's kernel, or (preemption on) a context more
-        urgent than the running one on the same vGPU."""
+        ends: a daemon context behind a tenant's kernel, a host behind a guest's, or
+        (preemption on) a context more urgent than the running one on the same vGPU."""
         if daemon and not pres.job_daemon:
             return True
+        if pres.job_guest and not guest:
+            return True
+        if guest and not pres.job_guest:
+            return False
         if self.slice_s <= 0 or vres is not pres.current or pres.job_entity is None:
             return False
         return prio > pres.job_entity.prio.effective(now)
