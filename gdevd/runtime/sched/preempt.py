@@ -10,10 +10,12 @@ the engine back from a running launch, transparently to the program:
 * A launch that holds the compute engine is the physical GPU's *running job*
   (:meth:`Preempter.started`); its *slice* starts when it gets the engine.
 * While another context waits for the same engine, the job is asked to yield
-  (``job.preempt``) once its slice expired (``slice_s``), or at once when the waiter is
-  more urgent: a higher priority on the same vGPU, or a context of the daemon itself (an
-  in-daemon module, opened with the daemon's own pid) waiting behind a tenant.  A timer task
-  fires at the slice's end when the waiter arrived before it.
+  (``job.preempt``) once its slice expired (``slice_s``) and the policy agrees
+  (``Policy.yields``: under BAND a vGPU within its share gets another slice against a
+  vGPU over its share), or at once when the waiter is more urgent: a higher priority on the
+  same vGPU, a host behind a guest (guest.py), or a context of the daemon itself (an
+  in-daemon module, opened with the daemon's own pid) behind a tenant.  A timer task fires
+  at the slice's end when the waiter arrived before it.
 * The engine stops the job at its next quantum (about a millisecond) and reports it
   *suspended*; the launch releases the engine like a completed one (its busy time charged,
   the policy's hand-over applied, so BAND and Credit see every slice) and arrives again,
@@ -104,10 +106,14 @@ class Preempter:
         if self.slice_s <= 0 or (waiter[3] and not pres.job_guest):
             return                                      # a guest never preempts a host
         due = pres.slice_start + self.slice_s
-        if now >= due:
-            self._request(pres, job)
-        else:
+        if now < due:
             self._arm(pres, job, due)
+        elif pres.current is None or \
+                self.sched.policy.yields(self.sched, pres.current, waiter[0], now):
+            self._request(pres, job)
+        else:                                   # within its share: another slice
+            pres.slice_start = now
+            self._arm(pres, job, now + self.slice_s)
 
     def _arm(self, pres: PRes, job: Any, due: float) -> None:
         """Run :meth:`check` again at ``due`` (one timer per job at a time)."""
