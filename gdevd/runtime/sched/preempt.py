@@ -116,9 +116,11 @@ class Preempter:
             self._arm(pres, job, now + self.slice_s)
 
     def _arm(self, pres: PRes, job: Any, due: float) -> None:
-        """Run :meth:`check` again at ``due`` (one timer per job at a time)."""
-        if pres.timer is not job and self.sched.system.nursery is not None:
-            pres.timer = job
+        """Run :meth:`check` again at ``due``, unless a timer of ``job`` fires before."""
+        if pres.timer is job and pres.timer_due <= due:
+            return
+        if self.sched.system.nursery is not None:
+            pres.timer, pres.timer_due = job, due
             self.sched.system.nursery.start_soon(self._expire, pres, job, due)
 
     def _request(self, pres: PRes, job: Any) -> None:
@@ -130,8 +132,8 @@ class Preempter:
 
     async def _expire(self, pres: PRes, job: Any, due: float) -> None:
         await trio.sleep_until(due)
-        if pres.timer is job:
-            pres.timer = None
+        if pres.timer is job and pres.timer_due == due:
+            pres.timer = None           # (a later timer of the same job stays armed)
         if pres.job is job:
             self.check(pres)
 

@@ -214,7 +214,8 @@ class PRes:
         self.job_guest = False
         self.piece_end: float | None = None  # a running guest's end of piece (periodic mode)
         self.slice_start = 0.0
-        self.timer: Any = None               # the job whose slice-end timer is armed
+        self.timer: Any = None               # the job whose earliest timer is armed
+        self.timer_due = 0.0                 # ... and when it fires
 
     def move_to_tail(self, vres: VRes) -> None:
         """Put ``vres`` last in the order (a demotion)."""
