@@ -15,7 +15,7 @@ For each: the host's frame rate (percent of F), the guest's throughput (percent 
 dedicated throughput), and the guest mode's transitions (seconds from the start).  Prints a
 table; writes its section of docs/benchmarks.md only with ``--write``.
 
-    .venv/bin/python scripts/bench/grid.py [--duration 6] [--fps 30] [--frame 2000]
+    .venv/bin/python scripts/bench/guests.py [--duration 6] [--fps 30] [--frame 2000]
 """
 
 from __future__ import annotations
@@ -151,8 +151,8 @@ def cli() -> None:
     a = p.parse_args()
     lines = trio.run(main, a)
     if a.write:
-        benchdoc.write_section("grid.py", "GPU grid: a host's frames beside a guest "
-                               "(scripts/bench/grid.py)", "\n".join(lines), run)
+        benchdoc.write_section("guests.py", "GPU grid: a host's frames beside a guest "
+                               "(scripts/bench/guests.py)", "\n".join(lines), run)
 
 
 if __name__ == "__main__":
