@@ -1,10 +1,10 @@
 """CUresult codes, the CudaError exception, and the one errno -> CUresult translation.
 
 Every public entry point of the CUDA layer is wrapped by :func:`api`, the single place where
-an exception of the layer below (``gdevd.errors.GdevError`` in-process and in the daemon,
-``OSError`` from ``libgdev``, ``PtxError`` from the PTX loader) becomes a :class:`CudaError`.
-Both carry an ``errno``; :func:`result_from_errno` is the table.  Nothing returns a status code:
-failure is always an exception, success a value.
+an exception of the layer below (``libgdev.errors.GdevError``, the one root of the runtime in
+process and of the client, an ``OSError`` carrying the daemon's reason) becomes a
+:class:`CudaError` whose message keeps that reason.  :func:`result_from_errno` is the table.
+Nothing returns a status code: failure is always an exception, success a value.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def _wrap(fn: Callable[P, R], remap: dict[int, CUresult] | None) -> Callable[P, 
             return fn(*args, **kwargs)
         except CudaError:
             raise
-        except (OSError, _gdev_error_types()) as exc:
+        except OSError as exc:
             raise translate(exc, remap) from exc
 
     wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
@@ -155,13 +155,3 @@ def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
 def fail(result: CUresult, detail: str = "") -> CudaError:
     """Build a CudaError for a check made by the CUDA layer itself (``raise fail(...)``)."""
     return CudaError(result, detail)
-
-
-@functools.cache
-def _gdev_error_types() -> type[BaseException]:
-    """The runtime's GdevError (PtxError derives from it); imported lazily."""
-    try:
-        from gdevd.errors import GdevError
-    except ImportError:  # pragma: no cover - the package ships together
-        return OSError
-    return GdevError
