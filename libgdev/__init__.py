@@ -26,7 +26,7 @@ from libgdev.gate import DEFAULT_MOUNT, mount_point
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
 PROTOCOL = ("libgdev.abi", "libgdev.constants", "libgdev.errors", "libgdev.gate",
-            "libgdev.spin")
+            "libgdev.moduletable", "libgdev.spin")
 
 # Gdev's verbs as module-level functions taking the handle first (gdev_api.h order).
 VERBS = ("gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",

@@ -52,8 +52,10 @@ FEATURE_INLINE = 1 << 2  # small copies travel inside the message
 FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
 FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
 FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
+FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
+FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
-            | FEATURE_PRIORITY)
+            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -199,6 +201,19 @@ COMMANDS: tuple[Command, ...] = (
             _L("staging", ("size", "Q"), ("slots", "I"), ("_pad0", "I")), passes_fd=True),
     Command(0x05, "SET_PRIORITY", _L("prio", ("prio", "I"), ("flags", "I")),
             _L("prio_reply", ("prio", "I"), ("_pad0", "I"))),
+    Command(0x06, "MODULE_LOAD",
+            _L("module_load", ("size", "Q"), ("host_offset", "Q"), ("buf_id", "Q"),
+               ("host_kind", "I"), ("name_len", "I"), tail=True),
+            _L("module", ("module_id", "Q"), ("data_addr", "Q"), ("data_size", "Q"),
+               ("n_functions", "I"), ("n_globals", "I"), ("ptx_version", "I"),
+               ("target_sm", "I"), tail=True)),
+    Command(0x07, "MODULE_UNLOAD", _L("module_ref", ("module_id", "Q")), _EMPTY),
+    Command(0x08, "MODULE_LAUNCH",
+            _L("module_launch", ("module_id", "Q"), ("function", "I"),
+               ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
+               ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
+               ("shared_dynamic", "I"), ("params_len", "I"), ("_pad0", "I"), tail=True),
+            _FENCE),
     Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
     Command(0x100, "GMALLOC", _SIZE, _ADDR),
     Command(0x101, "GFREE", _ADDR, _SIZE),
