@@ -1,8 +1,10 @@
 """One read and one write for every /proc/gdev entry (the table is :mod:`procfs.table`).
 
 Like sysfs, a write at offset 0 carries the whole new value (``echo 30 > file`` opens with
-O_TRUNC, then writes ``b"30\\n"`` at offset 0); any other offset, a malformed value or an
-out-of-range one is refused with ``GdevError(EINVAL)`` before anything changes.
+O_TRUNC, then writes ``b"30\\n"`` at offset 0); any other offset, a value of more than one
+line or over :data:`VALUE_MAX` bytes, a malformed value or an out-of-range one is refused
+with ``GdevError(EINVAL)`` before anything changes.  (The FUSE front assembles a value that a
+writer split over several ``write()`` calls before it comes here: see ``gdevd.fuse.ops``.)
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from procfs.table import Entry
+
+VALUE_MAX = 4096  # one page, as Linux's proc_sys writes
 
 
 def read_entry(entry: Entry, target: Any) -> bytes:
@@ -29,6 +33,9 @@ def write_entry(entry: Entry, target: Any, offset: int, data: bytes) -> int:
         raise GdevError(errno.EINVAL, f"{entry.name} is read-only")
     if offset != 0:
         raise GdevError(errno.EINVAL, f"{entry.name}: write at offset {offset}, not 0")
+    if len(data) > VALUE_MAX or b"\n" in data.rstrip(b"\n"):
+        raise GdevError(errno.EINVAL, f"{entry.name}: one value of one line, at most "
+                                      f"{VALUE_MAX} bytes, per write")
     value = entry.parse(data)
     entry.validate(value)
     entry.set(target, value)

@@ -155,9 +155,13 @@ class ModuleRegistry:
 
     async def control(self, text: str) -> None:
         """Apply one control-file command: ``load SPEC`` (or ``insmod``), ``unload NAME``
-        (or ``rmmod``).  The error is also kept for the listing's ``last error`` line."""
+        (or ``rmmod``): one command of one line, else EINVAL and nothing is done.  The error
+        is also kept for the listing's ``last error`` line."""
         verb, _, arg = text.strip().partition(" ")
         try:
+            if "\n" in text.strip():
+                raise GdevError(errno.EINVAL, "one command per write (the text has several "
+                                              "lines)")
             if verb in ("load", "insmod"):
                 await self.load(arg)
             elif verb in ("unload", "rmmod"):
