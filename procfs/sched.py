@@ -8,13 +8,14 @@ Text entries parse one word; a bad word is EINVAL and changes nothing.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from typing import Any
 
 import trio
 
 from gdevd.errors import GdevError
 from gdevd.runtime.constants import GDEV_MEM_DEVICE
-from gdevd.runtime.sched import COMPUTE, MEMORY, POLICY_NAMES
+from gdevd.runtime.sched import COMPUTE, MEMORY, POLICY_NAMES, QUEUEING
 
 _WORD_MAX = 32
 
@@ -25,6 +26,20 @@ def parse_word(data: bytes) -> str:
     if not text or len(text) > _WORD_MAX or not text.isalpha() or not text.isascii():
         raise GdevError(errno.EINVAL, f"not a word: {data[:_WORD_MAX]!r}")
     return text.decode().lower()
+
+
+def parse_choice(what: str, choices: tuple[str, ...]) -> Callable[[bytes], str]:
+    """A parser of one word among ``choices``; EINVAL naming them otherwise."""
+    def parse(data: bytes) -> str:
+        word = parse_word(data)
+        if word not in choices:
+            raise GdevError(errno.EINVAL, f"unknown {what} {word!r}; one of {', '.join(choices)}")
+        return word
+    return parse
+
+
+parse_policy = parse_choice("scheduler", POLICY_NAMES)
+parse_queueing = parse_choice("queueing", QUEUEING)
 
 
 def format_word(value: str) -> bytes:

@@ -200,9 +200,11 @@ ENTRIES: tuple[Entry, ...] = (
 ENTRIES += (
     Entry("scheduler", "global", RW, "vGPU policy: reads '[band] credit fifo null' (the "
           "current one in brackets, as Linux's I/O schedulers), write one name",
-          S.get_policy, S.set_policy, parser=S.parse_word, formatter=S.format_choices),
+          S.get_policy, S.set_policy, parser=S.parse_policy,
+          formatter=S.format_choices),
     Entry("queueing", "global", RW, "mrq (separate compute and copy queues) or sdq (one)",
-          S.get_queueing, S.set_queueing, parser=S.parse_word, formatter=S.format_word),
+          S.get_queueing, S.set_queueing, parser=S.parse_queueing,
+          formatter=S.format_word),
     Entry("band_wait_us", "global", RW, "BAND time buffering, microseconds",
           S.get_band_wait, S.set_band_wait, (0, 1_000_000)),
     Entry("util_window_us", "global", RW, "window of the *_bandwidth_used measurements, us",
