@@ -47,37 +47,38 @@ lint: build
 typecheck: build
 	$(PY) -m mypy gdevd libgdev kcuda procfs
 
-# Every benchmark at full size; each rewrites its own section of docs/benchmarks.md (about
-# 15-20 min on 2 cores, ecryptfs.py ~10 of them). `make bench-quick` runs each script's
-# short mode in a few minutes and only prints (docs/benchmarks.md keeps the full numbers).
+# Every benchmark at full size; each rewrites its own section of docs/benchmarks.md because
+# `make bench` passes --write-docs (about 15-20 min on 2 cores, ecryptfs.py ~10 of them).
+# Without --write-docs a script only prints: `make bench-quick` runs each script's short
+# mode in a few minutes (docs/benchmarks.md keeps the full numbers).
 BENCH := $(PY) scripts/bench
 bench-deps: build
 	$(PY) -m pip install -q -e '.[bench]'  # matplotlib, for the scheduler's and ecryptfs plots
 
 bench: bench-deps
-	$(BENCH)/compute.py
-	$(BENCH)/kernels.py
-	$(BENCH)/memcpy_engine.py
-	$(BENCH)/memcpy.py
-	$(BENCH)/ioctl.py
-	$(BENCH)/cuda.py
-	$(BENCH)/dataflow.py --n 256,512
-	$(BENCH)/swap.py
-	$(BENCH)/vgpu.py
-	$(BENCH)/priority.py
-	$(BENCH)/ecryptfs.py --docs --plots docs/img
+	$(BENCH)/compute.py --write-docs
+	$(BENCH)/kernels.py --write-docs
+	$(BENCH)/memcpy_engine.py --write-docs
+	$(BENCH)/memcpy.py --write-docs
+	$(BENCH)/ioctl.py --write-docs
+	$(BENCH)/cuda.py --write-docs
+	$(BENCH)/dataflow.py --n 256,512 --write-docs
+	$(BENCH)/swap.py --write-docs
+	$(BENCH)/vgpu.py --write-docs
+	$(BENCH)/priority.py --write-docs
+	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
 
 bench-quick: bench-deps
-	$(BENCH)/compute.py --quick --no-write
-	$(BENCH)/kernels.py --quick --repeat 1 --no-write
-	$(BENCH)/memcpy_engine.py --size 32 --repeat 2 --addresses 1048576 --no-write
-	$(BENCH)/memcpy.py --size-mib 32 --reps 2 --skip-sweeps --no-write
-	$(BENCH)/ioctl.py --size 32 --calls 500 --no-write
-	$(BENCH)/cuda.py --repeat 20 --no-write
-	$(BENCH)/dataflow.py --n 64 --no-write
-	$(BENCH)/swap.py --ks 2,8 --repeat 1 --no-write
-	$(BENCH)/vgpu.py --duration 6 --no-write
-	$(BENCH)/priority.py --duration 1 --reps 2000 --no-write
+	$(BENCH)/compute.py --quick
+	$(BENCH)/kernels.py --quick --repeat 1
+	$(BENCH)/memcpy_engine.py --size 32 --repeat 2 --addresses 1048576
+	$(BENCH)/memcpy.py --size-mib 32 --reps 2 --skip-sweeps
+	$(BENCH)/ioctl.py --size 32 --calls 500
+	$(BENCH)/cuda.py --repeat 20
+	$(BENCH)/dataflow.py --n 64
+	$(BENCH)/swap.py --ks 2,8 --repeat 1
+	$(BENCH)/vgpu.py --duration 6
+	$(BENCH)/priority.py --duration 1 --reps 2000
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
 
 figures: bench

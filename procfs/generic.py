@@ -10,12 +10,14 @@ writer split over several ``write()`` calls before it comes here: see ``gdevd.fu
 from __future__ import annotations
 
 import errno
+import logging
 from typing import Any
 
 from gdevd.errors import GdevError
 from procfs.table import Entry
 
 VALUE_MAX = 4096  # one page, as Linux's proc_sys writes
+log = logging.getLogger("gdevd.procfs")
 
 
 def read_entry(entry: Entry, target: Any) -> bytes:
@@ -27,8 +29,30 @@ def write_entry(entry: Entry, target: Any, offset: int, data: bytes) -> int:
     """Apply a write; return the number of bytes consumed (all of them).
 
     EINVAL for a read-only entry, a nonzero offset, or a bad value; the setter's own errno
-    (e.g. EBUSY) otherwise.  Nothing changes unless the whole value is accepted.
+    (e.g. EBUSY) otherwise.  Nothing changes unless the whole value is accepted.  Every
+    refusal is logged (a warning naming the file, the value and why: range, choices), since
+    the writer sees only the errno.
     """
+    try:
+        return _apply(entry, target, offset, data)
+    except GdevError as exc:
+        log.warning("/proc/gdev/%s: refused %r: %s", label(entry, target), data[:64],
+                    exc.detail or exc)
+        raise
+
+
+def label(entry: Entry, target: Any) -> str:
+    """The entry's path under /proc/gdev (``vdN/NAME`` for a vGPU's entry)."""
+    minor = getattr(target, "minor", None)
+    if entry.scope == "vgpu" and isinstance(minor, int):
+        return f"vd{minor}/{entry.name}"
+    module = getattr(target, "name", None)
+    if entry.scope == "module" and isinstance(module, str):
+        return f"{module}/{entry.name}"
+    return entry.name
+
+
+def _apply(entry: Entry, target: Any, offset: int, data: bytes) -> int:
     if entry.set is None:
         raise GdevError(errno.EINVAL, f"{entry.name} is read-only")
     if offset != 0:

@@ -31,7 +31,8 @@ STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full
 
 async def open_handle(system: Any, minor: int, opener: Any) -> Any:
     """gopen on behalf of the process that opened the device file."""
-    return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid))
+    return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid,
+                                                              opener.name))
 
 
 async def close_handle(session: Any) -> None:
