@@ -16,7 +16,7 @@ from tests.daemon import promtext
 pytestmark = pytest.mark.mount
 
 CLIENT = """
-import ctypes, os, sys, libgdev
+import ctypes, os, sys, libgdev, libgdev.handle  # the client loads lazily: before the drop
 ctypes.CDLL(None).prctl(15, b"smi-client", 0, 0, 0)   # PR_SET_NAME: the name to look for
 os.setgroups([]); os.setgid({gid}); os.setuid({uid})
 h = libgdev.gopen(2)
