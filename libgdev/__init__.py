@@ -33,7 +33,7 @@ VERBS = ("gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_d
          "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
          "gmemcpy", "gmemcpy_async", "glaunch", "gsync", "gbarrier", "gquery", "gtune",
          "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
-         "gset_priority", "gget_priority")
+         "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch")
 _LAZY = {"Handle": "libgdev.handle", "GdevKernel": "libgdev.handle",
          "DmaBuffer": "libgdev.hostmem"}
 
