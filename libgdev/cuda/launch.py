@@ -68,9 +68,23 @@ def pack_params(info: Any, values: Sequence[Any]) -> bytes:
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
                    f"{info.name} takes {len(params)} arguments, got {len(values)}")
     buf = bytearray(int(info.param_size))
-    for p, v in zip(params, values, strict=True):
+    for i, (p, v) in enumerate(zip(params, values, strict=True)):
+        _check_kind(info.name, i, getattr(p, "type", ""), v)
         buf[p.offset:p.offset + p.size] = pack_value(v, p.size)
     return bytes(buf)
+
+
+def _check_kind(kernel: str, index: int, ptype: str, value: Any) -> None:
+    """Refuse a Python int for a floating-point parameter and a Python float for an integer
+    one (their bits would be reinterpreted); numpy scalars and bytes pass as they are."""
+    if isinstance(value, float) and ptype[:1] in ("s", "u"):
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
+                   f"argument {index} of {kernel} is .{ptype}: got the float {value!r} "
+                   f"(pass an int, or a numpy scalar for raw bits)")
+    if isinstance(value, int) and not isinstance(value, bool) and ptype[:1] == "f":
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
+                   f"argument {index} of {kernel} is .{ptype}: got the int {value!r} "
+                   f"(pass {float(value)!r}, or a numpy scalar for raw bits)")
 
 
 def _extra_buffer(f: Function, extra: Any) -> bytes:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import subprocess
 from typing import Any
 
 from libgdev.moduletable import ModuleTable
 
+from . import nvcc
 from .core import DriverCore
 from .errors import CUresult, api, fail, module_api
 
@@ -56,6 +59,27 @@ class Module:
         return f"<CUmodule {self.name!r}{' unloaded' if self.unloaded else ''}>"
 
 
+def demangle(names: list[str]) -> list[str]:
+    """C++ names as source shows them (``_Z4noopv`` -> ``noop()``), by ``c++filt`` when it
+    is installed; the names as they are otherwise."""
+    if not any(n.startswith("_Z") for n in names) or shutil.which("c++filt") is None:
+        return list(names)
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
+                             text=True, timeout=10, check=True).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return list(names)
+    return out if len(out) == len(names) else list(names)
+
+
+def _no_kernel(mod: Module, name: str) -> str:
+    names = [f.name for f in mod.table.functions]
+    shown = [n if d == n else f"{n} ({d})" for n, d in zip(names, demangle(names), strict=True)]
+    near = [s for s in shown if f" ({name}(" in s]
+    hint = f"; did you mean {near[0].split()[0]}?" if near else ""
+    return f"no kernel {name!r} in {mod!r}; its kernels: {', '.join(shown) or 'none'}{hint}"
+
+
 class ModuleAPI(DriverCore):
     """cuModule* entry points (mixed into the driver)."""
 
@@ -78,7 +102,8 @@ class ModuleAPI(DriverCore):
 
     @module_api
     def cuModuleLoad(self, fname: str | os.PathLike[str]) -> Module:
-        """Load a PTX module from the file ``fname``."""
+        """Load a module from the file ``fname``: PTX, whatever the file is called, or CUDA
+        C++ source (``.cu``), compiled to PTX with nvcc and cached (:mod:`.nvcc`)."""
         self._current()
         try:
             with open(fname, "rb") as f:
@@ -87,6 +112,8 @@ class ModuleAPI(DriverCore):
             result = (CUresult.CUDA_ERROR_FILE_NOT_FOUND if exc.errno in (errno.ENOENT,
                       errno.ENOTDIR, errno.EISDIR) else CUresult.CUDA_ERROR_OPERATING_SYSTEM)
             raise fail(result, str(exc)) from exc
+        if os.fspath(fname).endswith(nvcc.SOURCE_SUFFIXES):
+            image = nvcc.compile_source(os.fspath(fname), image)
         return self._load(image, os.fspath(fname))
 
     @module_api
@@ -117,7 +144,7 @@ class ModuleAPI(DriverCore):
         if fn is None:
             found = mod.table.function(name)
             if found is None:
-                raise fail(CUresult.CUDA_ERROR_NOT_FOUND, f"no kernel {name!r} in {mod!r}")
+                raise fail(CUresult.CUDA_ERROR_NOT_FOUND, _no_kernel(mod, name))
             fn = mod.functions[name] = Function(mod, *found)
         return fn
 
