@@ -99,6 +99,8 @@ def _table(decoded: Any, data_addr: int, text: str) -> ModuleTable:
 async def _decoded(handle: Handle, code: bytes, name: str) -> Any:
     try:
         return await _decode(handle, code)
+    except MemoryError:  # a declared data segment the daemon cannot even lay out
+        raise GdevError(errno.ENOMEM, f"{name}: its data segment does not fit") from None
     except GdevError as exc:
         if exc.errno == errno.EINVAL and exc.detail.startswith("<ptx>:"):
             raise GdevError(errno.EINVAL, name + exc.detail[len("<ptx>"):]) from None
