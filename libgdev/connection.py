@@ -34,7 +34,7 @@ class Reply(NamedTuple):
     """A successful reply: output fields, tail bytes and the descriptor passed (or -1)."""
 
     fields: Any
-    tail: bytes
+    tail: abi.Tail
     fd: int
 
 

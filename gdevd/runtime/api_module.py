@@ -164,7 +164,7 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
 
 async def gmodule_launch(handle: Handle, module_id: int, index: int,
                          grid: tuple[int, int, int], block: tuple[int, int, int],
-                         shared_dynamic: int, params: bytes) -> int:
+                         shared_dynamic: int, params: bytes | memoryview) -> int:
     """Launch function ``index`` of module ``module_id``; its fence id (see ``glaunch``).
 
     The decoded module is the one the load cached: a launch neither reads nor hashes the
