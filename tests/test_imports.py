@@ -37,8 +37,6 @@ KNOWN_GAPS = {
     ("gdevd/modules/ecryptfs/helper.py", "libgdev.cuda"),
     # procfs' scheduler entries read the runtime's scheduler classes (issue 18, item 5)
     ("procfs/sched.py", "gdevd.runtime.sched"),
-    # the CUDA layer still parses PTX on the client side (issue 13, item 1)
-    ("libgdev/cuda/module.py", "gdevd.gpu.ptx"),
 }
 
 

@@ -22,11 +22,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import trio
+
 from libgdev.moduletable import Function, Global, ModuleTable, Param
 
 from ..errors import GdevError
 from .api_copy import gmemcpy_to_device
-from .api_exec import GdevKernel, _decode, glaunch
+from .api_exec import GdevKernel, _check_kernel, _decode, launch_decoded
 from .api_mem import gfree, gmalloc
 from .handle import Handle
 
@@ -97,6 +99,8 @@ def _table(decoded: Any, data_addr: int, text: str) -> ModuleTable:
 async def _decoded(handle: Handle, code: bytes, name: str) -> Any:
     try:
         return await _decode(handle, code)
+    except MemoryError:  # a declared data segment the daemon cannot even lay out
+        raise GdevError(errno.ENOMEM, f"{name}: its data segment does not fit") from None
     except GdevError as exc:
         if exc.errno == errno.EINVAL and exc.detail.startswith("<ptx>:"):
             raise GdevError(errno.EINVAL, name + exc.detail[len("<ptx>"):]) from None
@@ -160,11 +164,12 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
 
 async def gmodule_launch(handle: Handle, module_id: int, index: int,
                          grid: tuple[int, int, int], block: tuple[int, int, int],
-                         shared_dynamic: int, params: bytes) -> int:
+                         shared_dynamic: int, params: bytes | memoryview) -> int:
     """Launch function ``index`` of module ``module_id``; its fence id (see ``glaunch``).
 
-    Errors: as glaunch's, and ENOENT (no such module, or no function ``index``, naming the
-    module's kernels)."""
+    The decoded module is the one the load cached: a launch neither reads nor hashes the
+    code again.  Errors: as glaunch's, and ENOENT (no such module, or no function
+    ``index``, naming the module's kernels)."""
     mod = _loaded(handle, module_id)
     functions = mod.table.functions
     if not 0 <= index < len(functions):
@@ -174,4 +179,7 @@ async def gmodule_launch(handle: Handle, module_id: int, index: int,
     kernel = GdevKernel(code_addr=mod.code_addr, code_size=mod.code_size,
                         data_addr=mod.table.data_addr, name=functions[index].name,
                         grid=grid, block=block, shared_dynamic=shared_dynamic, params=params)
-    return await glaunch(handle, kernel)
+    _check_kernel(kernel)
+    handle.check_fault()
+    await trio.lowlevel.checkpoint()
+    return launch_decoded(handle, mod.decoded, kernel)

@@ -106,6 +106,10 @@ def result_from_errno(err: int | None) -> CUresult:
     return _ERRNO_TO_RESULT.get(err, CUresult.CUDA_ERROR_UNKNOWN)
 
 
+# Module loads: the loader's EINVAL is PTX it rejects, ENOEXEC an image that is not PTX.
+LOAD_REMAP: dict[int, CUresult] = {E.EINVAL: CUresult.CUDA_ERROR_INVALID_PTX,
+                                   E.ENOEXEC: CUresult.CUDA_ERROR_INVALID_IMAGE}
+
 # Copies: an EFAULT there is a range running past its allocation (the runtime's lookup), a bad
 # argument, not a kernel's sticky illegal address.
 COPY_REMAP: dict[int, CUresult] = {E.EFAULT: CUresult.CUDA_ERROR_INVALID_VALUE}
@@ -114,14 +118,12 @@ COPY_REMAP: dict[int, CUresult] = {E.EFAULT: CUresult.CUDA_ERROR_INVALID_VALUE}
 def translate(exc: BaseException, remap: dict[int, CUresult] | None = None) -> CudaError:
     """Turn an exception of the layer below into a CudaError; the one translation point.
 
-    A PTX loader error becomes CUDA_ERROR_INVALID_PTX; anything carrying an ``errno``
-    (GdevError, OSError and subclasses) goes through :func:`result_from_errno`, unless the
-    entry point's ``remap`` (only :data:`COPY_REMAP`) names that errno.
+    Anything carrying an ``errno`` (GdevError, OSError and subclasses) goes through
+    :func:`result_from_errno`, unless the entry point's ``remap`` (:data:`COPY_REMAP`,
+    :data:`LOAD_REMAP`) names that errno.  The message keeps the layer below's text.
     """
     if isinstance(exc, CudaError):
         return exc
-    if type(exc).__name__ == "PtxError":
-        return CudaError(CUresult.CUDA_ERROR_INVALID_PTX, str(exc))
     err = getattr(exc, "errno", None)
     if remap and err in remap:
         return CudaError(remap[err], str(exc))
@@ -150,6 +152,11 @@ def api(fn: Callable[P, R]) -> Callable[P, R]:
 def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
     """:func:`api` for memcpy/memset entry points (:data:`COPY_REMAP`)."""
     return _wrap(fn, COPY_REMAP)
+
+
+def module_api(fn: Callable[P, R]) -> Callable[P, R]:
+    """:func:`api` for cuModuleLoad* (:data:`LOAD_REMAP`)."""
+    return _wrap(fn, LOAD_REMAP)
 
 
 def fail(result: CUresult, detail: str = "") -> CudaError:
