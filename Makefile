@@ -9,7 +9,8 @@ NVCC    ?= nvcc
 PTXARCH ?= compute_75
 KERNELS := $(wildcard kernels/*.cu)
 
-.PHONY: run test build deps kernels lint typecheck bench bench-quick bench-deps figures clean
+.PHONY: run test build deps kernels lint typecheck bench bench-quick bench-deps figures clean \
+        clib abi-header
 
 run: build
 	$(PY) scripts/run.py --mount $(MOUNT)
@@ -17,8 +18,28 @@ run: build
 test: build
 	$(PYTEST) -q $(PYTEST_ARGS)
 
-build: $(VENV)/.deps-stamp
+build: $(VENV)/.deps-stamp clib
 	$(PY) scripts/build_core.py
+
+# The C client libraries (docs/clib.md): build/clib/libgdev.so; CLIB_CFLAGS adds flags
+# (tests build an ASan/UBSan copy with CLIB_DIR=... CLIB_CFLAGS='-fsanitize=...').
+CC         ?= cc
+CLIB_DIR   ?= build/clib
+CLIB_CFLAGS ?=
+CLIB_SRC   := libgdev/csrc
+CLIB_WARN  := -std=c11 -Wall -Wextra -Werror=implicit-function-declaration
+CLIB_FLAGS := $(CLIB_WARN) -O2 -g -fPIC -fvisibility=hidden -pthread -I$(CLIB_SRC) $(CLIB_CFLAGS)
+LIBGDEV_C  := $(addprefix $(CLIB_SRC)/,conn.c copy.c error.c gate.c handle.c verbs.c)
+CLIB_HDRS  := $(wildcard $(CLIB_SRC)/*.h)
+
+clib: $(CLIB_DIR)/libgdev.so
+
+$(CLIB_DIR)/libgdev.so: $(LIBGDEV_C) $(CLIB_HDRS)
+	@mkdir -p $(CLIB_DIR)
+	$(CC) $(CLIB_FLAGS) -shared -Wl,-soname,libgdev.so -o $@ $(LIBGDEV_C)
+
+abi-header:
+	$(PY) scripts/gen_abi_header.py
 
 # Debian packages: libfuse3-dev and pkg-config to build pyfuse3, fuse3 for fusermount3.
 deps: .deps-debian-stamp
