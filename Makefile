@@ -32,7 +32,24 @@ CLIB_FLAGS := $(CLIB_WARN) -O2 -g -fPIC -fvisibility=hidden -pthread -I$(CLIB_SR
 LIBGDEV_C  := $(addprefix $(CLIB_SRC)/,conn.c copy.c error.c gate.c handle.c verbs.c)
 CLIB_HDRS  := $(wildcard $(CLIB_SRC)/*.h)
 
+CUDA_HOME  ?= /usr/local/cuda
+CUDA_INC   := $(firstword $(wildcard $(CUDA_HOME)/include/cuda.h))
+LIBCUDA_C  := $(wildcard $(CLIB_SRC)/cuda/*.c)
+
+# libcuda.so.1 is compiled against NVIDIA's cuda.h (the prototypes and versioned names it
+# must match); without the CUDA toolkit only libgdev.so is built.
+ifneq ($(CUDA_INC),)
+clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1
+else
 clib: $(CLIB_DIR)/libgdev.so
+	@echo "no $(CUDA_HOME)/include/cuda.h: libcuda.so.1 not built (set CUDA_HOME)"
+endif
+
+$(CLIB_DIR)/libcuda.so.1: $(LIBCUDA_C) $(LIBGDEV_C) $(CLIB_HDRS) $(wildcard $(CLIB_SRC)/cuda/*.h)
+	@mkdir -p $(CLIB_DIR)
+	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcuda.so.1 \
+	    -DGDEV_EXPORT= -o $@ $(LIBCUDA_C) $(LIBGDEV_C) -ldl
+	ln -sf libcuda.so.1 $(CLIB_DIR)/libcuda.so
 
 $(CLIB_DIR)/libgdev.so: $(LIBGDEV_C) $(CLIB_HDRS)
 	@mkdir -p $(CLIB_DIR)

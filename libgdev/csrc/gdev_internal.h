@@ -12,7 +12,9 @@
 #define GDEV_DIRECT_MAX (32u << 10) /* pageable copies up to this ride inline (handle.py) */
 #define GDEV_MAX_FDS 8
 #define GDEV_MAX_SPINS 32
+#ifndef GDEV_EXPORT /* libcuda.so.1 builds the same files with the verbs hidden */
 #define GDEV_EXPORT __attribute__((visibility("default")))
+#endif
 
 /* Spin-then-block state of one command (libgdev/spin.py's AdaptiveSpin). */
 struct gdev_spin {

@@ -1,0 +1,106 @@
+/* Internals of libcuda.so.1: the driver API over libgdev's verbs (docs/clib.md).
+ * Compiled against NVIDIA's cuda.h, so every entry point has CUDA's exact prototype and its
+ * versioned symbol name (cuMemAlloc is cuMemAlloc_v2, cuCtxCreate is cuCtxCreate_v4 ...). */
+#ifndef CUDA_INTERNAL_H
+#define CUDA_INTERNAL_H
+
+#define CUDA_ENABLE_DEPRECATED 1 /* the deprecated entry points are implemented too */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "gdev.h"
+
+#define API __attribute__((visibility("default")))
+#define GDEV_CUDA_VERSION 12080 /* cuDriverGetVersion: the CUDA API these entry points follow */
+
+struct CUmod_st;
+struct CUevent_st;
+
+/* A device allocation, for cuMemGetAddressRange and pointer checks. */
+struct alloc {
+    uint64_t addr, size;
+};
+
+/* A context: one Gdev handle (its own address space), as in Gdev's libucuda. */
+struct CUctx_st {
+    Ghandle h;
+    CUdevice dev;
+    unsigned flags;
+    int destroyed;
+    CUresult sticky; /* a kernel's illegal address poisons the context, as in CUDA */
+    pthread_mutex_t lock;
+    struct alloc *allocs;
+    size_t nallocs, cap;
+    struct CUmod_st *marker; /* the event marker module, loaded on first timed record */
+    uint64_t slots; /* a page of 8-byte event time slots */
+    uint32_t slots_used;
+    uint32_t last_fence; /* newest asynchronous op of the NULL stream */
+};
+
+/* One kernel of a module: its parameter layout from the PTX. */
+#define MAX_PARAMS 64
+struct CUfunc_st {
+    struct CUmod_st *mod;
+    char name[256];
+    unsigned nparams;
+    uint32_t param_off[MAX_PARAMS], param_size[MAX_PARAMS];
+    uint32_t param_total;
+    /* legacy launch state (cuParamSet*, cuFuncSetBlockShape, cuFuncSetSharedSize) */
+    uint8_t legacy_params[4096];
+    uint32_t legacy_size;
+    int bx, by, bz;
+    unsigned shared;
+};
+
+struct global_var {
+    char name[256];
+    uint64_t offset, size;
+};
+
+struct CUmod_st {
+    CUcontext ctx;
+    uint64_t code_addr, code_size, data_addr, data_size;
+    struct CUfunc_st *funcs;
+    unsigned nfuncs;
+    struct global_var *globals;
+    unsigned nglobals;
+};
+
+struct CUstream_st {
+    CUcontext ctx;
+    uint32_t last_fence;
+};
+
+struct CUevent_st {
+    CUcontext ctx;
+    unsigned flags;
+    int recorded;
+    uint32_t fence;
+    uint64_t slot; /* device address of its timestamp, 0 for CU_EVENT_DISABLE_TIMING */
+};
+
+/* The PTX scan: entries and their parameters, module-scope .global/.const variables. */
+struct ptx_info {
+    struct CUfunc_st *funcs;
+    unsigned nfuncs;
+    struct global_var *globals;
+    unsigned nglobals;
+    uint8_t *image; /* the data segment's initial bytes */
+    uint64_t image_size;
+};
+CUresult ptx_scan(const char *text, size_t len, struct ptx_info *out);
+void ptx_info_free(struct ptx_info *info);
+
+/* Helpers shared by the files of libcuda. */
+CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
+CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
+CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
+CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
+void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
+int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
+uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
+int cu_initialized(void);
+
+#endif /* CUDA_INTERNAL_H */
