@@ -39,7 +39,7 @@ LIBCUDA_C  := $(wildcard $(CLIB_SRC)/cuda/*.c)
 # libcuda.so.1 is compiled against NVIDIA's cuda.h (the prototypes and versioned names it
 # must match); without the CUDA toolkit only libgdev.so is built.
 ifneq ($(CUDA_INC),)
-clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1
+clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1 $(CLIB_DIR)/libcudart.so.13
 else
 clib: $(CLIB_DIR)/libgdev.so
 	@echo "no $(CUDA_HOME)/include/cuda.h: libcuda.so.1 not built (set CUDA_HOME)"
@@ -50,6 +50,15 @@ $(CLIB_DIR)/libcuda.so.1: $(LIBCUDA_C) $(LIBGDEV_C) $(CLIB_HDRS) $(wildcard $(CL
 	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcuda.so.1 \
 	    -DGDEV_EXPORT= -o $@ $(LIBCUDA_C) $(LIBGDEV_C) -ldl
 	ln -sf libcuda.so.1 $(CLIB_DIR)/libcuda.so
+
+# libcudart.so.13: the soname (and symbol version) `nvcc -cudart shared` links to.
+LIBCUDART_C := $(wildcard $(CLIB_SRC)/cudart/*.c)
+$(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h \
+                             $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
+	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.13 \
+	    -Wl,--version-script=$(CLIB_SRC)/cudart/libcudart.map -o $@ $(LIBCUDART_C) \
+	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+	ln -sf libcudart.so.13 $(CLIB_DIR)/libcudart.so
 
 $(CLIB_DIR)/libgdev.so: $(LIBGDEV_C) $(CLIB_HDRS)
 	@mkdir -p $(CLIB_DIR)
