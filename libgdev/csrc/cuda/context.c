@@ -11,6 +11,10 @@ static int initialized;
 static int device_count;
 static _Thread_local CUcontext stack[STACK_MAX];
 static _Thread_local int depth;
+/* Destroyed contexts stay allocated (and listed): a stale handle in another thread must read
+ * CONTEXT_IS_DESTROYED, never freed memory. */
+static pthread_mutex_t destroyed_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext destroyed;
 
 int cu_initialized(void)
 {
@@ -243,14 +247,17 @@ API CUresult cuCtxDestroy(CUcontext ctx)
             stack[i] = NULL;
     while (depth && !stack[depth - 1])
         depth--;
-    if (ctx->marker)
-        cuModuleUnload(ctx->marker);
+    cu_unload_all(ctx); /* the event marker module too */
+    ctx->marker = NULL;
     ctx->destroyed = 1;
     gclose(ctx->h); /* the daemon frees every object of the context */
     ctx->h = NULL;
     free(ctx->allocs);
     ctx->allocs = NULL;
-    /* the struct stays: other threads' later use sees CONTEXT_IS_DESTROYED */
+    pthread_mutex_lock(&destroyed_lock);
+    ctx->next_destroyed = destroyed;
+    destroyed = ctx;
+    pthread_mutex_unlock(&destroyed_lock);
     return CUDA_SUCCESS;
 }
 

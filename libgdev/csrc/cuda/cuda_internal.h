@@ -36,6 +36,8 @@ struct CUctx_st {
     uint64_t slots; /* a page of 8-byte event time slots */
     uint32_t slots_used;
     uint32_t last_fence; /* newest asynchronous op of the NULL stream */
+    struct CUctx_st *next_destroyed;
+    struct CUmod_st *modules; /* loaded modules, freed with the context as in CUDA */
 };
 
 /* One kernel of a module: its parameter layout from the PTX. */
@@ -65,6 +67,7 @@ struct CUmod_st {
     unsigned nfuncs;
     struct global_var *globals;
     unsigned nglobals;
+    struct CUmod_st *next;
 };
 
 struct CUstream_st {
@@ -97,6 +100,7 @@ CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
+void cu_unload_all(CUcontext ctx);
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
 void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);

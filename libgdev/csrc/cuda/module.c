@@ -10,6 +10,14 @@
 
 static void unload(CUmodule m)
 {
+    CUcontext c = m->ctx;
+    pthread_mutex_lock(&c->lock);
+    for (CUmodule *link = &c->modules; *link; link = &(*link)->next)
+        if (*link == m) {
+            *link = m->next;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
     if (m->ctx->h) {
         if (m->code_addr)
             gfree(m->ctx->h, m->code_addr);
@@ -57,8 +65,18 @@ CUresult cu_load_ptx(CUcontext c, const char *text, size_t len, CUmodule *out)
         unload(m);
         return cu_fail(r, "loading a module: %s", gdev_last_error());
     }
+    pthread_mutex_lock(&c->lock);
+    m->next = c->modules;
+    c->modules = m;
+    pthread_mutex_unlock(&c->lock);
     *out = m;
     return CUDA_SUCCESS;
+}
+
+void cu_unload_all(CUcontext c)
+{
+    while (c->modules)
+        unload(c->modules);
 }
 
 static CUresult load_image(CUmodule *module, const void *image)
