@@ -194,6 +194,9 @@ gshmdt = _verb(rt.gshmdt)
 gshmctl = _verb(rt.gshmctl)
 gset_priority = _verb(rt.gset_priority)
 gget_priority = _verb(rt.gget_priority)
+gmodule_load = _verb(rt.gmodule_load)
+gmodule_unload = _verb(rt.gmodule_unload)
+gmodule_launch = _verb(rt.gmodule_launch)
 
 __all__ = [
     "boot", "shutdown", "system", "check_invariants", "Handle", "GdevConfig", "GdevKernel",
@@ -202,6 +205,6 @@ __all__ = [
     "gmemcpy_from_device", "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gquery", "gtune", "gref", "gunref", "gvirtget",
     "gshmget", "gshmat", "gshmdt", "gshmctl",
-    "gset_priority", "gget_priority",
+    "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
     *[n for n in dir(_constants) if n.startswith("GDEV_")],
 ]

@@ -21,7 +21,8 @@ _HANDLE_VERBS = (
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async", "glaunch", "gsync",
     "gbarrier", "gquery", "gtune", "gref", "gunref", "gshmget", "gshmat", "gshmdt",
-    "gshmctl", "gset_priority", "gget_priority",
+    "gshmctl", "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload",
+    "gmodule_launch",
 )
 
 

@@ -106,6 +106,25 @@ def host_destination(session: Any, req: Any, tail: bytes) -> np.ndarray:
     return _shared(session, req)
 
 
+def module_image(session: Any, req: Any, tail: bytes) -> tuple[str, bytes]:
+    """(name, image) of a MODULE_LOAD request: the name leads the tail, the image follows
+    it inline or lies in shared memory (EINVAL / EFAULT / ENOENT)."""
+    if req.name_len > min(len(tail), 1024):
+        raise GdevError(errno.EINVAL, f"module name of {req.name_len} bytes")
+    try:
+        name = tail[:req.name_len].decode("utf-8") or "<image>"
+    except UnicodeDecodeError:
+        raise GdevError(errno.EINVAL, "module name is not UTF-8") from None
+    rest = tail[req.name_len:]
+    if req.host_kind == abi.HOST_INLINE:
+        if len(rest) != req.size or req.host_offset or req.buf_id:
+            raise GdevError(errno.EINVAL, f"inline image of {req.size} bytes carries {len(rest)}")
+        return name, rest
+    if rest:
+        raise GdevError(errno.EINVAL, "image both inline and in shared memory")
+    return name, _shared(session, req).tobytes()
+
+
 def kernel_from(req: Any, tail: bytes) -> Any:
     """The runtime's GdevKernel for a GLAUNCH request (name and params in the tail)."""
     if req.name_len + req.params_len != len(tail) or not req.name_len:

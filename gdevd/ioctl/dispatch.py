@@ -22,7 +22,7 @@ import trio
 from gdevd.errors import GdevError
 from gdevd.ioctl import backend
 from gdevd.ioctl.session import Session, SessionTable
-from libgdev import abi
+from libgdev import abi, moduletable
 
 
 @dataclass
@@ -118,6 +118,35 @@ async def _set_priority(call: Call, req: Any, tail: bytes) -> Out:
         return Out({"prio": await backend.rt.gget_priority(h)})
     prio = None if req.flags & abi.PRIO_CLEAR else req.prio
     return Out({"prio": await backend.rt.gset_priority(h, prio)})
+
+
+@handler("MODULE_LOAD")
+async def _module_load(call: Call, req: Any, tail: bytes) -> Out:
+    name, image = backend.module_image(call.s, req, tail)
+    t = await backend.rt.gmodule_load(call.s.handle, image, name)
+    table = moduletable.encode(t.functions, t.globals)
+    if len(table) + abi.BY_NAME["MODULE_LOAD"].reply.struct.size + 8 > abi.MAX_PAYLOAD:
+        await backend.rt.gmodule_unload(call.s.handle, t.module_id)
+        raise GdevError(errno.E2BIG, f"{name}: function table of {len(table)} bytes")
+    return Out({"module_id": t.module_id, "data_addr": t.data_addr, "data_size": t.data_size,
+                "n_functions": len(t.functions), "n_globals": len(t.globals),
+                "ptx_version": t.ptx_version, "target_sm": t.target_sm}, tail=table)
+
+
+@handler("MODULE_UNLOAD")
+async def _module_unload(call: Call, req: Any, tail: bytes) -> Out:
+    await backend.rt.gmodule_unload(call.s.handle, req.module_id)
+    return Out()
+
+
+@handler("MODULE_LAUNCH")
+async def _module_launch(call: Call, req: Any, tail: bytes) -> Out:
+    if len(tail) != req.params_len:
+        raise _einval(f"MODULE_LAUNCH carries {len(tail)} parameter bytes, not {req.params_len}")
+    fence = await backend.rt.gmodule_launch(
+        call.s.handle, req.module_id, req.function, (req.grid_x, req.grid_y, req.grid_z),
+        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail)
+    return Out({"id": fence})
 
 
 @handler("GET_HANDLE", inline=True)

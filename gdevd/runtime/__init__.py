@@ -15,6 +15,7 @@ from .api_copy import (
 from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune, query
 from .api_exec import GdevKernel, gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
+from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
@@ -32,5 +33,5 @@ __all__ = [
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
-    "gset_priority", "gget_priority",
+    "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
 ]

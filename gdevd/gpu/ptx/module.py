@@ -22,12 +22,14 @@ MAX_SHARED = 64 * 1024
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """One kernel parameter: byte offset, size and alignment in the parameter buffer."""
+    """One kernel parameter: byte offset, size and alignment in the parameter buffer, and
+    its PTX type (a scalar's, e.g. ``f32``; ``b8`` for arrays and vectors: raw bytes)."""
 
     name: str
     offset: int
     size: int
     align: int
+    type: str = "b8"
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,8 @@ class Module:
         for p in fn.params:
             a = _var_align(p)
             off = _align_up(off, a)
-            params.append(ParamInfo(p.name, off, p.size, a))
+            scalar = p.count is None and p.vec == 1
+            params.append(ParamInfo(p.name, off, p.size, a, p.type if scalar else "b8"))
             off += p.size
         linked = Linker(self.ast, self.name).link(fn)
         linked.code, linked.regs = coalesce(linked.code, linked.regs)
