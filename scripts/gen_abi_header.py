@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from libgdev import abi, constants  # noqa: E402
+from libgdev import abi, constants, moduletable  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    "libgdev", "csrc", "gdev_abi.h")
@@ -25,7 +25,7 @@ C_TYPES = {"Q": "uint64_t", "q": "int64_t", "I": "uint32_t", "i": "int32_t",
            "H": "uint16_t", "h": "int16_t", "B": "uint8_t", "b": "int8_t"}
 ABI_CONSTANTS = ("MAGIC", "ABI_VERSION", "HEADER_SIZE", "MAX_PAYLOAD", "INLINE_MAX",
                  "FLAG_REPLY", "KNOWN_FLAGS", "HOST_INLINE", "HOST_STAGING", "HOST_DMA",
-                 "GSYNC_TIMEOUT", "PRIO_CLEAR", "PRIO_GET", "PRIO_FLAGS", "TOKEN_SIZE")
+                 "GSYNC_TIMEOUT", "PRIO_CLEAR", "PRIO_GET", "PRIO_FLAGS", "TOKEN_SIZE", "MSG_MAX")
 
 
 def c_field(name: str, fmt: str) -> str:
@@ -48,6 +48,42 @@ def layout_struct(lay: abi.Layout) -> list[str]:
     lines.append(f"_Static_assert(sizeof(struct gdev_abi_{lay.name}) == {lay.struct.size}, "
                  f"\"{lay.name} size\");")
     return lines
+
+
+# The MODULE_LOAD reply's records (libgdev/moduletable.py names them in its docstring).
+TABLE_RECORDS = (
+    ("modtab_function", moduletable.FUNCTION,
+     ("name_len", "n_params", "param_size", "max_threads", "static_shared", "local_size",
+      "num_regs", "const_size", "max_dynamic_shared", "_pad0")),
+    ("modtab_param", moduletable.PARAM, ("offset", "size", "align", "_pad0", "type")),
+    ("modtab_global", moduletable.GLOBAL, ("addr", "size", "name_len", "space")),
+)
+
+
+def table_records() -> list[abi.Layout]:
+    """The module table's record layouts, checked field by field against moduletable."""
+    out = []
+    for name, st, names in TABLE_RECORDS:
+        fmts = [f for f in _formats(st.format.lstrip("<"))]
+        if len(fmts) != len(names):
+            raise ValueError(f"{name}: {len(fmts)} fields in moduletable, {len(names)} named")
+        out.append(abi.Layout(name, tuple(zip(names, fmts, strict=True))))
+    return out
+
+
+def _formats(fmt: str) -> list[str]:
+    """Split a struct format into one format per field ("4I8s" -> I, I, I, I, 8s)."""
+    out, count = [], ""
+    for ch in fmt:
+        if ch.isdigit():
+            count += ch
+        elif ch == "s":
+            out.append(count + "s")
+            count = ""
+        else:
+            out += [ch] * int(count or 1)
+            count = ""
+    return out
 
 
 def layouts() -> list[abi.Layout]:
@@ -108,12 +144,16 @@ def render() -> str:
     out += ["};", f"_Static_assert(sizeof(struct gdev_abi_header) == {abi.HEADER_SIZE}, "
                   "\"header size\");", "",
             "/* A reply's payload starts with this; on success the output struct follows. */",
-            "struct gdev_abi_status {", "    int32_t status;", "    uint32_t _pad0;", "};",
+            "struct gdev_abi_status {", "    int32_t status;",
+            "    uint32_t msg_len; /* an error reply: its message follows */", "};",
             f"_Static_assert(sizeof(struct gdev_abi_status) == {abi.STATUS.size}, "
             "\"status size\");", ""]
     for lay in layouts():
         if lay.fields:
             out += layout_struct(lay) + [""]
+    out.append("/* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */")
+    for lay in table_records():
+        out += layout_struct(lay) + [""]
     out += command_lines()
     out += ["#endif /* GDEV_ABI_H */", ""]
     return "\n".join(out)

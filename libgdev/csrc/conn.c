@@ -252,10 +252,13 @@ int gdev_conn_receive(struct gdev_conn *c, uint32_t cmd, uint64_t rid, void *out
         || h.request_id != rid || h.reserved || h.payload_len < sizeof st)
         return fail_broken(c, EPROTO, "reply out of step with its request");
     memcpy(&st, body, sizeof st);
-    if (st.status < 0 || st._pad0)
+    if (st.status < 0 || (st.msg_len && !st.status) || st.msg_len > GDEV_ABI_MSG_MAX)
         return fail_broken(c, EPROTO, "malformed reply status");
-    if (st.status)
-        return gdev_fail(st.status, "%s", name);
+    if (st.status) { /* the daemon's reason follows: carried to the user */
+        if (h.payload_len != sizeof st + st.msg_len)
+            return fail_broken(c, EPROTO, "error reply with a body");
+        return gdev_fail(st.status, "%s: %.*s", name, (int)st.msg_len, body + sizeof st);
+    }
     if (h.payload_len < sizeof st + out_size
         || (!gdev_reply_has_tail(cmd) && h.payload_len != sizeof st + out_size))
         return fail_broken(c, EPROTO, "reply of the wrong size");

@@ -6,7 +6,7 @@
 
 #include "gdev_internal.h"
 
-static _Thread_local char last_error[512];
+static _Thread_local char last_error[GDEV_ABI_MSG_MAX + 256];
 
 int gdev_fail(int err, const char *fmt, ...)
 {
@@ -16,6 +16,8 @@ int gdev_fail(int err, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    if (n >= 2 && (size_t)n < sizeof last_error && !strcmp(last_error + n - 2, ": "))
+        last_error[n -= 2] = '\0'; /* an empty message */
     if (n >= 0 && (size_t)n < sizeof last_error)
         snprintf(last_error + n, sizeof last_error - (size_t)n, ": %s", strerror(err));
     return -err;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define GDEV_ABI_MAGIC 0x56454447u
-#define GDEV_ABI_VERSION 1
+#define GDEV_ABI_VERSION 2
 #define GDEV_ABI_HEADER_SIZE 32
 #define GDEV_ABI_MAX_PAYLOAD 0x101000u
 #define GDEV_ABI_INLINE_MAX 0x100000u
@@ -21,13 +21,16 @@
 #define GDEV_ABI_PRIO_GET 2
 #define GDEV_ABI_PRIO_FLAGS 3
 #define GDEV_ABI_TOKEN_SIZE 32
+#define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
 #define GDEV_ABI_FEATURE_DMA_FD 2
 #define GDEV_ABI_FEATURE_INLINE 4
 #define GDEV_ABI_FEATURE_ASYNC 8
 #define GDEV_ABI_FEATURE_SHM 16
 #define GDEV_ABI_FEATURE_PRIORITY 32
-#define GDEV_ABI_FEATURES 63
+#define GDEV_ABI_FEATURE_MODULES 64
+#define GDEV_ABI_FEATURE_ERROR_MSG 128
+#define GDEV_ABI_FEATURES 255
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -64,7 +67,7 @@ _Static_assert(sizeof(struct gdev_abi_header) == 32, "header size");
 /* A reply's payload starts with this; on success the output struct follows. */
 struct gdev_abi_status {
     int32_t status;
-    uint32_t _pad0;
+    uint32_t msg_len; /* an error reply: its message follows */
 };
 _Static_assert(sizeof(struct gdev_abi_status) == 8, "status size");
 
@@ -130,6 +133,78 @@ _Static_assert(offsetof(struct gdev_abi_prio_reply, prio) == 0, "prio_reply.prio
 _Static_assert(offsetof(struct gdev_abi_prio_reply, _pad0) == 4, "prio_reply._pad0");
 _Static_assert(sizeof(struct gdev_abi_prio_reply) == 8, "prio_reply size");
 
+struct gdev_abi_module_load {
+    uint64_t size;
+    uint64_t host_offset;
+    uint64_t buf_id;
+    uint32_t host_kind;
+    uint32_t name_len;
+};
+_Static_assert(offsetof(struct gdev_abi_module_load, size) == 0, "module_load.size");
+_Static_assert(offsetof(struct gdev_abi_module_load, host_offset) == 8, "module_load.host_offset");
+_Static_assert(offsetof(struct gdev_abi_module_load, buf_id) == 16, "module_load.buf_id");
+_Static_assert(offsetof(struct gdev_abi_module_load, host_kind) == 24, "module_load.host_kind");
+_Static_assert(offsetof(struct gdev_abi_module_load, name_len) == 28, "module_load.name_len");
+_Static_assert(sizeof(struct gdev_abi_module_load) == 32, "module_load size");
+
+struct gdev_abi_module {
+    uint64_t module_id;
+    uint64_t data_addr;
+    uint64_t data_size;
+    uint32_t n_functions;
+    uint32_t n_globals;
+    uint32_t ptx_version;
+    uint32_t target_sm;
+};
+_Static_assert(offsetof(struct gdev_abi_module, module_id) == 0, "module.module_id");
+_Static_assert(offsetof(struct gdev_abi_module, data_addr) == 8, "module.data_addr");
+_Static_assert(offsetof(struct gdev_abi_module, data_size) == 16, "module.data_size");
+_Static_assert(offsetof(struct gdev_abi_module, n_functions) == 24, "module.n_functions");
+_Static_assert(offsetof(struct gdev_abi_module, n_globals) == 28, "module.n_globals");
+_Static_assert(offsetof(struct gdev_abi_module, ptx_version) == 32, "module.ptx_version");
+_Static_assert(offsetof(struct gdev_abi_module, target_sm) == 36, "module.target_sm");
+_Static_assert(sizeof(struct gdev_abi_module) == 40, "module size");
+
+struct gdev_abi_module_ref {
+    uint64_t module_id;
+};
+_Static_assert(offsetof(struct gdev_abi_module_ref, module_id) == 0, "module_ref.module_id");
+_Static_assert(sizeof(struct gdev_abi_module_ref) == 8, "module_ref size");
+
+struct gdev_abi_module_launch {
+    uint64_t module_id;
+    uint32_t function;
+    uint32_t grid_x;
+    uint32_t grid_y;
+    uint32_t grid_z;
+    uint32_t block_x;
+    uint32_t block_y;
+    uint32_t block_z;
+    uint32_t shared_dynamic;
+    uint32_t params_len;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_module_launch, module_id) == 0, "module_launch.module_id");
+_Static_assert(offsetof(struct gdev_abi_module_launch, function) == 8, "module_launch.function");
+_Static_assert(offsetof(struct gdev_abi_module_launch, grid_x) == 12, "module_launch.grid_x");
+_Static_assert(offsetof(struct gdev_abi_module_launch, grid_y) == 16, "module_launch.grid_y");
+_Static_assert(offsetof(struct gdev_abi_module_launch, grid_z) == 20, "module_launch.grid_z");
+_Static_assert(offsetof(struct gdev_abi_module_launch, block_x) == 24, "module_launch.block_x");
+_Static_assert(offsetof(struct gdev_abi_module_launch, block_y) == 28, "module_launch.block_y");
+_Static_assert(offsetof(struct gdev_abi_module_launch, block_z) == 32, "module_launch.block_z");
+_Static_assert(offsetof(struct gdev_abi_module_launch, shared_dynamic) == 36, "module_launch.shared_dynamic");
+_Static_assert(offsetof(struct gdev_abi_module_launch, params_len) == 40, "module_launch.params_len");
+_Static_assert(offsetof(struct gdev_abi_module_launch, _pad0) == 44, "module_launch._pad0");
+_Static_assert(sizeof(struct gdev_abi_module_launch) == 48, "module_launch size");
+
+struct gdev_abi_fence {
+    uint32_t id;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_fence, id) == 0, "fence.id");
+_Static_assert(offsetof(struct gdev_abi_fence, _pad0) == 4, "fence._pad0");
+_Static_assert(sizeof(struct gdev_abi_fence) == 8, "fence size");
+
 struct gdev_abi_handle {
     uint64_t handle;
 };
@@ -179,14 +254,6 @@ _Static_assert(offsetof(struct gdev_abi_memcpy_host, buf_id) == 24, "memcpy_host
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, host_kind) == 32, "memcpy_host.host_kind");
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, _pad0) == 36, "memcpy_host._pad0");
 _Static_assert(sizeof(struct gdev_abi_memcpy_host) == 40, "memcpy_host size");
-
-struct gdev_abi_fence {
-    uint32_t id;
-    uint32_t _pad0;
-};
-_Static_assert(offsetof(struct gdev_abi_fence, id) == 0, "fence.id");
-_Static_assert(offsetof(struct gdev_abi_fence, _pad0) == 4, "fence._pad0");
-_Static_assert(sizeof(struct gdev_abi_fence) == 8, "fence size");
 
 struct gdev_abi_dtod {
     uint64_t dst_addr;
@@ -354,11 +421,65 @@ _Static_assert(offsetof(struct gdev_abi_virt, buf_id) == 0, "virt.buf_id");
 _Static_assert(offsetof(struct gdev_abi_virt, offset) == 8, "virt.offset");
 _Static_assert(sizeof(struct gdev_abi_virt) == 16, "virt size");
 
+/* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */
+struct gdev_abi_modtab_function {
+    uint32_t name_len;
+    uint32_t n_params;
+    uint32_t param_size;
+    uint32_t max_threads;
+    uint32_t static_shared;
+    uint32_t local_size;
+    uint32_t num_regs;
+    uint32_t const_size;
+    uint32_t max_dynamic_shared;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_modtab_function, name_len) == 0, "modtab_function.name_len");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, n_params) == 4, "modtab_function.n_params");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, param_size) == 8, "modtab_function.param_size");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, max_threads) == 12, "modtab_function.max_threads");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, static_shared) == 16, "modtab_function.static_shared");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, local_size) == 20, "modtab_function.local_size");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, num_regs) == 24, "modtab_function.num_regs");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, const_size) == 28, "modtab_function.const_size");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, max_dynamic_shared) == 32, "modtab_function.max_dynamic_shared");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, _pad0) == 36, "modtab_function._pad0");
+_Static_assert(sizeof(struct gdev_abi_modtab_function) == 40, "modtab_function size");
+
+struct gdev_abi_modtab_param {
+    uint32_t offset;
+    uint32_t size;
+    uint32_t align;
+    uint32_t _pad0;
+    uint8_t type[8];
+};
+_Static_assert(offsetof(struct gdev_abi_modtab_param, offset) == 0, "modtab_param.offset");
+_Static_assert(offsetof(struct gdev_abi_modtab_param, size) == 4, "modtab_param.size");
+_Static_assert(offsetof(struct gdev_abi_modtab_param, align) == 8, "modtab_param.align");
+_Static_assert(offsetof(struct gdev_abi_modtab_param, _pad0) == 12, "modtab_param._pad0");
+_Static_assert(offsetof(struct gdev_abi_modtab_param, type) == 16, "modtab_param.type");
+_Static_assert(sizeof(struct gdev_abi_modtab_param) == 24, "modtab_param size");
+
+struct gdev_abi_modtab_global {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t name_len;
+    uint32_t space;
+};
+_Static_assert(offsetof(struct gdev_abi_modtab_global, addr) == 0, "modtab_global.addr");
+_Static_assert(offsetof(struct gdev_abi_modtab_global, size) == 8, "modtab_global.size");
+_Static_assert(offsetof(struct gdev_abi_modtab_global, name_len) == 16, "modtab_global.name_len");
+_Static_assert(offsetof(struct gdev_abi_modtab_global, space) == 20, "modtab_global.space");
+_Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size");
+
 #define GDEV_CMD_HELLO 0x1
 #define GDEV_CMD_GET_VERSION 0x2
 #define GDEV_CMD_DEVICE_COUNT 0x3
 #define GDEV_CMD_GET_STAGING 0x4
 #define GDEV_CMD_SET_PRIORITY 0x5
+#define GDEV_CMD_MODULE_LOAD 0x6
+#define GDEV_CMD_MODULE_UNLOAD 0x7
+#define GDEV_CMD_MODULE_LAUNCH 0x8
 #define GDEV_CMD_GET_HANDLE 0x10
 #define GDEV_CMD_GMALLOC 0x100
 #define GDEV_CMD_GFREE 0x101
@@ -393,6 +514,12 @@ _Static_assert(sizeof(struct gdev_abi_virt) == 16, "virt size");
 #define GDEV_CMD_GET_STAGING_REPLY_SIZE 16
 #define GDEV_CMD_SET_PRIORITY_REQUEST_SIZE 8
 #define GDEV_CMD_SET_PRIORITY_REPLY_SIZE 8
+#define GDEV_CMD_MODULE_LOAD_REQUEST_SIZE 32
+#define GDEV_CMD_MODULE_LOAD_REPLY_SIZE 40
+#define GDEV_CMD_MODULE_UNLOAD_REQUEST_SIZE 8
+#define GDEV_CMD_MODULE_UNLOAD_REPLY_SIZE 0
+#define GDEV_CMD_MODULE_LAUNCH_REQUEST_SIZE 48
+#define GDEV_CMD_MODULE_LAUNCH_REPLY_SIZE 8
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
 #define GDEV_CMD_GMALLOC_REQUEST_SIZE 8
@@ -448,6 +575,9 @@ _Static_assert(sizeof(struct gdev_abi_virt) == 16, "virt size");
     X(DEVICE_COUNT, 0x3, empty, count, 0, 8, 0, 0, 0) \
     X(GET_STAGING, 0x4, empty, staging, 0, 16, 0, 0, 1) \
     X(SET_PRIORITY, 0x5, prio, prio_reply, 8, 8, 0, 0, 0) \
+    X(MODULE_LOAD, 0x6, module_load, module, 32, 40, 1, 1, 0) \
+    X(MODULE_UNLOAD, 0x7, module_ref, empty, 8, 0, 0, 0, 0) \
+    X(MODULE_LAUNCH, 0x8, module_launch, fence, 48, 8, 1, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \
     X(GFREE, 0x101, addr, size, 8, 8, 0, 0, 0) \
