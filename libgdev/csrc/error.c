@@ -7,12 +7,14 @@
 #include "gdev_internal.h"
 
 static _Thread_local char last_error[GDEV_ABI_MSG_MAX + 256];
+static _Thread_local int last_errno;
 
 int gdev_fail(int err, const char *fmt, ...)
 {
     va_list ap;
     int n;
 
+    last_errno = err;
     va_start(ap, fmt);
     n = vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
@@ -21,6 +23,11 @@ int gdev_fail(int err, const char *fmt, ...)
     if (n >= 0 && (size_t)n < sizeof last_error)
         snprintf(last_error + n, sizeof last_error - (size_t)n, ": %s", strerror(err));
     return -err;
+}
+
+int gdev_last_errno(void)
+{
+    return last_errno;
 }
 
 GDEV_EXPORT const char *gdev_last_error(void)

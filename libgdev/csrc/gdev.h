@@ -72,6 +72,39 @@ int gunref(Ghandle h, uint64_t addr);
 uint64_t gvirtget(Ghandle h, const void *p);
 int gdevice_count(int *result);
 
+/* Modules (gdev-py additions): the daemon parses, links and lays out PTX; the client gets
+ * the function table (parameter layouts, attributes) and the globals' device addresses. */
+struct gdev_param {
+    uint32_t offset, size, align;
+    char type[9]; /* PTX type ("u64", "f32", "b8" ...), "" if unknown */
+};
+struct gdev_function {
+    char *name;
+    uint32_t n_params, param_size, max_threads, static_shared, local_size, num_regs,
+        const_size, max_dynamic_shared;
+    struct gdev_param *params;
+};
+struct gdev_global {
+    char *name;
+    uint64_t addr, size;
+    uint32_t space; /* 0 .global, 1 .const */
+};
+struct gdev_module {
+    uint64_t id, data_addr, data_size;
+    uint32_t ptx_version, target_sm, n_functions, n_globals;
+    struct gdev_function *functions;
+    struct gdev_global *globals;
+};
+
+/* Load PTX text (size bytes; name labels error messages): its table, NULL on failure. */
+struct gdev_module *gmodule_load(Ghandle h, const void *image, uint64_t size, const char *name);
+/* Unload once the work issued before is done, and free the table. */
+int gmodule_unload(Ghandle h, struct gdev_module *m);
+/* Launch function `index` of m with k's geometry, smem_size and param_buf/param_size (k's
+ * code_addr, code_size, data_addr and name are not used); *id its fence. */
+int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t index,
+                   const struct gdev_kernel *k, uint32_t *id);
+
 /* gdev-py additions. */
 int gset_priority(Ghandle h, int prio); /* 0..40, or -1 to clear; the effective priority */
 int gget_priority(Ghandle h);

@@ -77,6 +77,7 @@ struct gdev_handle {
 };
 
 struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size);
+void gdev_module_free(struct gdev_module *m);
 int gdev_copy_to_device(Ghandle h, uint32_t cmd, uint64_t dst, const void *src,
                         uint64_t size, uint32_t *id);
 int gdev_copy_from_device(Ghandle h, uint32_t cmd, void *dst, uint64_t src, uint64_t size,
@@ -94,6 +95,7 @@ const char *gdev_mount(void);
 /* Record the calling thread's failure reason; returns -err for `return gdev_fail(...)`. */
 int gdev_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *gdev_command_name(uint32_t cmd);
+int gdev_last_errno(void); /* the errno of the thread's last failure */
 int gdev_passes_fd(uint32_t cmd);
 int gdev_reply_has_tail(uint32_t cmd);
 

@@ -78,7 +78,7 @@ def test_madd_under_asan_ubsan(gdevd, progs) -> None:
 @pytest.mark.parametrize("case,reason", [
     ("beyond-share", "GMALLOC"), ("bad-pointer", "GMEMCPY_TO_DEVICE"),
     ("bad-free", "not an allocation"), ("unknown-kernel", "no kernel named no_such_kernel"),
-    ("bad-image", "not PTX text"), ("bad-ptx", "unbounded array"),
+    ("bad-image", "not PTX text"), ("bad-ptx", "<module>:2"),
     ("cubin", "build with PTX"), ("missing-file", "/nonexistent/module.ptx"),
     ("illegal-address", ""), ("bad-launch", "block 2048x1x1"), ("no-context", "no current"),
 ])

@@ -40,14 +40,12 @@ struct CUctx_st {
     struct CUmod_st *modules; /* loaded modules, freed with the context as in CUDA */
 };
 
-/* One kernel of a module: its parameter layout from the PTX. */
-#define MAX_PARAMS 64
+/* One kernel of a module: its entry in the daemon's function table (index, parameter
+ * layout, attributes) and the legacy launch state. */
 struct CUfunc_st {
     struct CUmod_st *mod;
-    char name[256];
-    unsigned nparams;
-    uint32_t param_off[MAX_PARAMS], param_size[MAX_PARAMS];
-    uint32_t param_total;
+    uint32_t index;
+    const struct gdev_function *info;
     /* legacy launch state (cuParamSet*, cuFuncSetBlockShape, cuFuncSetSharedSize) */
     uint8_t legacy_params[4096];
     uint32_t legacy_size;
@@ -55,18 +53,10 @@ struct CUfunc_st {
     unsigned shared;
 };
 
-struct global_var {
-    char name[256];
-    uint64_t offset, size;
-};
-
 struct CUmod_st {
     CUcontext ctx;
-    uint64_t code_addr, code_size, data_addr, data_size;
+    struct gdev_module *gm; /* the daemon's table; NULL once unloaded */
     struct CUfunc_st *funcs;
-    unsigned nfuncs;
-    struct global_var *globals;
-    unsigned nglobals;
     struct CUmod_st *next;
 };
 
@@ -83,24 +73,14 @@ struct CUevent_st {
     uint64_t slot; /* device address of its timestamp, 0 for CU_EVENT_DISABLE_TIMING */
 };
 
-/* The PTX scan: entries and their parameters, module-scope .global/.const variables. */
-struct ptx_info {
-    struct CUfunc_st *funcs;
-    unsigned nfuncs;
-    struct global_var *globals;
-    unsigned nglobals;
-    uint8_t *image; /* the data segment's initial bytes */
-    uint64_t image_size;
-};
-CUresult ptx_scan(const char *text, size_t len, struct ptx_info *out);
-void ptx_info_free(struct ptx_info *info);
-
 /* Helpers shared by the files of libcuda. */
 CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
 void cu_unload_all(CUcontext ctx);
+void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
+int gdev_last_errno(void);
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
 void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);

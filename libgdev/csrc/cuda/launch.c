@@ -1,6 +1,7 @@
-/* Launches: cuLaunchKernel packs kernelParams by the kernel's PTX parameter layout (or takes
- * CU_LAUNCH_PARAM_BUFFER_POINTER as is) into Gdev's launch descriptor; the legacy path
- * (cuParamSet*, cuFuncSetBlockShape, cuLaunchGrid) fills the same buffer by offsets. */
+/* Launches: cuLaunchKernel packs kernelParams by the parameter layout of the daemon's
+ * function table (or takes CU_LAUNCH_PARAM_BUFFER_POINTER as is) and names the function by
+ * its index (MODULE_LAUNCH); the legacy path (cuParamSet*, cuFuncSetBlockShape,
+ * cuLaunchGrid) fills the same buffer by offsets. */
 #include <errno.h>
 #include <string.h>
 
@@ -26,21 +27,20 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     if (f->mod->ctx != c)
-        return cu_fail(CUDA_ERROR_INVALID_HANDLE, "%s belongs to another context", f->name);
+        return cu_fail(CUDA_ERROR_INVALID_HANDLE, "%s belongs to another context",
+                       f->info->name);
     if (c->sticky)
         return c->sticky;
     if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: grid %ux%ux%u block %ux%ux%u", f->name,
-                       gx, gy, gz, bx, by, bz);
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: grid %ux%ux%u block %ux%ux%u",
+                       f->info->name, gx, gy, gz, bx, by, bz);
     struct gdev_kernel k = {
-        .code_addr = f->mod->code_addr, .code_size = f->mod->code_size,
-        .data_addr = f->mod->data_addr, .name = f->name, .param_buf = params,
-        .param_size = psize, .smem_size = shared, .grid_x = gx, .grid_y = gy, .grid_z = gz,
-        .block_x = bx, .block_y = by, .block_z = bz};
-    int err = glaunch(c->h, &k, &id);
+        .param_buf = params, .param_size = psize, .smem_size = shared,
+        .grid_x = gx, .grid_y = gy, .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz};
+    int err = gmodule_launch(c->h, f->mod->gm, f->index, &k, &id);
     if (err)
         return cu_fail(err == -EINVAL ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
-                       "launching %s: %s", f->name, gdev_last_error());
+                       "launching %s: %s", f->info->name, gdev_last_error());
     *cu_stream_fence(c, s) = id;
     return CUDA_SUCCESS;
 }
@@ -64,29 +64,39 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
             else
                 return CUDA_ERROR_INVALID_VALUE;
         }
-        if (!p || size < f->param_total || size > sizeof buf)
+        if (!p || size < f->info->param_size)
             return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: parameter buffer of %zu bytes, "
-                           "want %u", f->name, size, f->param_total);
-        return launch(f, gx, gy, gz, bx, by, bz, shared, s, p, f->param_total);
+                           "want %u", f->info->name, size, f->info->param_size);
+        return launch(f, gx, gy, gz, bx, by, bz, shared, s, p, f->info->param_size);
     }
-    if (f->nparams && !kernelParams)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s takes %u parameters", f->name, f->nparams);
-    memset(buf, 0, f->param_total);
-    for (unsigned i = 0; i < f->nparams; i++)
-        memcpy(buf + f->param_off[i], kernelParams[i], f->param_size[i]);
-    return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->param_total);
+    if (f->info->n_params && !kernelParams)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s takes %u parameters", f->info->name,
+                       f->info->n_params);
+    if (f->info->param_size > sizeof buf)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: parameters of %u bytes", f->info->name,
+                       f->info->param_size);
+    memset(buf, 0, f->info->param_size);
+    for (unsigned i = 0; i < f->info->n_params; i++)
+        memcpy(buf + f->info->params[i].offset, kernelParams[i], f->info->params[i].size);
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->info->param_size);
 }
 
 API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
 {
     if (!pi || !f)
         return CUDA_ERROR_INVALID_VALUE;
+    const struct gdev_function *i = f->info;
     switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 75; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 * 1024; break;
-    default: *pi = 0; /* static shared/const/local sizes: the daemon knows them (issue #13) */
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = (int)i->max_threads; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)i->static_shared; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = (int)i->const_size; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = (int)i->local_size; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)i->num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = (int)i->max_dynamic_shared;
+        break;
+    default: *pi = 0;
     }
     return CUDA_SUCCESS;
 }

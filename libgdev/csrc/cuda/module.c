@@ -1,6 +1,6 @@
-/* Modules: the PTX text goes into the context's device memory (the engine fetches and
- * decodes it from there, cached by content) with the module's data segment beside it; the
- * function table and parameter layouts come from the client-side scan (ptx.c). */
+/* Modules: the daemon loads them (MODULE_LOAD: it parses, links, lays out and places the
+ * data segment); the client keeps the function table it replies with.  No PTX is parsed
+ * here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,53 +18,44 @@ static void unload(CUmodule m)
             break;
         }
     pthread_mutex_unlock(&c->lock);
-    if (m->ctx->h) {
-        if (m->code_addr)
-            gfree(m->ctx->h, m->code_addr);
-        if (m->data_addr)
-            gfree(m->ctx->h, m->data_addr);
-    }
+    if (m->ctx->h)
+        gmodule_unload(m->ctx->h, m->gm); /* frees the table too */
+    else
+        gdev_module_free(m->gm);
     free(m->funcs);
-    free(m->globals);
     free(m);
+}
+
+/* The daemon's loader refusing a module: ENOEXEC is not PTX text, EINVAL PTX it rejects
+ * (its message names the line); anything else as everywhere (docs/cuda.md). */
+static CUresult load_error(void)
+{
+    int err = gdev_last_errno();
+    CUresult r = err == ENOEXEC ? CUDA_ERROR_INVALID_IMAGE
+                 : err == EINVAL ? CUDA_ERROR_INVALID_PTX : cu_error(-err);
+    return cu_fail(r, "loading a module: %s", gdev_last_error());
 }
 
 CUresult cu_load_ptx(CUcontext c, const char *text, size_t len, CUmodule *out)
 {
-    struct ptx_info info;
-    CUresult r = ptx_scan(text, len, &info);
-    CUmodule m;
-
-    if (r)
-        return r;
-    m = calloc(1, sizeof *m);
-    if (!m) {
-        ptx_info_free(&info);
+    CUmodule m = calloc(1, sizeof *m);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->ctx = c;
+    m->gm = gmodule_load(c->h, text, len, "<module>");
+    if (!m->gm) {
+        free(m);
+        return load_error();
+    }
+    m->funcs = calloc(m->gm->n_functions + 1, sizeof *m->funcs);
+    if (!m->funcs) {
+        gmodule_unload(c->h, m->gm);
+        free(m);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    m->ctx = c;
-    m->funcs = info.funcs;
-    m->nfuncs = info.nfuncs;
-    m->globals = info.globals;
-    m->nglobals = info.nglobals;
-    for (unsigned i = 0; i < m->nfuncs; i++)
-        m->funcs[i].mod = m;
-    m->code_size = len;
-    m->code_addr = gmalloc(c->h, len);
-    r = m->code_addr ? cu_error(gmemcpy_to_device(c->h, m->code_addr, text, len))
-                     : CUDA_ERROR_OUT_OF_MEMORY;
-    if (!r && info.image_size) {
-        m->data_size = info.image_size;
-        m->data_addr = gmalloc(c->h, info.image_size);
-        r = m->data_addr ? cu_error(gmemcpy_to_device(c->h, m->data_addr, info.image,
-                                                      info.image_size))
-                         : CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    free(info.image);
-    if (r) {
-        unload(m);
-        return cu_fail(r, "loading a module: %s", gdev_last_error());
-    }
+    for (uint32_t i = 0; i < m->gm->n_functions; i++)
+        m->funcs[i] = (struct CUfunc_st){.mod = m, .index = i, .info = &m->gm->functions[i],
+                                         .bx = 1, .by = 1, .bz = 1};
     pthread_mutex_lock(&c->lock);
     m->next = c->modules;
     c->modules = m;
@@ -155,8 +146,8 @@ API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule m, const char *name
 {
     if (!hfunc || !m || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < m->nfuncs; i++)
-        if (!strcmp(m->funcs[i].name, name)) {
+    for (unsigned i = 0; i < m->gm->n_functions; i++)
+        if (!strcmp(m->gm->functions[i].name, name)) {
             *hfunc = &m->funcs[i];
             return CUDA_SUCCESS;
         }
@@ -167,12 +158,12 @@ API CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m, con
 {
     if (!m || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < m->nglobals; i++)
-        if (!strcmp(m->globals[i].name, name)) {
+    for (unsigned i = 0; i < m->gm->n_globals; i++)
+        if (!strcmp(m->gm->globals[i].name, name)) {
             if (dptr)
-                *dptr = m->data_addr + m->globals[i].offset;
+                *dptr = m->gm->globals[i].addr;
             if (bytes)
-                *bytes = m->globals[i].size;
+                *bytes = m->gm->globals[i].size;
             return CUDA_SUCCESS;
         }
     return cu_fail(CUDA_ERROR_NOT_FOUND, "no global named %s in the module", name);
