@@ -226,19 +226,28 @@ API cudaError_t cudaPeekAtLastError(void)
     return last_error;
 }
 
+#define RT_NAMES(X) \
+    X(cudaSuccess) X(cudaErrorInvalidValue) X(cudaErrorMemoryAllocation) \
+    X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
+    X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
+    X(cudaErrorMissingConfiguration) X(cudaErrorInvalidMemcpyDirection) \
+    X(cudaErrorDevicesUnavailable) X(cudaErrorNoDevice) X(cudaErrorInvalidDevice) \
+    X(cudaErrorInvalidKernelImage) X(cudaErrorDeviceUninitialized) \
+    X(cudaErrorNoKernelImageForDevice) X(cudaErrorInvalidPtx) X(cudaErrorFileNotFound) \
+    X(cudaErrorOperatingSystem) X(cudaErrorInvalidResourceHandle) \
+    X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
+    X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
+    X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) X(cudaErrorNotPermitted) \
+    X(cudaErrorNotSupported) X(cudaErrorUnknown)
+
 API const char *cudaGetErrorName(cudaError_t e)
 {
-    const char *s = NULL;
+#define NAME(n) case n: return #n;
     switch (e) {
-    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
-    case cudaErrorInvalidSymbol: return "cudaErrorInvalidSymbol";
-    case cudaErrorMissingConfiguration: return "cudaErrorMissingConfiguration";
-    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
-    default: break;
+    RT_NAMES(NAME)
+    default: return "cudaErrorUnknown";
     }
-    if (cuGetErrorName((CUresult)e, &s) || !s)
-        return "cudaErrorUnknown";
-    return s; /* the driver's name of the same number */
+#undef NAME
 }
 
 API const char *cudaGetErrorString(cudaError_t e)
@@ -248,6 +257,7 @@ API const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorInvalidSymbol: return "invalid device symbol";
     case cudaErrorMissingConfiguration: return "__global__ function call is not configured";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case cudaErrorDeviceUninitialized: return "invalid device context";
     case cudaErrorSymbolNotFound: return "named symbol not found";

@@ -210,6 +210,9 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void *
     cudaError_t e = rt_function(func, &fn);
     if (e)
         return rt_set(e);
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
+        || (uint64_t)block.x * block.y * block.z > 1024)
+        return rt_set(cudaErrorInvalidConfiguration);
     return rt_set(rt_from(cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                          (unsigned)sharedMem, stream, args, NULL)));
 }
