@@ -52,3 +52,19 @@ def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
                          capture_output=True, text=True)
     assert res.returncode == 2
     assert f"{tmp_path}/dev/gdev0 does not exist" in res.stderr
+
+
+def test_readme_example_runs_as_shown(gdevd, tmp_path) -> None:
+    need_cuda_h()
+    clib_dir()
+    readme = (ROOT / "README.md").read_text()
+    src = readme.split("```cuda\n", 1)[1].split("```", 1)[0]
+    shown = readme.split("scripts/gdev-run --mount mnt ./vadd", 1)[1].split("\n")[1]
+    (tmp_path / "vadd.cu").write_text(src)
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(tmp_path / "vadd"), str(tmp_path / "vadd.cu")], check=True,
+                   capture_output=True)
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(tmp_path / "vadd")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == shown.strip()
