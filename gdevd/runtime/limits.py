@@ -100,6 +100,12 @@ def limits_text(system: GdevSystem) -> str:
     for h in system.handles.values():
         pinned[h.cred.uid] += pinned_bytes(h)
     shm = Counter(seg.cuid for seg in system.shm.segments.values()) if system.shm else Counter()
+    stats = getattr(system, "admission", None)  # the ioctl server's, when one serves
+    if stats is not None:
+        lines.append(f"{'preauth_now':<20} {stats.preauth}")
+        lines.append(f"{'preauth_refused':<20} {stats.refused}")
+        lines.append(f"{'preauth_timed_out':<20} {stats.timed_out}")
+        lines.append(f"{'accept_errors':<20} {stats.accept_errors}")
     lines.append("uid contexts pinned shm")
     for uid in sorted(set(contexts) | set(shm)):
         lines.append(f"{uid} {contexts[uid]} {pinned[uid]} {shm[uid]}")
