@@ -68,6 +68,10 @@ def open_gate(minor: int, mount: str | None = None) -> tuple[int, Ticket]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError as exc:
+        if exc.errno == _errno.ENOTCONN:  # the kernel's answer for a FUSE mount whose daemon died
+            mnt = mount or mount_point()
+            raise error_from_errno(exc.errno, f"{path}: stale mount, gdevd is gone (clear it "
+                                              f"with 'fusermount3 -u {mnt}')") from None
         raise error_from_errno(exc.errno or _errno.ENODEV, path) from None
     try:
         return fd, parse_ticket(os.pread(fd, 4096, 0))
