@@ -12,6 +12,7 @@ non-empty mount point, already a mount, a live pidfile); 1: failed while running
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import resource
@@ -93,8 +94,12 @@ def build_config(s: settings.Settings) -> Any:
 
 
 def check_mountpoint(path: str) -> str:
-    """The absolute mount point; Refused if missing, not a directory, non-empty or mounted."""
+    """The absolute mount point; Refused if missing, not a directory, non-empty, mounted or a
+    stale mount (named as such, with the command that clears it)."""
     path = os.path.abspath(path)
+    if _is_stale_mount(path):
+        raise Refused(f"{path} is a stale mount (its gdevd is gone): clear it with "
+                      f"'fusermount3 -u {path}'")
     if not os.path.exists(path):
         raise Refused(f"mount point {path} does not exist")
     if not os.path.isdir(path):
@@ -104,6 +109,16 @@ def check_mountpoint(path: str) -> str:
     if os.listdir(path):
         raise Refused(f"mount point {path} is not empty")
     return path
+
+
+def _is_stale_mount(path: str) -> bool:
+    """Whether ``path`` is a FUSE mount whose daemon is gone (the kernel answers ENOTCONN;
+    the mount point's own attributes may still come from the kernel's cache)."""
+    try:
+        os.listdir(path)
+    except OSError as exc:
+        return exc.errno == errno.ENOTCONN
+    return False
 
 
 def check_privileges(fuse_conf: str = "/etc/fuse.conf") -> None:

@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import stat
-import tempfile
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import kcuda
 from gdevd.errors import GdevError
 from gdevd.fuse.stacked import StackedOperations
 from gdevd.fuse.tree import Tree
+from gdevd.ioctl import sockdir
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import SessionTable
 from gdevd.modules import ModuleRegistry
@@ -49,10 +49,10 @@ class DaemonConfig:
 def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
     if wanted:
         return wanted
-    path = tempfile.mkdtemp(prefix="gdevd-")
-    os.chmod(path, 0o755)
-    stack.callback(shutil.rmtree, path, True)
-    return os.path.join(path, "ioctl.sock")
+    sockdir.clean_stale()  # those of daemons that were killed
+    sock = sockdir.make_socket_dir()
+    stack.callback(shutil.rmtree, os.path.dirname(sock), True)
+    return sock
 
 
 def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
+from gdevd.runtime.limits import limits_text
 from procfs import metrics as M
 from procfs import sched as S
 
@@ -187,6 +188,11 @@ ENTRIES: tuple[Entry, ...] = (
           _sum_swap("host_used")),
     Entry("shm", "global", RO, "shared device memory segments (like /proc/sysvipc/shm)",
           lambda s: s.shm.listing()),
+    Entry("limits", "global", RO, "per-tenant limits and each user's use of them "
+          "(docs/security.md)", limits_text),
+    Entry("host_swap_held", "vgpu", RO, "bytes of this vGPU's evicted pages in host swap "
+          "(at most its memory_share of host_swap_size)",
+          lambda v: v.system.swap[v.phys.index].host_by_vgpu.get(v.minor, 0)),
     Entry("swap_out_bytes", "vgpu", RO, "bytes swapped out of this vGPU's memory",
           _vgpu_swap("swap_out_bytes")),
     Entry("swap_out_count", "vgpu", RO, "evictions from this vGPU", _vgpu_swap("swap_out_count")),

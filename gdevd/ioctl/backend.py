@@ -49,11 +49,13 @@ async def close_handle(session: Any) -> None:
 async def staging(session: Any) -> Any:
     """The session's staging buffer, created on first use: STAGING_SLOTS slots of the largest
     chunk (STAGING_CHUNK, halving down to STAGING_CHUNK_MIN) that the vGPU's pinned memory
-    still has room for; ENOMEM if not even the smallest fits."""
+    still has room for.  The smallest is granted even beyond the vGPU's share (see
+    ``gmalloc_dma``'s ``guaranteed``); ENOMEM only past the context's own pinned limit."""
     chunk = STAGING_CHUNK
     while session.staging is None:
         try:
-            session.staging = await rt.gmalloc_dma(session.handle, STAGING_SLOTS * chunk)
+            session.staging = await rt.gmalloc_dma(session.handle, STAGING_SLOTS * chunk,
+                                                   guaranteed=chunk <= STAGING_CHUNK_MIN)
         except GdevError as exc:
             if exc.errno != errno.ENOMEM or chunk <= STAGING_CHUNK_MIN:
                 raise

@@ -119,6 +119,7 @@ class IoctlServer:
         self.path = path
         self.poll = BusyPoll(sessions.system.config)
         self.admission = Admission(sessions.system.config)
+        sessions.system.admission = self.admission.stats  # for /proc/gdev/limits
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Bind, listen and serve connections until cancelled; removes the socket file."""

@@ -19,6 +19,7 @@ import trio
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from .handle import Fence, Handle, check_handle
+from .limits import launch_slot
 from .residency import resident_all, touching
 
 Dim3 = tuple[int, int, int]
@@ -126,6 +127,7 @@ def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
                         shared_dynamic=kernel.shared_dynamic,
                         watchdog=handle.system.config.watchdog)
+    await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
     return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch)).id
 
 

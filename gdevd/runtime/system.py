@@ -118,6 +118,7 @@ class GdevSystem:
         self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
         self.blocks: dict[int, set[Any]] = {}              # phys index -> live device blocks
         self.shm: Any = None                               # the shm segment table
+        self.admission: Any = None          # the ioctl socket's AdmissionStats, if served
         self.nursery: trio.Nursery | None = None
         self.token: trio.lowlevel.TrioToken | None = None
         self._next_cid = 1

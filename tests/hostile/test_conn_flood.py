@@ -74,6 +74,9 @@ def test_preauth_flood_is_bounded_and_given_back(daemon, unprivileged) -> None: 
     print("preauth flood:", counts)
     assert counts["held"] <= PER_UID and counts["refused"] >= FLOOD - PER_UID
     assert counts["left"] == 0  # the held ones were closed at the timeout
+    with open(daemon.proc_path("limits")) as f:
+        shown = dict(line.split() for line in f if line.startswith("preauth_"))
+    assert int(shown["preauth_refused"]) >= counts["refused"] and shown["preauth_now"] == "0"
     assert daemon.proc.poll() is None
     bystander.check()
     with libgdev.gopen(0, daemon.mount) as h:  # a new session of another user still opens
