@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket + memfds per session
     for spec in args.module:
         try:
-            check_spec(spec)
+            check_spec(spec, args.mountpoint)
         except GdevError as exc:
             raise Refused(f"module {spec.partition(':')[0]}: {exc}") from None
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(args), args.socket,

@@ -12,13 +12,13 @@ import os
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
-from tests.daemon.conftest import Gdevd, start_gdevd, stop_gdevd, unprivileged  # noqa: F401
+from tests.daemon.conftest import Gdevd, stop_gdevd, unprivileged  # noqa: F401
+from tests.modules.test_mount import _start as start_ecryptfs
 
 PASS = "pass phrase"
 
@@ -49,15 +49,7 @@ class HostileFs:
 
 def start_with_module(lower: str, passfile: str, extra: str = "") -> Gdevd:
     """A gdevd whose ecryptfs module (cheap scrypt, CPU cipher) serves ``lower``."""
-    spec = f"ecryptfs:lower={lower},passphrase_file={passfile},scrypt_log2n=4,cipher=cpu{extra}"
-    d = start_gdevd("--module", spec)
-    deadline = time.monotonic() + 30
-    while not os.path.isdir(os.path.join(d.mount, "ecryptfs")):
-        if d.proc.poll() is not None or time.monotonic() > deadline:
-            stop_gdevd(d)
-            raise RuntimeError(f"the ecryptfs module did not load:\n{d.log_text()}")
-        time.sleep(0.02)
-    return d
+    return start_ecryptfs(lower, passfile, ",cipher=cpu" + extra)
 
 
 def snapshot(root: str) -> dict[str, tuple[int, int, int, int, bytes]]:
