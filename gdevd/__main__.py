@@ -205,7 +205,7 @@ def run(args: argparse.Namespace, s: settings.Settings) -> int:
     modules = tuple(s.daemon["modules"])
     for spec in modules:
         try:
-            check_spec(spec)
+            check_spec(spec, args.mountpoint)
         except GdevError as exc:
             raise Refused(f"module {spec.partition(':')[0]}: {exc}") from None
     cfg = DaemonConfig(check_mountpoint(args.mountpoint), build_config(s),

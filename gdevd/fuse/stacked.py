@@ -34,6 +34,20 @@ log = logging.getLogger("gdevd.fuse")
 SLOT_SHIFT = 40
 
 
+class _UnknownEntryFilter(logging.Filter):
+    """Drops pyfuse3's report that an entry invalidation found no such entry in the kernel:
+    the expected answer when nobody looked the module's directory up since it appeared, or
+    when the mount is already gone (an unload at shutdown).  Other reports pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, FileNotFoundError)
+                    and "invalidate_entry" in record.getMessage())
+
+
+logging.getLogger("pyfuse3").addFilter(_UnknownEntryFilter())
+
+
 async def _translated(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     try:
         return await fn(*args)

@@ -77,10 +77,11 @@ def make_module(spec: str, mountpoint: str | None = None) -> Any:
     return cls(options, mountpoint)
 
 
-def check_spec(spec: str) -> None:
-    """Check a spec before the daemon mounts: its options, and whatever the module can check
-    without the GPU (``check()``: ecryptfs verifies the passphrase).  GdevError if not."""
-    mod = make_module(spec)
+def check_spec(spec: str, mountpoint: str | None = None) -> None:
+    """Check a spec before the daemon mounts on ``mountpoint``: its options, and whatever the
+    module can check without the GPU (``check()``: ecryptfs verifies the passphrase and that
+    the lower directory and the mount do not overlap).  GdevError if not."""
+    mod = make_module(spec, mountpoint)
     if hasattr(mod, "check"):
         mod.check()
 
