@@ -12,11 +12,13 @@ live lanes share a PC (``upc`` >= 0) no PC array is touched.
 
 from __future__ import annotations
 
+import re
+
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
 from . import memops  # noqa: F401  (registers the memory translators)
 from .arith import TRANSLATORS
-from .operands import UT, Operands, Unsupported, width
+from .operands import Operands, Unsupported
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
@@ -130,48 +132,57 @@ _STEP_MACROS = """
 """
 
 
-def kernel_c(module, info, fname: str) -> str:
-    """C source of one kernel's run function (Unsupported if any construct is not handled)."""
-    syms, _, _ = symbols(module, info)
-    ops = Operands(info.regs, syms)
-    ops.param_size = info.param_size + 16  # type: ignore[attr-defined]
-    for _name, t in info.regs.items():
-        if t != "pred":
-            width(t)
-    blocks = info.blocks
-    exit_blocks = {k for k, b in enumerate(blocks)
-                   if not b.binders and b.term.kind == EXIT and b.term.guard is None}
-    cases = []
-    for pc, blk in enumerate(blocks):
-        stmts = [instr_c(ins, ops, module.name) for ins in blk.instrs]
-        steps = len(blk.instrs) + (blk.term.kind != FALL)
-        body = "\n\t\t".join(_loops(stmts))
-        cases.append(f"\tcase {pc}: {{\n\t\t{body}\n\t\tused += {steps}; "
-                     f"c->instructions += {steps}; c->thread_instructions += "
-                     f"(uint64_t){steps} * ACTIVE;\n\t\t"
-                     f"{_terminator(pc, blk.term, ops, exit_blocks)}\n\t\tbreak; }}")
-    decls = "\n\t".join(
-        f"{'uint8_t' if t == 'pred' else UT[width(t)]} *const restrict {ops.names[name]} = "
-        f"({'uint8_t' if t == 'pred' else UT[width(t)]} *)(c->regs + {k}ull * c->reg_stride);"
-        for k, (name, t) in enumerate(info.regs.items()))
-    nregs = len(info.regs)
-    return f"""{_STEP_MACROS}
-static int64_t {fname}_body(struct jctx *c, int64_t budget)
+def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name) -> str:
+    """One basic block as its own small function (keeps the compiler's work linear)."""
+    stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
+    steps = len(blk.instrs) + (blk.term.kind != FALL)
+    body = "\n\t".join(_loops(stmts))
+    term = _terminator(pc, blk.term, ops, exit_blocks)
+    text = body + term
+    used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
+    decls = "".join(f"\n\t{ops.ctypes[k]} *const restrict R{k} = ({ops.ctypes[k]} *)"
+                    f"(c->regs + {k}ull * c->reg_stride);" for k in used)
+    return f"""
+static int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 {{
 	const int n = c->nt;
 	int32_t *const pcs = c->pc;
 	const int32_t *const act = c->act;
 	const int32_t *const tid_x = c->tid_x, *const tid_y = c->tid_y, *const tid_z = c->tid_z;
+	(void)n; (void)pcs; (void)act; (void)tid_x; (void)tid_y; (void)tid_z;{decls}
+	{body}
+	c->instructions += {steps}; c->thread_instructions += (uint64_t){steps} * ACTIVE;
+	{term}
+	return {steps};
+}}
+"""
+
+
+def kernel_c(module, info, fname: str) -> str:
+    """C source of one kernel's run function (Unsupported if any construct is not handled)."""
+    syms, _, _ = symbols(module, info)
+    ops = Operands(info.regs, syms, info.param_size + 16)
+    blocks = info.blocks
+    exit_blocks = {k for k, b in enumerate(blocks)
+                   if not b.binders and b.term.kind == EXIT and b.term.guard is None}
+    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name)
+           for pc, blk in enumerate(blocks)]
+    table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
+    return f"""{_STEP_MACROS}{"".join(fns)}
+static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
+
+static int64_t {fname}_body(struct jctx *c, int64_t budget)
+{{
+	const int n = c->nt;
 	int64_t used = 0;
-	{decls}
-	(void)tid_x; (void)tid_y; (void)tid_z;
+
 	for (;;) {{
 		int32_t pc;
-		int full, na;
+		int full, r;
 		if (!c->started) {{
 			if (c->block >= c->block_end)
 				return 1;
-			block_init(c, {nregs});
+			block_init(c, {len(info.regs)});
 		}}
 		if (c->upc >= 0) {{
 			pc = c->upc;
@@ -187,13 +198,12 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 			}}
 			full = c->upc >= 0 && c->nlive == n;
 		}}
-		na = c->nact;
-		switch (pc) {{
-{chr(10).join(cases)}
-		default:
-			c->fault_kind = F_TRAP;
-			FAULT(0);
-		}}
+		if (pc >= {len(blocks)})
+			return -1;
+		r = {fname}_blocks[pc](c, full, c->nact);
+		if (r < 0)
+			return -1;
+		used += r;
 		if (c->upc >= 0 && c->nlive == 0)
 			c->upc = -1;
 		if (used >= budget)

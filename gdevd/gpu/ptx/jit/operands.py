@@ -83,10 +83,13 @@ def literal(value, t: str) -> str:
 class Operands:
     """Operand reads and writes of one kernel (register table, symbols, specials)."""
 
-    def __init__(self, regs: dict[str, str], symbols: dict[str, tuple[str, int]]) -> None:
+    def __init__(self, regs: dict[str, str], symbols: dict[str, tuple[str, int]],
+                 param_size: int) -> None:
         self.regs = regs
         self.names = {name: f"R{k}" for k, name in enumerate(regs)}
+        self.ctypes = ["uint8_t" if t == "pred" else UT[width(t)] for t in regs.values()]
         self.symbols = symbols
+        self.param_size = param_size
 
     def reg(self, name: str) -> tuple[str, str]:
         """(C lvalue at lane i, declared type) of a register."""
@@ -151,8 +154,8 @@ class Operands:
         mask = (1 << 8 * width(t)) - 1
         if space == "global":
             return f"(({CT[t]})((c->data_base + {addr + offset}ull) & {mask:#x}ull))"
-        if space == "dynshared":
-            return f"(({CT[t]})((c->dyn_offset + {offset}ull) & {mask:#x}ull))"
+        if space == "pvar":
+            raise Unsupported("address of a call parameter")
         return f"(({CT[t]}){(addr + offset) & mask:#x}ull)"
 
     @staticmethod
