@@ -37,7 +37,7 @@ struct jctx {
     uint8_t *params, *shared, *local, *pvars, *regs, *cc;
     int32_t *pc, *act, *tid_x, *tid_y, *tid_z;
     uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
-    uint64_t data_base, block, block_end, instructions, thread_instructions, fault_va;
+    uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
     uint32_t divsteps, dyn_shared;

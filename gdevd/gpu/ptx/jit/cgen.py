@@ -193,7 +193,7 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 			pc = pick(c);
 			if (pc < 0) {{
 				c->started = 0;
-				c->block++;
+				c->block += c->block_step;
 				continue;
 			}}
 			full = c->upc >= 0 && c->nlive == n;

@@ -1,11 +1,14 @@
 """A launch on the compiled engine: the interpreter's contract, run by native code.
 
-The grid's blocks are split into contiguous ranges, one per *lane group* ("chunk"); each
-chunk has its own execution state (a ``struct jctx`` and numpy buffers for registers,
+The grid's blocks are dealt to a few *slots* ("chunks", at least 8 when the grid has that
+many blocks) in turn, as a GPU dispatches blocks to its multiprocessors: slot ``s`` runs blocks
+``s, s + R, s + 2R...``, so the blocks in flight are consecutive and a block spinning on a
+flag that a nearby block sets does not starve it (the interpreter's waves give the same
+guarantee).  Each slot has its own execution state (a ``struct jctx`` and numpy buffers for registers,
 program counters, shared, local and call-parameter memory), so chunks run in parallel on
-the engine thread pool while the GIL is released.  ``run(budget)`` gives every unfinished
-chunk the same budget of instruction steps, so a slice lasts about as long as one chunk's
-budget whatever the number of threads, and stops after a basic block: resumption is exact
+the engine thread pool while the GIL is released.  ``run(budget)`` shares the budget of instruction steps among the unfinished
+slots (each gets ``budget * threads / slots``), so a slice lasts about as long as ``budget``
+steps of one thread whatever the number of slots and threads; each slot stops after a basic block: resumption is exact
 because all state lives in those buffers.
 """
 
@@ -27,7 +30,7 @@ _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds s
             5: "out-of-bounds local", 6: "out-of-bounds param",
             7: "protection (kernel parameters are read-only)"}
 F_TRAP = 8
-MIN_BLOCKS_PER_CHUNK = 4
+MIN_SLOTS = 8
 _pool: ThreadPoolExecutor | None = None
 THREADS = os.cpu_count() or 1
 
@@ -53,7 +56,7 @@ def _executor() -> ThreadPoolExecutor:
 class _Chunk:
     """Execution state of one range of blocks (see module docstring)."""
 
-    def __init__(self, launch: JitLaunch, first: int, end: int) -> None:
+    def __init__(self, launch: JitLaunch, first: int, step: int) -> None:
         ffi = launch.compiled.ffi
         nt = launch.tpb
         info = launch.info
@@ -83,7 +86,7 @@ class _Chunk:
         ctx.pv_stride = launch.pv_stride
         ctx.reg_stride = stride
         ctx.data_base = launch.data_base
-        ctx.block, ctx.block_end = first, end
+        ctx.block, ctx.block_end, ctx.block_step = first, launch.total_blocks, step
         ctx.ntid = list(launch.block)
         ctx.nctaid = list(launch.grid)
         ctx.nt = nt
@@ -113,9 +116,9 @@ class JitLaunch(Launch):
         self.pv_stride = symbols(module, info)[2]
         self.param_buf = np.frombuffer(self.params, np.uint8)
         threads = THREADS if threads is None else threads
-        nchunks = max(1, min(threads, self.total_blocks // MIN_BLOCKS_PER_CHUNK))
-        edges = [self.total_blocks * k // nchunks for k in range(nchunks + 1)]
-        self.chunks = [_Chunk(self, edges[k], edges[k + 1]) for k in range(nchunks)]
+        self.threads = threads
+        slots = min(self.total_blocks, max(threads, MIN_SLOTS))
+        self.chunks = [_Chunk(self, k, slots) for k in range(slots)]
 
     def run(self, budget: int | None = None) -> bool:
         """Execute up to ``budget`` instruction steps per chunk (all if None); True once done.
@@ -149,6 +152,7 @@ class JitLaunch(Launch):
 
     def _slice(self, budget: int) -> None:
         live = [ch for ch in self.chunks if not ch.done]
+        budget = max(1, budget * min(self.threads, len(live)) // len(live))
         if len(live) == 1:
             results = [live[0].run(self.fn, budget)]
         else:

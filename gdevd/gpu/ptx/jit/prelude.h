@@ -30,7 +30,7 @@ struct jctx {
 	uint8_t *params, *shared, *local, *pvars, *regs, *cc;
 	int32_t *pc, *act, *tid_x, *tid_y, *tid_z;
 	uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
-	uint64_t data_base, block, block_end, instructions, thread_instructions, fault_va;
+	uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
 	uint32_t ntid[3], nctaid[3], ctaid[3];
 	int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
 	uint32_t divsteps, dyn_shared;
@@ -234,7 +234,8 @@ static void live_lanes(struct jctx *c)
 	c->act_ok = 1;
 }
 
-#define LOOP(body) \
-	do { if (full) { for (int i = 0; i < n; i++) { body } } \
-	     else { for (int k_ = 0; k_ < na; k_++) { const int i = act[k_]; body } } } while (0)
+#define LOOP(...) \
+	do { if (full) { for (int i = 0; i < n; i++) { __VA_ARGS__ } } \
+	     else { for (int k_ = 0; k_ < na; k_++) { const int i = act[k_]; __VA_ARGS__ } } } \
+	while (0)
 #define FAULT(line) do { c->fault_line = (line); return -1; } while (0)
