@@ -10,10 +10,9 @@ import time
 
 import numpy as np
 import pytest
+from test_mount_launch import launch_spin, spin_model
 
 import libgdev
-
-from test_mount_launch import launch_spin, spin_model
 
 pytestmark = pytest.mark.mount
 

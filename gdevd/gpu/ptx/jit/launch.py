@@ -1,14 +1,15 @@
 """A launch on the compiled engine: the interpreter's contract, run by native code.
 
-The grid's blocks are dealt to a few *slots* ("chunks", at least 8 when the grid has that
-many blocks) in turn, as a GPU dispatches blocks to its multiprocessors: slot ``s`` runs blocks
+The grid's blocks are dealt to a few *slots* (at least 8 when the grid has that many
+blocks) in turn, as a GPU dispatches blocks to its multiprocessors: slot ``s`` runs blocks
 ``s, s + R, s + 2R...``, so the blocks in flight are consecutive and a block spinning on a
 flag that a nearby block sets does not starve it (the interpreter's waves give the same
-guarantee).  Each slot has its own execution state (a ``struct jctx`` and numpy buffers for registers,
-program counters, shared, local and call-parameter memory), so chunks run in parallel on
-the engine thread pool while the GIL is released.  ``run(budget)`` shares the budget of instruction steps among the unfinished
-slots (each gets ``budget * threads / slots``), so a slice lasts about as long as ``budget``
-steps of one thread whatever the number of slots and threads; each slot stops after a basic block: resumption is exact
+guarantee).  Each slot has its own execution state (a ``struct jctx`` and numpy buffers
+for registers, program counters, shared, local and call-parameter memory), so slots run in
+parallel on the engine thread pool while the GIL is released.  ``run(budget)`` shares the
+budget of instruction steps among the unfinished slots (each gets ``budget * threads /
+slots``), so a slice lasts about as long as ``budget`` steps of one thread whatever the
+number of slots and threads; each slot stops after a basic block, and resumption is exact
 because all state lives in those buffers.
 """
 
