@@ -27,6 +27,7 @@ from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
 from gdevd.runtime.limits import limits_text
 from procfs import metrics as M
+from procfs import engine as X
 from procfs import sched as S
 
 log = logging.getLogger("gdevd.procfs")
@@ -240,6 +241,16 @@ ENTRIES += (
           lambda v: S.usage_count(v, "copies")),
     Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
           S.bytes_copied),
+)
+
+# The PTX engine (gdevd/gpu/ptx/jit, docs/ptx-engine.md); helpers in procfs/engine.py.
+ENTRIES += (
+    Entry("ptx_engine", "global", RW, "kernel engine: auto (compile in the background, "
+          "interpret until ready), jit (compile first) or interp (never compile)",
+          X.get_engine, X.set_engine, parser=S.parse_word, formatter=S.format_word),
+    Entry("ptx_modules", "global", RO, "decoded modules: gpu, name, engine status "
+          "(interp, compiling, jit, failed), compile seconds, kernels compiled, kernels",
+          X.modules, formatter=S.format_text),
 )
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")

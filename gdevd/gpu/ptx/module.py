@@ -118,7 +118,8 @@ class _Ctx:
 class Module:
     """A loaded module: kernels, globals, and the data layout.  See :func:`load_module`."""
 
-    def __init__(self, ast: ModuleAst, name: str) -> None:
+    def __init__(self, ast: ModuleAst, name: str, text: str = "") -> None:
+        from .jit import JitState
         self.name = name
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}
@@ -130,6 +131,11 @@ class Module:
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
+        self.jit = JitState(self, text)
+
+    def start_compile(self, wait: bool = False) -> None:
+        """Compile the kernels to native code in the background (see :mod:`.jit`)."""
+        self.jit.start(wait)
 
     def data_layout(self) -> DataLayout:
         """Offsets of every ``.global``/``.const`` variable in one data segment."""
@@ -212,6 +218,11 @@ class Module:
 
             from gdevd.errors import GdevError
             raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
+        fname = self.jit.function(kernel_name)
+        if fname is not None:
+            from .jit.launch import JitLaunch
+            return JitLaunch(self, self.kernels[kernel_name], self.jit.compiled, fname, grid,
+                             block, params, mmu, data_base, shared_dynamic, watchdog)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)
 
@@ -232,4 +243,4 @@ def _names(a) -> set[str]:
 def load_module(text: str, name: str = "<ptx>") -> Module:
     """Parse, validate and pre-decode a PTX module; raises PtxError (EINVAL) if rejected."""
     ast = parse(text, name)
-    return Module(ast, name)
+    return Module(ast, name, text)
