@@ -241,6 +241,18 @@ ENTRIES += (
           lambda v: S.usage_count(v, "copies")),
     Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
           S.bytes_copied),
+    Entry("slice_us", "global", RW, "running kernels yield the engine after this long when "
+          "another context waits, us; 0: never (non-preemptive, as in the paper)",
+          S.get_slice, S.set_slice, (0, 10_000)),
+    Entry("kernel_time_max_ms", "global", RW, "tenants' kernels running longer are killed "
+          "(ETIME, CUDA_ERROR_LAUNCH_TIMEOUT), ms; 0: no limit", S.get_time_max,
+          S.set_time_max, (0, 86_400_000)),
+    Entry("watchdog_ms", "vgpu", RW, "kernels of this vGPU running longer are killed (ETIME), "
+          "ms; 0: off", lambda v: v.watchdog_ms, _set_attr("watchdog_ms"), (0, 86_400_000)),
+    Entry("preemptions", "vgpu", RO, "running launches of this vGPU asked to yield the engine",
+          lambda v: S.usage_count(v, "preemptions")),
+    Entry("timeouts", "vgpu", RO, "launches of this vGPU killed by a time limit",
+          lambda v: S.usage_count(v, "timeouts")),
 )
 
 # The PTX engine (gdevd/gpu/ptx/jit, docs/ptx-engine.md); helpers in procfs/engine.py.
