@@ -12,6 +12,7 @@ non-empty mount point, already a mount, a live pidfile); 1: failed while running
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import resource
@@ -93,10 +94,18 @@ def build_config(s: settings.Settings) -> Any:
 
 
 def check_mountpoint(path: str) -> str:
-    """The absolute mount point; Refused if missing, not a directory, non-empty or mounted."""
+    """The absolute mount point; Refused if missing, not a directory, non-empty, mounted, or
+    a stale mount (named as such, with the command that clears it)."""
     path = os.path.abspath(path)
-    if not os.path.exists(path):
-        raise Refused(f"mount point {path} does not exist")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise Refused(f"mount point {path} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTCONN:  # a FUSE mount whose daemon died
+            raise Refused(f"{path} is a stale mount (its daemon died); clear it with: "
+                          f"fusermount3 -u -z {path}") from None
+        raise Refused(f"mount point {path}: {exc.strerror}") from None
     if not os.path.isdir(path):
         raise Refused(f"mount point {path} is not a directory")
     if os.path.ismount(path):

@@ -166,3 +166,18 @@ def test_a_stale_pidfile_is_taken_over(tmp_path) -> None:
     pidfile.write_text(f"{os.getpid()}\n")
     with pytest.raises(Refused):
         claim_pidfile(str(pidfile))
+
+
+@pytest.mark.mount
+def test_a_stale_mount_is_named_with_the_command_that_clears_it() -> None:
+    d = start_gdevd()
+    try:
+        d.proc.kill()                     # the daemon dies; the kernel keeps the mount
+        d.proc.wait()
+        r = subprocess.run([sys.executable, "-m", "gdevd", d.mount], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2
+        assert f"{d.mount} is a stale mount (its daemon died); clear it with: fusermount3 " \
+            f"-u -z {d.mount}" in r.stderr
+    finally:
+        stop_gdevd(d)
