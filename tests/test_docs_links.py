@@ -42,3 +42,13 @@ def test_the_checker_sees_links_and_paths(tmp_path: pathlib.Path) -> None:
                    "`docs/gone.md` `docs/vdN.md` `MOUNT/proc/gdev`\n")
     assert [t for t, p in _targets(doc) if not p.exists()] == \
         ["gone.md", "img/gone.png", "docs/gone.md"]
+
+
+BRANCH_TALK = re.compile(r"this branch|merged with `|\(branch `|`\w+` branch|main at the time")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_state_the_system_not_branches(doc: pathlib.Path) -> None:
+    """Docs describe the code as it is; which branch measured what belongs in git history."""
+    talk = [m.group(0) for m in BRANCH_TALK.finditer(doc.read_text())]
+    assert talk == [], f"{doc.relative_to(ROOT)} names branches: {talk}"
