@@ -94,14 +94,19 @@ def build_config(s: settings.Settings) -> Any:
 
 
 def check_mountpoint(path: str) -> str:
-    """The absolute mount point; Refused if missing, not a directory, non-empty, mounted or a
-    stale mount (named as such, with the command that clears it)."""
+    """The absolute mount point; Refused if missing, not a directory, non-empty, mounted, or
+    a stale mount (named as such, with the command that clears it)."""
     path = os.path.abspath(path)
-    if _is_stale_mount(path):
-        raise Refused(f"{path} is a stale mount (its gdevd is gone): clear it with "
-                      f"'fusermount3 -u {path}'")
-    if not os.path.exists(path):
-        raise Refused(f"mount point {path} does not exist")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise Refused(f"mount point {path} does not exist") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTCONN:  # a FUSE mount whose daemon died
+            raise _stale(path) from None
+        raise Refused(f"mount point {path}: {exc.strerror}") from None
+    if _is_stale_mount(path):  # stat may still answer from the kernel's attribute cache
+        raise _stale(path)
     if not os.path.isdir(path):
         raise Refused(f"mount point {path} is not a directory")
     if os.path.ismount(path):
@@ -109,6 +114,11 @@ def check_mountpoint(path: str) -> str:
     if os.listdir(path):
         raise Refused(f"mount point {path} is not empty")
     return path
+
+
+def _stale(path: str) -> Refused:
+    return Refused(f"{path} is a stale mount (its daemon died); clear it with: "
+                   f"fusermount3 -u -z {path}")
 
 
 def _is_stale_mount(path: str) -> bool:

@@ -7,8 +7,11 @@ units (bytes, seconds).  node_exporter's textfile collector takes the file as is
 (``cat MOUNT/proc/gdev/metrics > DIR/gdev.prom``), and so does a scrape of
 ``gdev-smi --prometheus``.
 
-Per-vGPU figures come from the procfs table's own getters (one source for ``vdN/*`` and for
-this file); per-context figures from the scheduler's usage records, as ``contexts`` shows.
+Per-vGPU figures come from the vGPU records behind ``vdN/*``; every other numeric ``vdN``
+entry of the procfs table (a period, a watchdog's kill count, whatever a later change
+declares) appears as an untyped ``gdev_vgpu_proc_NAME`` family with the entry's help, so no
+figure of the tree is missing here.  Per-context figures come from the scheduler's usage
+records, as ``contexts`` shows.
 """
 
 from __future__ import annotations
@@ -73,6 +76,12 @@ VGPU_METRICS: tuple[tuple[str, str, str, Callable[[Any], float]], ...] = (
     ("swap_ins_total", "counter", "swap-ins", lambda v: v.swap.swap_in_count),
 )
 
+# The vdN entries whose figures VGPU_METRICS already carries (under Prometheus' names).
+COVERED = {"compute_bandwidth", "memory_bandwidth", "memory_share", "compute_bandwidth_used",
+           "memory_bandwidth_used", "memory_used", "memory_size", "swapped_bytes",
+           "compute_time_us", "memory_time_us", "wait_time_us", "launches", "copies",
+           "bytes_copied", "swap_out_bytes", "swap_out_count", "swap_in_bytes", "swap_in_count"}
+
 # Per context: (metric, type, help, getter of (handle, entity, (resident, swapped), now)).
 CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[..., float]], ...] = (
     ("priority", "gauge", "effective priority, 0-40 (larger first)",
@@ -122,6 +131,7 @@ def render(system: Any) -> str:
     for name, kind, help_, get in VGPU_METRICS:
         lines += family(f"gdev_vgpu_{name}", kind, help_,
                         [(_vgpu_labels(v), get(v)) for v in system.virtual])
+    lines += _other_entries(system)
     now, owned = trio.current_time(), S.residency(system)
     entities = system.policy.entities()
     for name, kind, help_, get in CONTEXT_METRICS:
@@ -129,3 +139,20 @@ def render(system: Any) -> str:
                         [(_context_labels(h), get(h, se, owned.get(h.cid, (0, 0)), now))
                          for h, se in entities])
     return "\n".join(lines) + "\n"
+
+
+def _other_entries(system: Any) -> list[str]:
+    """The numeric vdN entries not in :data:`COVERED`, as untyped families."""
+    from procfs.table import PER_VGPU  # the table imports this module
+
+    lines: list[str] = []
+    for entry in PER_VGPU:
+        if entry.name in COVERED or not system.virtual:
+            continue
+        values = [entry.get(v) for v in system.virtual]
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in values):
+            lines += family(f"gdev_vgpu_proc_{entry.name}", "untyped",
+                            f"/proc/gdev/vdN/{entry.name}: {entry.help}",
+                            [(_vgpu_labels(v), x) for v, x in zip(system.virtual, values,
+                                                                  strict=True)])
+    return lines

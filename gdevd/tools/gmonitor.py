@@ -54,8 +54,8 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def _contexts(processes: list[dict[str, Any]]) -> list[str]:
-    rows = [("cid", "pid", "name", "vgpu", "prio", "memory", "compute_ms", "copy_ms",
-             "launches", "copies", "wait_ms")]
+    rows: list[tuple[str, ...]] = [("cid", "pid", "name", "vgpu", "prio", "memory",
+                                    "compute_ms", "copy_ms", "launches", "copies", "wait_ms")]
     rows += [(str(p["cid"]), str(p["pid"]), str(p.get("name", "-"))[:12], str(p["vgpu"]),
               str(p["prio"]), _mib(p["memory"]), f"{p['compute_ms']:.0f}",
               f"{p['copy_ms']:.0f}", str(p["launches"]), str(p["copies"]),

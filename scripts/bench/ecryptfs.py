@@ -72,11 +72,12 @@ of the data, two process switches and libgdev's socket round trips instead of di
 into the runtime; as in the paper, that difference is small next to the cipher itself (here
 it is within the run-to-run noise of a 2-core machine shared with other jobs). In Fig. 10 the
 LOOP processes, sharing the engine, cut the module's write throughput well below "alone".
-Priorities: without a scheduler (main at the time of writing) the setting changes nothing;
-with the `sched` branch merged, waiters of a vGPU are served by priority, and the module's
-context at 40 gets 2-3x the throughput it gets at 20 beside three competitors (it waits for
-the running LOOP only, not for the queued ones), which is the paper's Fig. 10 effect. One
-competitor alone would show none: with a single waiter there is no queue to jump.
+Priorities: waiters of a vGPU are served by priority, so at 40 the module's context waits
+for the running LOOP only, not for the queued ones (the paper's Fig. 10 effect; one
+competitor alone would show none: with a single waiter there is no queue to jump). How much
+throughput that buys depends on the machine: with the load average well above the 2 cores
+(see the command line above), run-to-run noise is as large as the effect, and a run may
+show none; on a quiet machine the row at 40 is the faster one.
 """
 
 

@@ -125,3 +125,15 @@ def test_gdev_smi_is_a_console_script() -> None:
     r = subprocess.run([os.path.join(bindir, "gdev-smi"), "--version"], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("gdev-smi ")
+
+
+def test_a_refused_proc_write_says_why_in_gdevds_log(gdevd) -> None:
+    path = gdevd.proc_path("vd3", "compute_bandwidth")
+    r = subprocess.run(["bash", "-c", f"echo 60 > {path}"], capture_output=True, text=True)
+    assert r.returncode != 0 and "Invalid argument" in r.stderr
+    assert "/proc/gdev/vd3/compute_bandwidth: refused b'60\\n': compute_bandwidth: 60% would " \
+        "bring gpu0's vGPUs to 135% (> 100%); at most 25% is free" in gdevd.log_text()
+    r = subprocess.run(["bash", "-c", f"echo rr > {gdevd.proc_path('scheduler')}"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "unknown scheduler 'rr'; one of band, credit, fifo, null" in gdevd.log_text()

@@ -153,3 +153,18 @@ def test_scheduler_reads_like_linux_and_takes_a_plain_name() -> None:
         with pytest.raises(GdevError):     # what a read shows is not a value to write back
             write_entry(entry, system, 0, b"band credit [fifo] null\n")
     run(body)
+
+
+def test_metrics_carry_every_numeric_vgpu_entry() -> None:
+    from procfs.metrics import COVERED
+    from tests.daemon import promtext
+
+    async def body(system) -> None:
+        fams = promtext.parse(read_entry(BY_NAME["metrics"], system).decode())
+        for e in PER_VGPU:
+            if e.name not in COVERED:
+                samples = fams[f"gdev_vgpu_proc_{e.name}"]["samples"]
+                assert samples[(("gpu", "0"), ("vgpu", "1"))] == int(read_entry(e,
+                                                                     system.virtual[1]))
+        assert fams["gdev_vgpu_proc_period"]["type"] == "untyped"
+    run(body)

@@ -166,3 +166,38 @@ def test_a_stale_pidfile_is_taken_over(tmp_path) -> None:
     pidfile.write_text(f"{os.getpid()}\n")
     with pytest.raises(Refused):
         claim_pidfile(str(pidfile))
+
+
+@pytest.mark.mount
+def test_a_stale_mount_is_named_with_the_command_that_clears_it() -> None:
+    d = start_gdevd()
+    try:
+        d.proc.kill()                     # the daemon dies; the kernel keeps the mount
+        d.proc.wait()
+        r = subprocess.run([sys.executable, "-m", "gdevd", d.mount], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2
+        assert f"{d.mount} is a stale mount (its daemon died); clear it with: fusermount3 " \
+            f"-u -z {d.mount}" in r.stderr
+    finally:
+        stop_gdevd(d)
+
+
+@pytest.mark.mount
+def test_modules_listed_in_the_config_are_loaded_at_start(tmp_path) -> None:
+    lower, passfile = tmp_path / "lower", tmp_path / "pass"
+    lower.mkdir()
+    passfile.write_text("correct horse battery staple\n")
+    cfg = tmp_path / "gdev.toml"
+    spec = f"ecryptfs:lower={lower},passphrase_file={passfile},scrypt_log2n=4,cipher=cpu"
+    cfg.write_text(f'[daemon]\nmodules = ["{spec}"]\n')
+    d = start_gdevd("--config", str(cfg))
+    try:
+        deadline = time.monotonic() + 30   # modules load once the mount answers
+        while not os.path.isdir(os.path.join(d.mount, "ecryptfs")):
+            assert d.proc.poll() is None and time.monotonic() < deadline, d.log_text()
+            time.sleep(0.02)
+        assert _read(d.proc_path("modules")).splitlines()[1].split()[:3] == \
+            ["ecryptfs", "ecryptfs", "live"]
+    finally:
+        stop_gdevd(d)
