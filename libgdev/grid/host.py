@@ -22,16 +22,15 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from . import context
-from .matmul import matmul_pieces
-from .pieces import run_piece
+from .matmul import matmul_kernel
 
 ACTIVITIES = ("idle", "interactive", "busy")
 FRAME_ROWS = {"interactive": 16, "busy": 48}  # rows of a 64 x 64 product per frame
+FRAME_N = 64
 BUSY_VRAM = 4 << 20
 
 
@@ -67,9 +66,7 @@ class Host:
         self.cuda = context.driver_for(self.mount)
         self.ctx = self.cuda.cuCtxCreate(0, self.cuda.cuDeviceGet(0))
         try:
-            self._frames = {a: self._frame(a) for a in FRAME_ROWS}
-            self._function = self.cuda.cuModuleGetFunction(
-                self.cuda.cuModuleLoadData(self._frames["busy"].kernel.ptx), "matmul_rows")
+            self._setup_frames()
             report = {a: {"ticks": 0, "on_time": 0, "seconds": 0.0} for a in ACTIVITIES}
             for seconds, activity in periods:
                 self._period(activity, seconds * scale, report[activity])
@@ -78,11 +75,26 @@ class Host:
         finally:
             self.cuda.cuCtxDestroy(self.ctx)
 
-    def _frame(self, activity: str) -> Any:
+    def _setup_frames(self) -> None:
+        """The scene, on the device once (well under 1 MB): a frame is one draw call on it."""
+        cuda, rows = self.cuda, max(FRAME_ROWS.values())
         rng = np.random.default_rng(1)
-        a = rng.integers(0, 1 << 16, (FRAME_ROWS[activity], 64), dtype=np.uint32)
-        return matmul_pieces(a, rng.integers(0, 1 << 16, (64, 64), dtype=np.uint32),
-                             FRAME_ROWS[activity])[0]
+        a = rng.integers(0, 1 << 16, (rows, FRAME_N), dtype=np.uint32)
+        b = rng.integers(0, 1 << 16, (FRAME_N, FRAME_N), dtype=np.uint32)
+        self._bufs = [cuda.cuMemAlloc(x.nbytes) for x in (a, b, a)]
+        cuda.cuMemcpyHtoD(self._bufs[0], a)
+        cuda.cuMemcpyHtoD(self._bufs[1], b)
+        kernel = matmul_kernel()
+        self._function = cuda.cuModuleGetFunction(cuda.cuModuleLoadData(kernel.ptx),
+                                                  kernel.name)
+
+    def _draw(self, activity: str) -> None:
+        """One frame: ``matmul_rows`` over the activity's rows of the scene, to completion."""
+        rows, n = FRAME_ROWS[activity], FRAME_N
+        self.cuda.cuLaunchKernel(self._function, n // 16, -(-rows // 16), 1, 16, 16, 1, 0,
+                                 None, [*self._bufs, np.uint32(rows), np.uint32(n),
+                                        np.uint32(n)])
+        self.cuda.cuCtxSynchronize()
 
     def _period(self, activity: str, seconds: float, out: dict) -> None:
         """One period: frames at F (unless idle), CPU and memory as the activity uses them."""
@@ -94,7 +106,7 @@ class Host:
         while tick < end:
             if activity != "idle":
                 out["ticks"] += 1
-                run_piece(self.cuda, self._function, self._frames[activity])
+                self._draw(activity)
                 if time.monotonic() <= tick + period:
                     out["on_time"] += 1
             tick += period

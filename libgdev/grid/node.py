@@ -30,6 +30,9 @@ ALPHA_MARGIN = 1.5  # alpha: the 90th percentile of dedicated runs x margin (the
 #                    emulated GPU on a shared CPU; a real GPU's null kernel is steadier)
 
 
+CPU_WINDOW_SAMPLES = 3  # CPU usage is averaged over the last three sampling periods
+
+
 class HostReturned(Exception):
     """The host kept this node busy past the wait a piece may spend for its turn."""
 
@@ -48,7 +51,7 @@ class Node:
                  saver_file: str | None = None, saver_s: float = 0.0) -> None:
         self.mount, self.name, self.minor = mount, name or os.uname().nodename, minor
         self.wait_s, self.sample_s, self.on_change = wait_s, sample_s, on_change
-        self.probe = HostProbe(mount, cpu_source)
+        self.probe = HostProbe(mount, cpu_source, window_s=CPU_WINDOW_SAMPLES * sample_s)
         self.saver_file, self.saver_s = saver_file, saver_s
         self._thresholds = thresholds or Thresholds()
         self._lock, self._gpu = threading.Lock(), threading.RLock()
