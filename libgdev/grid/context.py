@@ -2,10 +2,11 @@
 between the grid and the daemon's guest class).
 
 A context is a guest when its opener runs SCHED_IDLE, as its priority comes from its nice
-value; the opener also lowers the context's priority to Gdev's lowest (0), so that host
-launches waiting beside a guest piece always go first. Both are requests a daemon without a
-guest class simply ignores; the grid's own cooperative multitasking (node.py) keeps the
-host's frame rate either way.
+value (the opening thread runs SCHED_IDLE for the open), or when the guest verb marks it
+(``Handle.gset_guest(True)``, used when libgdev has it); the opener also lowers the context's
+priority to Gdev's lowest (0), so that host launches waiting beside a guest piece always go
+first. All are requests a daemon without a guest class simply ignores; the grid's own
+cooperative multitasking (node.py) keeps the host's frame rate either way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -44,8 +46,30 @@ def open_guest(mount: str, minor: int = 0) -> tuple[Any, Any]:
     with _sched_idle():
         ctx = cuda.cuCtxCreate(0, cuda.cuDeviceGet(minor))
     cuda.cuCtxSetPriority(ctx, GUEST_PRIORITY)
+    mark = getattr(ctx.handle, "gset_guest", None)  # the guest verb, where libgdev has it
+    if mark is not None:
+        mark(True)
     cuda.cuCtxPopCurrent()
     return cuda, ctx
+
+
+GUEST_NICE = 10
+_niced = threading.local()
+
+
+def nice_guest_thread() -> None:
+    """Lower the calling thread's CPU priority to nice GUEST_NICE, once per thread: the
+    guest's own CPU work (staging, the driver) yields to the host's processes. Best effort:
+    a thread that may not change its niceness keeps it."""
+    if getattr(_niced, "done", False):
+        return
+    _niced.done = True
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
+                                                 GUEST_NICE))
+    except OSError:
+        pass
 
 
 @contextlib.contextmanager

@@ -113,6 +113,7 @@ class Node:
     def turn(self) -> None:
         """Wait for the next piece's turn (the paper's Fig. 2); HostReturned when the host
         keeps the node busy for ``wait_s``."""
+        context.nice_guest_thread()
         deadline = time.monotonic() + self.wait_s
         while True:
             if self.saver_file and self.state is NodeState.FULL:
@@ -202,6 +203,7 @@ class Node:
             self.on_change(self.snapshot())
 
     def _monitor(self) -> None:
+        context.nice_guest_thread()
         while not self._stop.wait(self.sample_s):
             if self.saver_file:
                 on = _idle_for(self.saver_file) >= self.saver_s

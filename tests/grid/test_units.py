@@ -1,4 +1,4 @@
-"""The node's state machine, probes, traces and piece splitting, without a daemon."""
+"""The grid's parts without a daemon: state machine, probes, traces, pieces, the status table."""
 
 from __future__ import annotations
 
@@ -117,3 +117,23 @@ def test_status_table_totals():
     assert text.splitlines()[1].split()[:3] == ["tcp://a:1", "0", "busy"]
     assert text.splitlines()[-1] == ("nodes 2: 1 fully idle, 0 partially idle, 1 busy; "
                                      "guest pieces 10 (1.50/s)")
+
+
+def test_guest_threads_are_niced_once_and_alone():
+    import threading
+
+    from libgdev.grid.context import GUEST_NICE, nice_guest_thread
+
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def guest():
+        nice_guest_thread()
+        nice_guest_thread()
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    t = threading.Thread(target=guest)
+    t.start()
+    t.join()
+    assert seen == [max(main, GUEST_NICE)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
