@@ -114,6 +114,7 @@ bench: bench-deps
 	$(BENCH)/vgpu.py --write-docs
 	$(BENCH)/priority.py --write-docs
 	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
+	$(BENCH)/grid.py --write-docs
 
 bench-quick: bench-deps
 	$(BENCH)/compute.py --quick
@@ -127,6 +128,7 @@ bench-quick: bench-deps
 	$(BENCH)/vgpu.py --duration 6
 	$(BENCH)/priority.py --duration 1 --reps 2000
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
+	$(BENCH)/grid.py --quick
 
 figures: bench
 
