@@ -25,9 +25,9 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
-from gdevd.runtime.limits import limits_text
-from procfs import metrics as M
+from gdevd.runtime import limits_text
 from procfs import engine as X
+from procfs import metrics as M
 from procfs import sched as S
 
 log = logging.getLogger("gdevd.procfs")

@@ -20,6 +20,7 @@ from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
+from .limits import limits_text
 from .memory import DmaBuffer
 from .sched.api import gget_priority, gset_priority
 from .shm import ShmidDs
@@ -27,7 +28,7 @@ from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 
 __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
-    "PhysicalGpu", "VirtualGpu", "parse_size",
+    "PhysicalGpu", "VirtualGpu", "parse_size", "limits_text",
     "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count",
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",

@@ -113,10 +113,10 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
     async with touching(handle, (kernel.code_addr, kernel.code_size)):
         code = handle.mmu.read(kernel.code_addr, kernel.code_size)
     mod = await _decode(handle, code)
-    return launch_decoded(handle, mod, kernel)
+    return await launch_decoded(handle, mod, kernel)
 
 
-def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
+async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
     """Enqueue ``kernel`` of the decoded module ``mod`` (the second half of glaunch, for
     callers that hold the decoded module: ``gmodule_launch``); its fence id."""
     check_handle(handle)

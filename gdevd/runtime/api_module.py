@@ -182,4 +182,4 @@ async def gmodule_launch(handle: Handle, module_id: int, index: int,
     _check_kernel(kernel)
     handle.check_fault()
     await trio.lowlevel.checkpoint()
-    return launch_decoded(handle, mod.decoded, kernel)
+    return await launch_decoded(handle, mod.decoded, kernel)
