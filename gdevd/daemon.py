@@ -12,7 +12,7 @@ import logging
 import os
 import shutil
 import signal
-import tempfile
+import stat
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -24,10 +24,12 @@ import kcuda
 from gdevd.errors import GdevError
 from gdevd.fuse.stacked import StackedOperations
 from gdevd.fuse.tree import Tree
+from gdevd.ioctl import sockdir
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import SessionTable
 from gdevd.modules import ModuleRegistry
 from gdevd.runtime import GdevConfig, GdevSystem
+from gdevd.settings import Settings, apply_proc
 
 log = logging.getLogger("gdevd")
 MOUNT_OPTIONS = ("fsname=gdev", "subtype=gdev", "allow_other", "default_permissions")
@@ -41,15 +43,16 @@ class DaemonConfig:
     system: GdevConfig
     socket_path: str | None = None  # default: a fresh private directory under /tmp
     modules: tuple[str, ...] = ()   # module specs loaded at start (KIND:key=value,...)
+    settings: Settings | None = None  # the config file's [proc] values and [dev] access
 
 
 def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
     if wanted:
         return wanted
-    path = tempfile.mkdtemp(prefix="gdevd-")
-    os.chmod(path, 0o755)
-    stack.callback(shutil.rmtree, path, True)
-    return os.path.join(path, "ioctl.sock")
+    sockdir.clean_stale()  # those of daemons that were killed
+    sock = sockdir.make_socket_dir()
+    stack.callback(shutil.rmtree, os.path.dirname(sock), True)
+    return sock
 
 
 def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> None:
@@ -58,6 +61,20 @@ def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> No
     options.add("default_permissions")
     pyfuse3.init(ops, mountpoint, options)
     stack.callback(pyfuse3.close, unmount=True)
+
+
+def _apply_devices(tree: Tree, settings: Settings) -> None:
+    """Set the configured mode and owner of device files (what chmod/chown would do)."""
+    for node in tree.nodes.values():
+        access = settings.devices.get(node.minor) if node.minor is not None else None
+        if access is None:
+            continue
+        if access.mode is not None:
+            node.mode = stat.S_IFMT(node.mode) | access.mode
+        node.uid = node.uid if access.uid is None else access.uid
+        node.gid = node.gid if access.gid is None else access.gid
+        log.info("%s: mode %o, owner %d:%d (config)", tree.path_of(node),
+                 stat.S_IMODE(node.mode), node.uid, node.gid)
 
 
 async def _watch_signals(on_signal: Callable[[], None]) -> None:
@@ -81,7 +98,11 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
         stack.callback(nursery.cancel_scope.cancel)
         await nursery.start(IoctlServer(sessions, socket_path).serve)
         registry = ModuleRegistry(cfg.mountpoint)
-        ops = StackedOperations(Tree(system), sessions, registry)
+        tree = Tree(system)
+        if cfg.settings is not None:
+            apply_proc(cfg.settings, system)   # as root's echo would, before anyone sees it
+            _apply_devices(tree, cfg.settings)
+        ops = StackedOperations(tree, sessions, registry)
         _mount(stack, ops, cfg.mountpoint)
         stack.push_async_callback(sessions.end_all)  # before unmount: close live contexts
         stack.push_async_callback(registry.unload_all)  # first of all: modules' contexts

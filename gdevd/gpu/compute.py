@@ -171,6 +171,11 @@ class ComputeEngine:
 class ModuleCache:
     """Decoded modules keyed by a hash of their bytes; least recently used evicted first."""
 
+    def modules(self) -> list[Any]:
+        """The cached modules, least recently used first (a snapshot)."""
+        with self._lock:
+            return list(self._mods.values())
+
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.hits = self.misses = 0
@@ -194,7 +199,11 @@ class ModuleCache:
             return mod
 
     def insert(self, key: bytes, mod: Any) -> None:
-        """Remember ``mod`` under ``key``, evicting the least recently used beyond capacity."""
+        """Remember ``mod`` under ``key``, evicting the least recently used beyond capacity;
+        a module that can be compiled to native code starts compiling (tiered engine)."""
+        start = getattr(mod, "start_compile", None)
+        if start is not None:
+            start()
         with self._lock:
             self._mods[key] = mod
             self._mods.move_to_end(key)

@@ -6,7 +6,8 @@ is bound with HELLO (:meth:`SessionTable.claim`), after which the connection *is
 its end (EOF, error, garbage that loses framing) ends the session, and the session's end
 (release of the device file) cancels the connection.  A malformed message is answered with an
 errno and changes nothing; it is logged once per session.  Connections are independent tasks,
-so a client blocked in gsync or a large copy never holds up another.
+so a client blocked in gsync or a large copy never holds up another.  What a connection may
+cost before HELLO is bounded by :mod:`gdevd.ioctl.admission`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, cast
 import trio
 
 from gdevd.errors import GdevError
+from gdevd.ioctl.admission import NEVER, PREAUTH_BYTES, PREAUTH_RECV, AcceptBackoff, Admission
 from gdevd.ioctl.busypoll import BusyPoll
 from gdevd.ioctl.dispatch import HANDLERS, INLINE, Call, Handler, InlineHandler
 from gdevd.ioctl.session import SessionTable
@@ -48,9 +50,16 @@ class ServerConnection:
         self.poll = poll
         self.spin = AdaptiveSpin()
         self.rx = abi.ReceiveBuffer()
-        self._buf = bytearray(_RECV)
+        self._buf = bytearray(PREAUTH_RECV)  # grown to _RECV by authenticated()
         self._view = memoryview(self._buf)
         self._burst = 0
+        self.preauth = True
+
+    def authenticated(self) -> None:
+        """HELLO succeeded: receive with the full-size buffer from now on."""
+        self.preauth = False
+        self._buf = bytearray(_RECV)
+        self._view = memoryview(self._buf)
 
     def peer(self) -> tuple[int, int, int]:
         """(pid, uid, gid) of the connecting process (SO_PEERCRED)."""
@@ -75,6 +84,9 @@ class ServerConnection:
             if not self.rx and (frame := abi.parse_simple_request(self._view[:n])):
                 break
             self.rx.feed(self._view[:n])
+            if self.preauth and len(self.rx) > PREAUTH_BYTES:
+                raise abi.ProtocolError(errno.EMSGSIZE, f"{len(self.rx)} bytes before HELLO",
+                                        fatal=True)
         self._burst += 1
         if self._burst >= BURST:
             self._burst = 0
@@ -106,6 +118,8 @@ class IoctlServer:
         self.sessions = sessions
         self.path = path
         self.poll = BusyPoll(sessions.system.config)
+        self.admission = Admission(sessions.system.config)
+        sessions.system.admission = self.admission.stats  # for /proc/gdev/limits
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Bind, listen and serve connections until cancelled; removes the socket file."""
@@ -116,9 +130,8 @@ class IoctlServer:
             listener.listen(128)
             task_status.started()
             async with trio.open_nursery() as nursery:
-                while True:
-                    sock, _ = await listener.accept()
-                    nursery.start_soon(self._connection, socket.socket(fileno=sock.detach()))
+                nursery.start_soon(self.admission.trimmer)
+                await self._accept_loop(listener, nursery)
         finally:
             listener.close()
             try:
@@ -126,27 +139,58 @@ class IoctlServer:
             except FileNotFoundError:
                 pass
 
-    async def _connection(self, sock: socket.socket) -> None:
-        conn = ServerConnection(sock, self.poll)
-        call = Call(self.sessions, conn.peer())
+    async def _accept_loop(self, listener: Any, nursery: trio.Nursery) -> None:
+        backoff = AcceptBackoff(self.admission.stats)
+        while True:
+            try:
+                tsock, _ = await listener.accept()
+            except OSError as exc:
+                await backoff.failed(exc)
+                continue
+            backoff.succeeded()
+            sock = socket.socket(fileno=tsock.detach())
+            try:
+                conn = ServerConnection(sock, self.poll)
+                peer = conn.peer()
+            except OSError:
+                sock.close()
+                continue
+            if not self.admission.admit(peer[1]):
+                sock.close()
+                continue
+            nursery.start_soon(self._connection, conn, peer)
+
+    async def _connection(self, conn: ServerConnection, peer: tuple[int, int, int]) -> None:
+        sock, call = conn.sock, Call(self.sessions, peer)
         self.poll.add(sock)
         try:
-            with trio.CancelScope() as scope:
+            with trio.CancelScope(deadline=self.admission.deadline()) as scope:
                 call.scope = scope
                 await self._serve(conn, call)
+            if conn.preauth and scope.cancelled_caught:
+                self.admission.stats.timed_out += 1
+                log.debug("connection of pid %d closed: no HELLO in time", peer[0])
         except (OSError, abi.ProtocolError) as exc:
             log.info("connection of pid %d closed: %s", call.peer[0], exc)
         finally:  # end the session first: a client that sees EOF finds its context gone
             try:
+                if conn.preauth:
+                    self.admission.release(peer[1])
                 if call.session is not None:
                     await self.sessions.end(call.session, "connection closed")
             finally:
                 self.poll.remove(sock)
                 sock.close()
+                self.admission.closed()
 
     async def _serve(self, conn: ServerConnection, call: Call) -> None:
         while (request := await conn.next_request()) is not None:
             reply, fd = await self._one(call, request)
+            if conn.preauth and call.session is not None:  # HELLO succeeded
+                conn.authenticated()
+                self.admission.release(call.peer[1])
+                assert call.scope is not None
+                call.scope.deadline = NEVER
             try:
                 await conn.send(reply, fd)
             finally:
@@ -155,6 +199,7 @@ class IoctlServer:
 
     async def _one(self, call: Call, request: abi.Frame | abi.Request) -> tuple[bytes, int]:
         if isinstance(request, abi.Request):
+            tail: abi.Tail
             (cmd, rid, fields), tail = request, b""
         else:
             rid = request.header.request_id
@@ -162,7 +207,7 @@ class IoctlServer:
                 cmd, fields, tail = abi.decode_request(request)
             except abi.ProtocolError as exc:
                 self._log_bad(call, exc)
-                return abi.encode_error(request.header.command, rid, exc.errno), -1
+                return abi.encode_error(request.header.command, rid, exc.errno, exc.detail), -1
         try:
             if cmd.needs_session and cmd.name != "HELLO" and call.session is None:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
@@ -173,13 +218,14 @@ class IoctlServer:
                 out = await cast(Handler, fn)(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
-            return abi.encode_error(cmd.number, rid, exc.errno), -1
-        except GdevError as exc:
+            return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
+        except GdevError as exc:  # the reason travels to the client (docs/abi.md)
             log.debug("%s: %s", cmd.name, exc)
-            return abi.encode_error(cmd.number, rid, exc.errno), -1
+            return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
         except Exception:  # a bug must cost one call, not the daemon
             log.exception("%s failed", cmd.name)
-            return abi.encode_error(cmd.number, rid, errno.EIO), -1
+            return abi.encode_error(cmd.number, rid, errno.EIO,
+                                    "internal error in gdevd (see its log)"), -1
         return abi.encode_reply(cmd, rid, 0, out.tail, **out.fields), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:

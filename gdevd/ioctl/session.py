@@ -3,9 +3,11 @@
 Opening ``/dev/gdevN`` creates a :class:`Session` (the runtime context and a one-time token
 bound to the opener's uid, gid and process).  HELLO on the ioctl socket claims it: the token
 must match, must not have been used, and the peer's ``SO_PEERCRED`` must name the opener's
-process and user.  Releasing the file or closing the socket ends the session: the connection
-is cancelled, shared buffers are dropped and the handle is closed (``gclose`` frees all it
-held).  ``end`` is idempotent and safe from either side, in any order.
+process and user; only such a HELLO consumes the token, so a token that leaked to another
+process cannot be burnt by it (the attempt is logged and the opener may still claim it).
+Releasing the file or closing the socket ends the session: the connection is cancelled,
+shared buffers are dropped and the handle is closed (``gclose`` frees all it held).
+``end`` is idempotent and safe from either side, in any order.
 """
 
 from __future__ import annotations
@@ -27,29 +29,34 @@ log = logging.getLogger("gdevd.session")
 
 @dataclass(frozen=True)
 class Opener:
-    """Who opened the device file: uid, gid, the calling thread and its process (tgid)."""
+    """Who opened the device file: uid, gid, the calling thread, its process (tgid) and the
+    process's name (its ``comm``, for listings only: the opener chooses it)."""
 
     uid: int
     gid: int
     pid: int
     tgid: int
+    name: str = ""
 
     @classmethod
     def from_ctx(cls, uid: int, gid: int, pid: int) -> Opener:
         """Build from a FUSE request context (``pid`` is the calling thread's id)."""
-        return cls(uid, gid, pid, thread_group_of(pid))
+        return cls(uid, gid, pid, *thread_group_of(pid))
 
 
-def thread_group_of(pid: int) -> int:
-    """The process id (tgid) of thread ``pid``, or ``pid`` if /proc cannot tell."""
+def thread_group_of(pid: int) -> tuple[int, str]:
+    """The process id (tgid) and name of thread ``pid``; ``(pid, "")`` if /proc cannot tell."""
+    tgid, name = pid, ""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"Tgid:"):
-                    return int(line.split()[1])
+                if line.startswith(b"Name:"):
+                    name = line[5:].strip().decode(errors="replace")
+                elif line.startswith(b"Tgid:"):
+                    return int(line.split()[1]), name
     except (OSError, ValueError):
         pass
-    return pid
+    return tgid, name
 
 
 @dataclass(eq=False)
@@ -106,14 +113,18 @@ class SessionTable:
 
     def claim(self, token: bytes, pid: int, uid: int, gid: int) -> Session:
         """HELLO: bind the session of ``token`` to a connection whose peer credentials are
-        (pid, uid, gid).  EACCES for an unknown, used or foreign token."""
-        session = self._by_token.pop(bytes(token), None)
+        (pid, uid, gid).  EACCES for an unknown, used or foreign token; a foreign attempt
+        changes nothing."""
+        session = self._by_token.get(bytes(token))
         if session is None or not hmac.compare_digest(session.token, bytes(token)):
             raise GdevError(errno.EACCES, "unknown or already used session token")
         o = session.opener
         if (pid, uid, gid) != (o.tgid, o.uid, o.gid):
-            # The token is burnt: whoever leaked it cannot retry, the opener must reopen.
+            # A leaked token stays valid for its opener: a thief can neither use nor burn it.
+            log.warning("session %d: token of pid %d uid %d presented by pid %d uid %d; "
+                        "refused", session.id, o.tgid, o.uid, pid, uid)
             raise GdevError(errno.EACCES, f"token of pid {o.tgid} presented by pid {pid}")
+        del self._by_token[session.token]  # one-time: only the opener consumes it
         session.claimed = True
         return session
 

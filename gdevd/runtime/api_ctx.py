@@ -18,6 +18,7 @@ from . import constants as C
 from . import defaults as D
 from .config import check_chunk_size, check_pipeline_count
 from .handle import Handle, check_handle
+from .limits import check_gopen
 from .memory import DeviceBlock, MemObject
 from .system import Credentials, GdevSystem
 
@@ -26,16 +27,15 @@ async def gopen(system: GdevSystem, minor: int, cred: Credentials | None = None)
     """Open a context on virtual GPU ``minor`` (Gdev's ``gopen``).
 
     Errors: ENODEV (no such vGPU or the system is shut down), EBUSY (the physical GPU already
-    has ``contexts_max`` contexts).
+    has ``contexts_max`` contexts, or a non-root opener is over its limits: :mod:`.limits`).
     """
     await trio.lowlevel.checkpoint()
     if system.nursery is None or not system.physical:
         raise GdevError(errno.ENODEV, "the system is not running")
     vgpu = system.vgpu(minor)
-    on_gpu = sum(1 for h in system.handles.values() if h.phys is vgpu.phys)
-    if on_gpu >= system.config.contexts_max:
-        raise GdevError(errno.EBUSY, f"gpu{vgpu.phys.index} has {on_gpu} contexts already")
-    handle = Handle(system, vgpu, cred or Credentials.current())
+    cred = cred or Credentials.current()
+    check_gopen(system, vgpu, cred)
+    handle = Handle(system, vgpu, cred)
     system.handles[handle.cid] = handle
     vgpu.handles.add(handle)
     return handle

@@ -19,6 +19,7 @@ import trio
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from .handle import Fence, Handle, check_handle
+from .limits import launch_slot
 from .residency import resident_all, touching
 
 Dim3 = tuple[int, int, int]
@@ -40,7 +41,7 @@ class GdevKernel:
     name: str
     grid: Dim3 = (1, 1, 1)
     block: Dim3 = (1, 1, 1)
-    params: bytes = b""
+    params: bytes | memoryview = b""
     data_addr: int = 0
     shared_dynamic: int = 0
 
@@ -112,6 +113,12 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
     async with touching(handle, (kernel.code_addr, kernel.code_size)):
         code = handle.mmu.read(kernel.code_addr, kernel.code_size)
     mod = await _decode(handle, code)
+    return await launch_decoded(handle, mod, kernel)
+
+
+async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
+    """Enqueue ``kernel`` of the decoded module ``mod`` (the second half of glaunch, for
+    callers that hold the decoded module: ``gmodule_launch``); its fence id."""
     check_handle(handle)
     layout = mod.data_layout()
     if layout.size:
@@ -119,6 +126,7 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
     launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
                         shared_dynamic=kernel.shared_dynamic)
+    await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
     return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch)).id
 
 

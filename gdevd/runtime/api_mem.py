@@ -19,6 +19,7 @@ from . import defaults as D
 from .api_ctx import release_block, settle_object, unmap_object
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
+from .limits import check_pinned
 from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
 from .residency import map_block
 from .swap import alloc_pages, settle
@@ -95,18 +96,22 @@ async def gfree(handle: Handle, addr: int) -> int:
         return unmap_object(handle, obj)
 
 
-async def gmalloc_dma(handle: Handle, size: int) -> DmaBuffer:
+async def gmalloc_dma(handle: Handle, size: int, *, guaranteed: bool = False) -> DmaBuffer:
     """Allocate ``size`` bytes of pinned host memory mapped into the context's address space.
 
     Returns a :class:`DmaBuffer` (``.array`` its bytes, ``.va`` its GPU address, ``.fd`` its
-    memfd).  Errors: EBADF, EINVAL, ENOMEM (beyond the vGPU's DMA share, or more than 63
-    pinned buffers in one context).
+    memfd).  ``guaranteed`` is for the daemon's smallest staging buffer of a context: it is
+    granted beyond the vGPU's DMA share, so that no tenant pinning the whole share can stop
+    another's pageable copies.  Errors: EBADF, EINVAL, ENOMEM (beyond the vGPU's DMA share,
+    beyond the context's ``pinned_per_session``, or more than 63 pinned buffers in one
+    context).
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
     need = _pages(check_size(size))
     vgpu = handle.vgpu
-    if vgpu.dma_used + need > vgpu.dma_memory_size:
+    check_pinned(handle, need)
+    if not guaranteed and vgpu.dma_used + need > vgpu.dma_memory_size:
         raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: {need} pinned bytes exceed its share "
                                       f"({vgpu.dma_used}/{vgpu.dma_memory_size} used)")
     if not handle.free_apertures:

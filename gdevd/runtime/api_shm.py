@@ -30,7 +30,8 @@ async def gshmget(handle: Handle, key: int, size: int, flags: int) -> int:
     ``flags`` holds the mode bits (0o777) and ``GDEV_IPC_CREAT``/``GDEV_IPC_EXCL``.
     Errors: EBADF; EINVAL (bad arguments, size 0 for a new segment, or larger than the
     existing one); ENOENT (no such key, no IPC_CREAT); EEXIST (IPC_CREAT|IPC_EXCL on an
-    existing key); EACCES (the mode denies the requested bits); ENOMEM; ENOSPC (table full).
+    existing key); EACCES (the mode denies the requested bits); ENOMEM; ENOSPC (table full, or
+    the user's ``shm_per_user`` reached).
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
@@ -39,6 +40,7 @@ async def gshmget(handle: Handle, key: int, size: int, flags: int) -> int:
     if seg is not None:
         seg.check(handle.cred, flags & 0o777)
         return seg.id
+    table.check_room(handle.cred)  # before allocating: a refusal changes nothing
     block = await new_block(handle, size)
     check_handle(handle)
     again = table.check_get(key, size, flags)        # the key may have appeared meanwhile

@@ -52,6 +52,14 @@ class GdevConfig:
     swap_percent: int = D.SWAP_PERCENT   # temporal device swap area, percent of memory
     host_swap: int = D.HOST_SWAP          # bytes of host swap per physical GPU
     ioctl_poll_us: int = D.IOCTL_POLL_US  # busy-poll window of ioctl connections (live)
+    preauth_max: int = D.PREAUTH_MAX          # ioctl connections before HELLO, all users
+    preauth_per_uid: int = D.PREAUTH_PER_UID  # ... per user
+    preauth_timeout_s: float = D.PREAUTH_TIMEOUT_S
+    contexts_per_user: int = D.CONTEXTS_PER_USER  # per non-root user and physical GPU
+    contexts_reserved: int = D.CONTEXTS_RESERVED  # for root and modules (<= contexts_max/2)
+    pinned_per_session: int = D.PINNED_PER_SESSION  # pinned bytes per context
+    launches_queued_max: int = D.LAUNCHES_QUEUED_MAX  # launches in flight per context
+    shm_per_user: int = D.SHM_PER_USER        # shm segments per non-root user
 
     def validate(self) -> GdevConfig:
         """Check every field; return self, or raise ``GdevError(EINVAL)`` naming the field."""
@@ -70,6 +78,7 @@ class GdevConfig:
         _int_in("swap_percent", self.swap_percent, 0, 50)
         _int_in("host_swap", self.host_swap, 0, 1 << 44)
         _int_in("ioctl_poll_us", self.ioctl_poll_us, 0, D.IOCTL_POLL_US_MAX)
+        self._validate_limits()
         if self.memory % D.PAGE_SIZE or self.dma_memory % D.PAGE_SIZE:
             raise GdevError(errno.EINVAL, "memory sizes must be multiples of the page size")
         if self.watchdog is not None and not self.watchdog > 0:
@@ -77,6 +86,18 @@ class GdevConfig:
         if not isinstance(self.name, str) or not self.name:
             raise GdevError(errno.EINVAL, "name must be a non-empty string")
         return self
+
+    def _validate_limits(self) -> None:
+        _int_in("preauth_max", self.preauth_max, 1, 1 << 20)
+        _int_in("preauth_per_uid", self.preauth_per_uid, 1, self.preauth_max)
+        _int_in("contexts_reserved", self.contexts_reserved, 0, 1 << 20)
+        _int_in("contexts_per_user", self.contexts_per_user, 1, 1 << 20)
+        _int_in("pinned_per_session", self.pinned_per_session, D.PAGE_SIZE, 1 << 40)
+        _int_in("launches_queued_max", self.launches_queued_max, 1, 1 << 20)
+        _int_in("shm_per_user", self.shm_per_user, 1, D.SHM_SEGMENTS)
+        t = self.preauth_timeout_s
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t <= 3600:
+            raise GdevError(errno.EINVAL, f"preauth_timeout_s must be in (0, 3600]: {t!r}")
 
 
 def _int_in(field: str, value: object, lo: int, hi: int) -> None:

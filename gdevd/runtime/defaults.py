@@ -89,3 +89,15 @@ INSTANCES_MAX = 32                    # launches in flight per context (GDEV_INS
 # only gdevd polling, 14-16 us with the client polling too (docs/abi.md).
 IOCTL_POLL_US = spin_window(50)       # 0 on a one-CPU machine, where polling cannot pay
 IOCTL_POLL_US_MAX = 1000
+
+# --- per-tenant limits (docs/security.md): each protects the other tenants --------------------
+# Connections to the ioctl socket that have not yet presented a token (HELLO): an honest
+# client sends HELLO at once, so a few per user are plenty; the rest are a flood.
+PREAUTH_MAX = 64                      # unauthenticated connections, all users together
+PREAUTH_PER_UID = 16                  # ... of one user
+PREAUTH_TIMEOUT_S = 5.0               # a connection without HELLO after this is closed
+CONTEXTS_PER_USER = 32                # contexts one non-root user may hold per physical GPU
+CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-daemon modules
+PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
+LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
+SHM_PER_USER = 64                     # shm segments one non-root user may create

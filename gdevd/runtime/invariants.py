@@ -74,6 +74,10 @@ def _check_swap(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> No
         assert all(lo <= a < hi for a in on_dev), "device swap page outside the area"
     host = sum(int(((b.pa < 0) & (b.sw < 0)).sum()) * PAGE for b in blocks)
     assert area.host_used == host, f"gpu{index}: host swap {area.host_used} != {host}"
+    for v in system.virtual:
+        if v.phys.index == index:
+            mine = sum(int(((b.pa < 0) & (b.sw < 0)).sum()) * PAGE for b in blocks if b.vgpu is v)
+            assert area.host_by_vgpu.get(v.minor, 0) == mine, f"vGPU {v.minor}: host swap"
     for b in blocks:
         assert not np.any((b.pa >= 0) & (b.sw >= 0)), "page both resident and swapped"
         assert b.host is not None or not np.any((b.pa < 0) & (b.sw < 0)), "lost host copy"

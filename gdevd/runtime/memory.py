@@ -4,7 +4,8 @@ Theory of operation
 -------------------
 Physical memory is a *block*: a :class:`DeviceBlock` (extents of one GPU's VRAM, from that
 GPU's :class:`~.allocator.ExtentAllocator`) or a :class:`DmaBlock` (a memfd mapped
-``MAP_SHARED``: the daemon can hand the fd to a client process, which maps the same pages).
+``MAP_SHARED``: the daemon can hand the fd to a client process, which maps the same pages;
+the memfd is sealed against resizing, so the client cannot pull pages from under the daemon).
 A block is charged to the vGPU that allocated it, once, whoever else maps it later.
 
 A context sees blocks through :class:`MemObject` mappings in its address space: the owner's
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import GdevError
+from ..gpu.hostpages import sealed_memfd
 from .allocator import Extent
 from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
 from .defaults import PAGE_SIZE as PAGE
@@ -117,9 +119,8 @@ class DmaBlock:
     kind = GDEV_MEM_DMA
 
     def __init__(self, vgpu: VirtualGpu, size: int) -> None:
-        self.fd = os.memfd_create("gdev-dma", os.MFD_CLOEXEC)
+        self.fd = sealed_memfd("gdev-dma", size)  # a client can never resize it under us
         try:
-            os.ftruncate(self.fd, size)
             self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED,
                                  mmap.PROT_READ | mmap.PROT_WRITE)
         except OSError as e:

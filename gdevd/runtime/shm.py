@@ -5,7 +5,8 @@ Theory of operation
 A segment is a device block (charged to the vGPU of the context that created it, like any
 allocation, and swappable like any) plus its IPC record: key, id, owner and creator
 uid/gid, mode, times and pids.  The table is system wide (Gdev's ``gdev_shm_owners[512]``);
-an id is ``seq * SHM_SEGMENTS + slot`` so a stale id does not name a new segment.
+an id is ``seq * SHM_SEGMENTS + slot`` so a stale id does not name a new segment.  A
+non-root user creates at most ``shm_per_user`` of the slots (the config's per-tenant limit).
 
 Permissions are Linux's ``ipcperms``: root passes; otherwise the owner (uid or creator
 uid) gets the mode's user bits, a member of the group (gid or creator gid) the group bits,
@@ -146,8 +147,19 @@ class ShmTable:
             raise GdevError(errno.EINVAL, f"shm {seg.id} has {seg.block.size} bytes < {size}")
         return seg
 
+    def check_room(self, cred: Credentials) -> None:
+        """ENOSPC if ``cred`` may not create one more segment: every slot is taken, or a
+        non-root user already holds ``shm_per_user`` (removed but attached ones count)."""
+        if len(self.segments) >= D.SHM_SEGMENTS:
+            raise GdevError(errno.ENOSPC, f"all {D.SHM_SEGMENTS} shared segments in use")
+        limit = self.system.config.shm_per_user
+        if cred.uid != 0 and sum(s.cuid == cred.uid for s in self.segments.values()) >= limit:
+            raise GdevError(errno.ENOSPC, f"uid {cred.uid} holds {limit} shared segments "
+                                          "(shm_per_user)")
+
     def add(self, key: int, block: DeviceBlock, creator: Handle, mode: int) -> Segment:
-        """Enter a new segment; ENOSPC when every slot is taken."""
+        """Enter a new segment; ENOSPC as :meth:`check_room` says."""
+        self.check_room(creator.cred)
         used = {sid % D.SHM_SEGMENTS for sid in self.segments}
         slot = next((i for i in range(D.SHM_SEGMENTS) if i not in used), None)
         if slot is None:

@@ -55,11 +55,12 @@ def block_priority(system: GdevSystem, block: DeviceBlock) -> int:
 
 
 def _choose(system: GdevSystem, gpu: int, vgpu: VirtualGpu | None, prio: int,
-            deficit: int) -> tuple[DeviceBlock | None, bool]:
-    """(victim or None, whether some candidate is held by a running operation)."""
+            deficit: int, skip: frozenset | set = frozenset()) -> tuple[DeviceBlock | None, bool]:
+    """(victim or None, whether some candidate is held by a running operation); blocks in
+    ``skip`` (whose eviction found no swap room) are passed over."""
     best, best_key, waiting = None, None, False
     for block in system.blocks[gpu]:
-        if vgpu is not None and block.vgpu is not vgpu:
+        if (vgpu is not None and block.vgpu is not vgpu) or block in skip:
             continue
         resident = block.resident_bytes
         p = block_priority(system, block) if resident else 0
@@ -84,16 +85,22 @@ async def alloc_pages(requester: Handle, vgpu: VirtualGpu, need: int) -> list[tu
     if need > vgpu.memory_size or need > allocator.size - area.device_size:
         raise GdevError(errno.ENOMEM, f"{need} bytes exceed vGPU {vgpu.minor}'s share "
                                       f"({vgpu.memory_size}) or the device")
+    full: set[DeviceBlock] = set()   # victims whose vGPU has no host swap left
     for _ in range(_TRIES):
         over = vgpu.memory_used + need - vgpu.memory_size
         if over <= 0 and allocator.free_bytes >= need:
             return allocator.alloc(need, split=True)
         scope, deficit = (vgpu, over) if over > 0 else (None, need - allocator.free_bytes)
-        victim, waiting = _choose(system, gpu, scope, system.priority_of(requester), deficit)
-        if victim is not None and await evict(system, victim):
+        victim, waiting = _choose(system, gpu, scope, system.priority_of(requester), deficit,
+                                  full)
+        if victim is not None:
+            if await evict(system, victim):
+                continue
+            full.add(victim)  # its vGPU's host swap is full: another victim may have room
             continue
-        if victim is None and waiting:
+        if waiting:
             await area.changed.wait()
+            full.clear()
             continue
         break
     raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: no memory or swap for {need} bytes "
@@ -139,7 +146,7 @@ async def evict(system: GdevSystem, block: DeviceBlock) -> bool:
     pages = np.nonzero(block.pa >= 0)[0]
     nbytes = len(pages) * PAGE
     dest = area.take_device(len(pages))
-    if dest is None and not area.take_host(nbytes):
+    if dest is None and not area.take_host(block.vgpu, nbytes):
         return False
     block.busy = trio.Event()
     unmap_resident(block, pages)
@@ -226,7 +233,7 @@ def _finish_swap_in(area: SwapArea, block: DeviceBlock, pages: np.ndarray,
                     new: np.ndarray) -> None:
     on_dev = block.sw[pages] >= 0
     area.give_device(block.sw[pages[on_dev]])
-    area.host_used -= int((~on_dev).sum()) * PAGE
+    area.give_host(block.vgpu, int((~on_dev).sum()) * PAGE)
     block.sw[pages] = -1
     block.pa[pages] = new
     map_resident(block, pages)
@@ -250,8 +257,8 @@ async def migrator(area: SwapArea) -> None:
             if not len(sel):
                 area.pending.discard(block)
                 continue
-            if not area.take_host(len(sel) * PAGE):
-                break                                   # host swap full: stay on the device
+            if not area.take_host(block.vgpu, len(sel) * PAGE):
+                continue                    # this vGPU's host swap is full: stays on the device
             await _migrate(area, block, sel)
 
 

@@ -11,6 +11,11 @@ to ``host_limit`` bytes.  An eviction goes to the device area when the whole evi
 else to the host; the migrator (:func:`.swap.migrator`) moves device-area pages on to the host
 in the background, so the device area is a staging buffer, not a second tier that fills up.
 
+Host swap is accounted per vGPU (the vGPU of the evicted block): each may hold its
+``memory_share`` percent of ``host_limit``, so a tenant that swaps without end fills its own
+part only, and another vGPU's evictions still find room (Invariant: ``host_used`` is the
+sum of ``host_by_vgpu``).
+
 The area only keeps space and statistics; the swap module moves data and keeps the blocks'
 page tables.  Counters (:class:`SwapCounters`) live on every vGPU and every context.
 """
@@ -80,6 +85,7 @@ class SwapArea:
         self.gpu, self.main = gpu, allocator
         self.pages = gpu.mem.reshape(-1, PAGE)          # VRAM as rows of one page
         self.host_limit, self.host_used = host_limit, 0
+        self.host_by_vgpu: dict[int, int] = {}         # vGPU minor -> host swap bytes
         self.extent: tuple[int, int] | None = None
         self.device: ExtentAllocator | None = None
         self.percent = 0
@@ -135,19 +141,32 @@ class SwapArea:
         if len(addrs) and self.device is not None:
             self.device.free([(a, n * PAGE) for _, a, n in page_runs(np.sort(addrs))])
 
-    def take_host(self, nbytes: int) -> bool:
-        """Reserve ``nbytes`` of host swap; False if over ``host_limit``."""
-        if self.host_used + nbytes > self.host_limit:
+    def host_quota(self, vgpu: Any) -> int:
+        """Host swap bytes ``vgpu`` may hold: its memory share of ``host_limit``."""
+        return self.host_limit * vgpu.memory_share // 100
+
+    def take_host(self, vgpu: Any, nbytes: int) -> bool:
+        """Reserve ``nbytes`` of host swap for a block of ``vgpu``; False if over its quota
+        or over ``host_limit``."""
+        mine = self.host_by_vgpu.get(vgpu.minor, 0)
+        if self.host_used + nbytes > self.host_limit or mine + nbytes > self.host_quota(vgpu):
             return False
+        self.host_by_vgpu[vgpu.minor] = mine + nbytes
         self.host_used += nbytes
         return True
+
+    def give_host(self, vgpu: Any, nbytes: int) -> None:
+        """Return ``nbytes`` of host swap held for a block of ``vgpu``."""
+        if nbytes:
+            self.host_by_vgpu[vgpu.minor] -= nbytes
+            self.host_used -= nbytes
 
     def forget(self, block: DeviceBlock) -> None:
         """Drop everything ``block`` holds in swap (the block is being released)."""
         dev = block.sw[block.sw >= 0]
         host = int(np.count_nonzero((block.pa < 0) & (block.sw < 0))) * PAGE
         self.give_device(dev)
-        self.host_used -= host
+        self.give_host(block.vgpu, host)
         swapped = len(dev) * PAGE + host
         for counters in _counters_of(block):
             counters.swapped_bytes -= swapped

@@ -36,16 +36,27 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class Credentials:
-    """Who opened a context: the opener's uid, gid and pid (the daemon takes them from FUSE)."""
+    """Who opened a context: the opener's uid, gid, pid and process name (the daemon takes
+    them from FUSE and /proc; the name is for listings only)."""
 
     uid: int
     gid: int
     pid: int
+    name: str = ""
 
     @classmethod
     def current(cls) -> Credentials:
         """The credentials of this process."""
-        return cls(os.getuid(), os.getgid(), os.getpid())
+        return cls(os.getuid(), os.getgid(), os.getpid(), _own_name())
+
+
+def _own_name() -> str:
+    """This process's name (``comm``), or "" where /proc cannot tell."""
+    try:
+        with open("/proc/self/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 class VirtualGpu:
@@ -109,6 +120,7 @@ class GdevSystem:
         self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
         self.blocks: dict[int, set[Any]] = {}              # phys index -> live device blocks
         self.shm: Any = None                               # the shm segment table
+        self.admission: Any = None          # the ioctl socket's AdmissionStats, if served
         self.nursery: trio.Nursery | None = None
         self.token: trio.lowlevel.TrioToken | None = None
         self._next_cid = 1

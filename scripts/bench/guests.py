@@ -13,7 +13,7 @@ Scenarios, ``--duration`` seconds each, on one vGPU:
 
 For each: the host's frame rate (percent of F), the guest's throughput (percent of its
 dedicated throughput), and the guest mode's transitions (seconds from the start).  Prints a
-table; writes its section of docs/benchmarks.md only with ``--write``.
+table; writes its section of docs/benchmarks.md only with ``--write-docs``.
 
     .venv/bin/python scripts/bench/guests.py [--duration 6] [--fps 30] [--frame 2000]
 """
@@ -147,10 +147,10 @@ def cli() -> None:
     p.add_argument("--frame", type=int, default=2000, help="idle iterations of a frame")
     p.add_argument("--size", type=int, default=256, help="threads of a guest piece")
     p.add_argument("--iters", type=int, default=2000, help="iterations of a guest piece")
-    p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     a = p.parse_args()
     lines = trio.run(main, a)
-    if a.write:
+    if a.write_docs:
         benchdoc.write_section("guests.py", "GPU grid: a host's frames beside a guest "
                                "(scripts/bench/guests.py)", "\n".join(lines), run)
 
