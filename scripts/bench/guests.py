@@ -105,6 +105,7 @@ async def main(a: argparse.Namespace) -> list[str]:
     def out(line: str = "") -> None:
         print(line, flush=True)
         lines.append(line)
+    await scenario(a, False, True)              # warm-up: the kernels' native code is built
     ded = await scenario(a, False, True)
     base = sum(ded["pieces"]) / a.duration
     out(f"Host: one frame kernel (idle {a.frame}) per frame at F = {a.fps}; guest: loop "
