@@ -188,11 +188,9 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
 
 
 def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_flood() -> None:
-    """Three priority-1 contexts flood launches on vd0; a priority-20 context of vd0 is
-    served first: it waits, per launch, a fraction of what the flooders wait (they queue
-    behind each other and behind it; it preempts them).  Its busy share depends on its own
-    round trips against kernel lengths (and so on the machine's load and the PTX engine),
-    so the wait is what is checked."""
+    """Three priority-1 contexts flood launches on vd0; a priority-20 context of vd0 gets
+    the engine each time the running launch ends (about half, where FIFO would give a
+    quarter)."""
     def body(system: rt.GdevSystem, path: str, sessions: list) -> None:
         raws = [Raw(path, s.token) for s in sessions]
         victim, flooders = raws[0], raws[1:]
@@ -210,10 +208,9 @@ def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_floo
             assert victim.call("GSYNC", id=f.id, flags=0, timeout_us=0)[0] == 0
         for th in threads:
             th.join()
-        usage = [system.policy.entity(h).usage for h in handles]
-        mine = usage[0].wait_s / max(1, usage[0].launches)
-        theirs = sum(u.wait_s for u in usage[1:]) / max(1, sum(u.launches for u in usage[1:]))
-        assert usage[0].launches == 12 and mine < theirs / 2, (mine, theirs)
+        cids = {h.cid for h in handles[1:]}
+        share = busy_share(system.policy.trace, COMPUTE, {handles[0].cid}, cids)
+        assert share >= 0.35, share
         for r in raws:
             r.sock.close()
     serve([0, 0, 0, 0], body)
