@@ -20,7 +20,6 @@ import pytest
 import trio
 
 from gdevd import runtime as rt
-from gdevd.gpu.ptx import jit
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import Opener, SessionTable
 from gdevd.runtime import defaults as D
@@ -188,19 +187,6 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
         flooder.sock.close()
         victim.sock.close()
     serve([0, 1], body)
-
-
-@pytest.fixture
-def interpreted():  # type: ignore[no-untyped-def]
-    """The interpreter for every launch: busy shares measured here must not depend on a
-    background compile taking the CPU in the middle of the measurement (the ``auto``
-    engine's first launches of a module)."""
-    before = jit.engine()
-    jit.set_engine("interp")
-    try:
-        yield
-    finally:
-        jit.set_engine(before)
 
 
 @pytest.mark.usefixtures("interpreted")

@@ -85,6 +85,7 @@ def _switches(trace: list) -> int:
     return sum(a != b for a, b in zip(cids, cids[1:], strict=False))
 
 
+@pytest.mark.usefixtures("interpreted")
 @pytest.mark.parametrize("same_vgpu", [True, False])
 def test_two_eaters_interleave_with_identical_results(same_vgpu: bool) -> None:
     trace, _ = _eaters(2000, same_vgpu)
@@ -188,4 +189,33 @@ def test_band_hands_an_expired_slice_only_to_a_vgpu_within_its_share() -> None:
         sched.set_policy("fifo")
         b.credit = -0.001
         assert sched.policy.yields(sched, a, b, now)       # FIFO: a round robin of slices
+    run_system(body)
+
+
+@pytest.mark.parametrize("waiter_prio,yields", [(5, False), (20, True)])
+def test_an_expired_slice_goes_only_to_a_waiter_at_least_as_urgent(waiter_prio: int,
+                                                                   yields: bool) -> None:
+    """Same vGPU: a less urgent waiter never takes the engine from a running launch (no
+    priority inversion at slice expiry); an equal one gets its turn."""
+    async def body(s: rt.GdevSystem) -> None:
+        sched, engine = s.policy, s.physical[0].compute
+        sched.preempter.slice_s = 0.002
+        holder, other = await rt.gopen(s, 0), await rt.gopen(s, 0)
+        sched.entity(holder).prio.override = 20
+        sched.entity(other).prio.override = waiter_prio
+        mh, mo = await LoopModule.load(holder), await LoopModule.load(other)
+        pres = sched.pres(0, COMPUTE)
+        engine.hold.clear()                      # the holder's launch stays on the engine
+        try:
+            fh = await rt.glaunch(holder, mh.idle(FOREVER))
+            await _until(lambda: pres.job is not None)
+            await rt.glaunch(other, mo.idle(1))
+            await _until(lambda: len(sched.vres(s.virtual[0], COMPUTE).queue) == 1)
+            await trio.sleep(0.02)               # ten slices
+            assert pres.job.preempt is yields
+        finally:
+            engine.hold.set()
+        await rt.gclose(holder)
+        assert fh not in holder.pending
+        await rt.gbarrier(other)
     run_system(body)

@@ -108,12 +108,30 @@ class Preempter:
         due = pres.slice_start + self.slice_s
         if now < due:
             self._arm(pres, job, due)
-        elif pres.current is None or \
-                self.sched.policy.yields(self.sched, pres.current, waiter[0], now):
+        elif self._rival(pres, now):
             self._request(pres, job)
-        else:                                   # within its share: another slice
+        else:                       # nobody the slice may go to: another slice
             pres.slice_start = now
             self._arm(pres, job, now + self.slice_s)
+
+    def _rival(self, pres: PRes, now: float) -> bool:
+        """Whether an expired slice goes to a waiter: of the same vGPU with at least the
+        running launch's priority (a less urgent one waits: no priority inversion), or of
+        another vGPU when the policy says so (``Policy.yields``)."""
+        se = pres.job_entity
+        if pres.current is None or se is None:
+            return True
+        mine = se.prio.effective(now)
+        for v in pres.order:
+            w = v.queue.peek()
+            if w is None or (w.guest and not pres.job_guest):
+                continue
+            if v is pres.current:
+                if w.prio >= mine:
+                    return True
+            elif self.sched.policy.yields(self.sched, pres.current, v, now):
+                return True
+        return False
 
     def _arm(self, pres: PRes, job: Any, due: float) -> None:
         """Run :meth:`check` again at ``due``, unless a timer of ``job`` fires before."""
