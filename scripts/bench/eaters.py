@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from gdevd import runtime as rt  # noqa: E402
+from gdevd.gpu.ptx import jit  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
 
@@ -171,8 +172,13 @@ def cli() -> None:
     p.add_argument("--duration", type=float, default=4.0, help="seconds per latency run")
     p.add_argument("--slices", default="1000,2000,5000,10000",
                    type=lambda t: [int(x) for x in t.split(",")], help="slices to compare, us")
+    p.add_argument("--engine", choices=("auto", "jit", "interp"), default=None,
+                   help="PTX engine (default: the configured one); eaters of >= 2 s need "
+                   "about 10x the iterations on jit")
     benchdoc.add_write_flag(p)
     a = p.parse_args()
+    if a.engine:
+        jit.set_engine(a.engine)
     lines = trio.run(main, a)
     if a.write_docs:
         benchdoc.write_section("eaters.py", "GPU eaters and preemption (scripts/bench/eaters.py)",
