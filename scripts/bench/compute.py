@@ -5,10 +5,10 @@ Reports
   * dynamic instructions/s of a one-warp long loop (target >= 200 k/s),
   * peak RSS of a 1,048,576-thread MADD (target: within 1 GiB), measured in a child process.
 
-Prints one JSON object per line and writes its section of docs/benchmarks.md (``--no-write``
-to skip), targets beside the measured values.
+Prints one JSON object per line and writes its section of docs/benchmarks.md (with
+``--write-docs``), targets beside the measured values.
 
-Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--no-write]
+Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--write-docs]
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ Prints one JSON object per line: the kernel, its size, process-CPU seconds of th
 thread on a shared machine), thread-instructions per second and, for AES, MB/s.
 Correctness is the tests' job (tests/kernels/); this only times. Whole-application rows
 (BFS, NW, BP, LUD) time every launch of one run of the benchmark's host loop.
-Writes its section of docs/benchmarks.md (``--no-write`` to skip), by the paper's Table 1 name.
+Writes its section of docs/benchmarks.md (with ``--write-docs``), by the paper's Table 1 name.
 
-Usage: .venv/bin/python scripts/bench/kernels.py [--quick] [--repeat N] [--no-write]
+Usage: .venv/bin/python scripts/bench/kernels.py [--quick] [--repeat N] [--write-docs]
 """
 
 from __future__ import annotations

@@ -168,3 +168,19 @@ def test_metrics_carry_every_numeric_vgpu_entry() -> None:
                                                                      system.virtual[1]))
         assert fams["gdev_vgpu_proc_period"]["type"] == "untyped"
     run(body)
+
+
+def test_a_tenants_process_name_cannot_break_the_listings() -> None:
+    from tests.daemon import promtext
+
+    async def body(system) -> None:
+        name = 'a "b"\\c\nd\x1b[2J e'               # what comm may hold (15 bytes or not)
+        h = await rt.gopen(system, 2, rt.Credentials(1234, 1234, 99, name))
+        head, row = (line.split() for line in
+                     read_entry(BY_NAME["contexts"], system).decode().splitlines())
+        assert dict(zip(head, row, strict=True))["name"] == 'a?"b"\\c?d?[2J?e'
+        fams = promtext.parse(read_entry(BY_NAME["metrics"], system).decode())
+        (labels,) = fams["gdev_context_memory_bytes"]["samples"]
+        assert dict(labels)["name"] == name and dict(labels)["uid"] == "1234"
+        await rt.gclose(h)
+    run(body)
