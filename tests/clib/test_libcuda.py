@@ -118,3 +118,9 @@ def test_two_programs_on_two_vgpus_show_their_shares(gdevd, progs) -> None:
         for p in procs:
             p.stdin.close()
             assert p.wait(60) == 0
+
+
+def test_get_proc_address_by_name_and_version(progs) -> None:
+    res = run(build("drv_proc", progs), env={"PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "proc ok\n"
