@@ -133,3 +133,95 @@ API cudaError_t cudaProfilerStop(void)
 {
     return cudaSuccess;
 }
+
+/* ---- small queries and stream-ordered variants --------------------------------------- */
+
+API cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags)
+{
+    (void)flags; /* external-event flags: nothing outside this process waits on it */
+    return cudaEventRecord(e, s);
+}
+
+API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *config)
+{
+    if (!config)
+        return rt_set(cudaErrorInvalidValue);
+    *config = cudaFuncCachePreferNone; /* one shared-memory configuration */
+    return cudaSuccess;
+}
+
+API cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
+    if (!flags)
+        return rt_set(cudaErrorInvalidValue);
+    *flags = cudaDeviceScheduleAuto; /* spin, then block: libgdev's waits */
+    return cudaSuccess;
+}
+
+API cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    if (least) /* streams of a context share its one handle: one priority */
+        *least = 0;
+    if (greatest)
+        *greatest = 0;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    int n;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e)
+        return e;
+    if (!can || dev < 0 || dev >= n || peer < 0 || peer >= n)
+        return rt_set(cudaErrorInvalidDevice);
+    *can = 0; /* each vGPU context is its own address space */
+    return cudaSuccess;
+}
+
+API cudaError_t cudaInitDevice(int dev, unsigned int deviceFlags, unsigned int flags)
+{
+    CUcontext ctx;
+    (void)deviceFlags, (void)flags;
+    cudaError_t e = cudaSetDevice(dev);
+    return e ? e : rt_ctx(&ctx);
+}
+
+API cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags)
+{
+    (void)s;
+    if (!flags)
+        return rt_set(cudaErrorInvalidValue);
+    *flags = cudaStreamDefault;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
+{
+    (void)s;
+    if (!priority)
+        return rt_set(cudaErrorInvalidValue);
+    *priority = 0;
+    return cudaSuccess;
+}
+
+/* Stream-ordered allocation: allocating at once is ordered before any later use; freeing
+ * waits for the stream's work first. */
+API cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
+{
+    (void)s;
+    return cudaMalloc(p, size);
+}
+
+API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    cudaError_t e = cudaStreamSynchronize(s);
+    return e ? e : cudaFree(p);
+}
+
+API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
+                                  size_t height, cudaStream_t s)
+{
+    (void)s; /* memset finishes on return */
+    return cudaMemset2D(p, pitch, value, width, height);
+}

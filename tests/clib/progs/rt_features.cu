@@ -61,8 +61,14 @@ static int more_features(float *x, const float *hx)
     CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, saxpy, 256, 0));
     CK(cudaFree(p));
-    printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d\n", dev_ok, host_ok, flag,
-           stack, blocks);
+    void *q = nullptr;
+    int peer = -1;
+    CK(cudaMallocAsync(&q, 4096, 0));
+    CK(cudaMemsetAsync(q, 1, 4096, 0));
+    CK(cudaFreeAsync(q, 0));
+    CK(cudaDeviceCanAccessPeer(&peer, 0, 1));
+    printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d peer=%d\n", dev_ok, host_ok,
+           flag, stack, blocks, peer);
     return 0;
 }
 
