@@ -86,5 +86,6 @@ void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 int cu_initialized(void);
+int cu_device_count(void);
 
 #endif /* CUDA_INTERNAL_H */
