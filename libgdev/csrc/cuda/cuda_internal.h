@@ -12,7 +12,7 @@
 #include "gdev.h"
 
 #define API __attribute__((visibility("default")))
-#define GDEV_CUDA_VERSION 12080 /* cuDriverGetVersion: the CUDA API these entry points follow */
+#define GDEV_CUDA_VERSION 13000 /* cuDriverGetVersion: the cuda.h these entry points follow */
 
 struct CUmod_st;
 struct CUevent_st;
