@@ -26,7 +26,8 @@ CUresult cu_current(CUcontext *ctx)
     return CUDA_SUCCESS;
 }
 
-static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
+/* A new context on device dev, pushed on the calling thread's stack if push. */
+static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev, int push)
 {
     CUcontext c = NULL;
     NEED_INIT();
@@ -45,11 +46,17 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
     c->dev = dev;
     c->flags = flags;
     pthread_mutex_init(&c->lock, NULL);
-    if (depth == STACK_MAX)
+    if (push && depth == STACK_MAX)
         depth--;
-    stack[depth++] = c;
+    if (push)
+        stack[depth++] = c;
     *pctx = c;
     return CUDA_SUCCESS;
+}
+
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
+    return new_context(pctx, flags, dev, 1);
 }
 
 API CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
@@ -196,4 +203,91 @@ API CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     CUcontext c = NULL;
     (void)config; /* the emulated device has one shared-memory configuration */
     return cu_current(&c);
+}
+
+/* ---- primary contexts: one per device, reference-counted, never pushed --------------- */
+
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { CUcontext ctx; unsigned refs, flags; } primary[64];
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    CUresult r = CUDA_SUCCESS;
+    NEED_INIT();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&primary_lock);
+    if (!primary[dev].ctx) /* a primary context is not pushed on creation */
+        r = new_context(&primary[dev].ctx, primary[dev].flags, dev, 0);
+    if (!r) {
+        primary[dev].refs++;
+        *pctx = primary[dev].ctx;
+    }
+    pthread_mutex_unlock(&primary_lock);
+    return r;
+}
+
+API CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    CUcontext gone = NULL;
+    NEED_INIT();
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&primary_lock);
+    if (primary[dev].refs && !--primary[dev].refs) {
+        gone = primary[dev].ctx;
+        primary[dev].ctx = NULL;
+    }
+    pthread_mutex_unlock(&primary_lock);
+    return gone ? cuCtxDestroy(gone) : CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    NEED_INIT();
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&primary_lock);
+    *flags = primary[dev].flags;
+    *active = primary[dev].ctx != NULL;
+    pthread_mutex_unlock(&primary_lock);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    NEED_INIT();
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    primary[dev].flags = flags; /* scheduling flags: libgdev spins, then blocks */
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    CUcontext gone;
+    NEED_INIT();
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&primary_lock);
+    gone = primary[dev].ctx;
+    primary[dev].ctx = NULL;
+    primary[dev].refs = 0;
+    pthread_mutex_unlock(&primary_lock);
+    return gone ? cuCtxDestroy(gone) : CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    if (!r && !flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!r)
+        *flags = c->flags;
+    return r;
 }
