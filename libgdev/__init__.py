@@ -23,17 +23,14 @@ from typing import Any
 from libgdev.constants import *  # noqa: F403
 from libgdev.errors import GdevError, ProtocolViolation, error_from_errno
 from libgdev.gate import DEFAULT_MOUNT, mount_point
+from libgdev.verbs import HANDLE_VERBS
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
 PROTOCOL = ("libgdev.abi", "libgdev.constants", "libgdev.errors", "libgdev.gate",
-            "libgdev.moduletable", "libgdev.spin")
+            "libgdev.moduletable", "libgdev.spin", "libgdev.verbs")
 
-# Gdev's verbs as module-level functions taking the handle first (gdev_api.h order).
-VERBS = ("gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",
-         "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
-         "gmemcpy", "gmemcpy_async", "glaunch", "gsync", "gbarrier", "gquery", "gtune",
-         "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
-         "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch")
+# Gdev's verbs as module-level functions taking the handle first (libgdev.verbs).
+VERBS = HANDLE_VERBS
 _LAZY = {"Handle": "libgdev.handle", "GdevKernel": "libgdev.handle",
          "DmaBuffer": "libgdev.hostmem"}
 

@@ -69,6 +69,7 @@ PRIO_GET = 0x2  # SET_PRIORITY flag: change nothing, only report (prio must be 0
 PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
 
 TOKEN_SIZE = 32
+Tail = bytes | memoryview  # a message's variable part, as handlers and callers see it
 MSG_MAX = 1024  # longest error message (UTF-8 bytes) an error reply carries
 
 
@@ -98,10 +99,11 @@ class Header(NamedTuple):
 
 
 class Frame(NamedTuple):
-    """One whole message: its header and its payload bytes."""
+    """One whole message: its header and its payload (bytes, or a read-only view of the
+    receive buffer's memory that no later data overwrites)."""
 
     header: Header
-    payload: bytes
+    payload: bytes | memoryview
 
 
 class Layout:
@@ -147,8 +149,9 @@ class Layout:
         except struct.error as exc:
             raise ValueError(f"{self.name}: {exc}") from None
 
-    def unpack(self, payload: bytes) -> tuple[Any, bytes]:
-        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL)."""
+    def unpack(self, payload: bytes | memoryview) -> tuple[Any, memoryview]:
+        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL).  The tail
+        is a view of ``payload`` (inline copy data is not copied here)."""
         size = self.struct.size
         if len(payload) < size or (len(payload) > size and not self.tail):
             raise ProtocolError(_errno.EINVAL,
@@ -160,7 +163,7 @@ class Layout:
             raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
         else:
             fields = self._make([raw[i] for i in self._public_index])
-        return fields, (bytes(payload[size:]) if len(payload) > size else b"")
+        return fields, memoryview(payload)[size:]
 
 
 @dataclass(frozen=True)
@@ -289,21 +292,21 @@ def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any)
     return head + bytes(tail) if tail else head
 
 
-def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: bytes = b"",
+def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: Tail = b"",
                  **fields: Any) -> bytes:
     """Encode a reply: an errno ``status`` (with its message in ``tail``, see
     :func:`encode_error`), or status 0 with the output fields and tail."""
     if status:
         return encode_error(cmd.number, request_id, status, bytes(tail).decode(errors="replace"))
     lay = cmd.reply
-    if tail and not lay.tail:
+    if len(tail) and not lay.tail:
         raise ValueError(f"{lay.name} takes no tail")
     plen = lay.reply_message.size - HEADER_SIZE + len(tail)
     if plen > MAX_PAYLOAD:
         raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
     head = (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, plen, request_id, 0, 0, 0)
     msg = lay.pack_message(lay.reply_message, head, fields)
-    return msg + bytes(tail) if tail else msg
+    return b"".join((msg, tail)) if len(tail) else msg  # one copy of the tail
 
 
 def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) -> Any | None:
@@ -385,7 +388,7 @@ def _check_header(h: Header, want_reply: bool) -> Command | None:
     return BY_NUMBER.get(h.command)
 
 
-def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
+def decode_request(frame: Frame) -> tuple[Command, Any, memoryview]:
     """Validate a request frame: (command, fields, tail), or ProtocolError with the errno
     to reply with."""
     cmd = _check_header(frame.header, want_reply=False)
@@ -395,7 +398,7 @@ def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
     return cmd, fields, tail
 
 
-def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes]:
+def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes | memoryview]:
     """Validate a reply frame: (command, status, fields or None, tail).  An error reply
     (status > 0) may answer a command this side does not know (command None); its tail is
     the daemon's message, valid UTF-8 of at most :data:`MSG_MAX` bytes."""
@@ -453,6 +456,9 @@ class ReceiveBuffer:
         end = HEADER_SIZE + header.payload_len
         if len(self._buf) < end:
             return None
+        if len(self._buf) == end:  # the common case: hand the memory over, no copy
+            whole, self._buf = self._buf, bytearray()
+            return Frame(header, memoryview(whole).toreadonly()[HEADER_SIZE:])
         with memoryview(self._buf) as view:
             payload = bytes(view[HEADER_SIZE:end])
         del self._buf[:end]

@@ -34,7 +34,7 @@ class Reply(NamedTuple):
     """A successful reply: output fields, tail bytes and the descriptor passed (or -1)."""
 
     fields: Any
-    tail: bytes
+    tail: abi.Tail
     fd: int
 
 
@@ -99,7 +99,7 @@ class Connection:
                 raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")
             fd = self._fds.popleft()
         if status:  # the daemon's reason, carried once into the exception
-            reason = tail.decode("utf-8")
+            reason = bytes(tail).decode("utf-8")
             raise error_from_errno(status, f"{cmd.name}: {reason}" if reason else cmd.name)
         return Reply(fields, tail, fd)
 

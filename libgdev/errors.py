@@ -26,6 +26,8 @@ import os
 class GdevError(OSError):
     """Base class of every gdev-py error: an OSError with ``errno`` and ``detail``."""
 
+    errno: int  # always set (OSError's may be None)
+
     def __init__(self, err: int, detail: str = "") -> None:
         super().__init__(err, detail)
         self.errno = err

@@ -32,7 +32,7 @@ class ModuleVerbs:
     gmalloc_dma: Any  # Handle's
     gfree_dma: Any
 
-    def _request(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Any:
+    def _request(self, name: str, tail: abi.Tail = b"", **fields: Any) -> Any:
         if self._fd < 0:
             raise error_from_errno(errno.EBADF, "handle is closed")
         return self._conn.call(name, tail, **fields)
@@ -76,7 +76,7 @@ class ModuleVerbs:
         """Launch function ``index`` (its place in the module's table) of a loaded module
         with the packed parameter buffer ``params``; its fence id."""
         return self._request(
-            "MODULE_LAUNCH", params, module_id=module_id, function=index,
+            "MODULE_LAUNCH", memoryview(params), module_id=module_id, function=index,
             grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
             block_x=block[0], block_y=block[1], block_z=block[2],
             shared_dynamic=shared_dynamic, params_len=len(params)).fields.id

@@ -155,6 +155,7 @@ class IoctlServer:
 
     async def _one(self, call: Call, request: abi.Frame | abi.Request) -> tuple[bytes, int]:
         if isinstance(request, abi.Request):
+            tail: abi.Tail
             (cmd, rid, fields), tail = request, b""
         else:
             rid = request.header.request_id

@@ -40,7 +40,7 @@ class GdevKernel:
     name: str
     grid: Dim3 = (1, 1, 1)
     block: Dim3 = (1, 1, 1)
-    params: bytes = b""
+    params: bytes | memoryview = b""
     data_addr: int = 0
     shared_dynamic: int = 0
 

@@ -99,6 +99,8 @@ def _table(decoded: Any, data_addr: int, text: str) -> ModuleTable:
 async def _decoded(handle: Handle, code: bytes, name: str) -> Any:
     try:
         return await _decode(handle, code)
+    except MemoryError:  # a declared data segment the daemon cannot even lay out
+        raise GdevError(errno.ENOMEM, f"{name}: its data segment does not fit") from None
     except GdevError as exc:
         if exc.errno == errno.EINVAL and exc.detail.startswith("<ptx>:"):
             raise GdevError(errno.EINVAL, name + exc.detail[len("<ptx>"):]) from None
@@ -162,7 +164,7 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
 
 async def gmodule_launch(handle: Handle, module_id: int, index: int,
                          grid: tuple[int, int, int], block: tuple[int, int, int],
-                         shared_dynamic: int, params: bytes) -> int:
+                         shared_dynamic: int, params: bytes | memoryview) -> int:
     """Launch function ``index`` of module ``module_id``; its fence id (see ``glaunch``).
 
     The decoded module is the one the load cached: a launch neither reads nor hashes the

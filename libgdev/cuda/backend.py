@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from libgdev.moduletable import ModuleTable
+from libgdev.verbs import CUDA_VERBS
 
 
 class GdevBackend(Protocol):
@@ -56,13 +57,7 @@ class GdevBackend(Protocol):
     def make_kernel(self, **fields: Any) -> Any: ...
 
 
-_VERBS = (
-    "gdevice_count", "gopen", "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma",
-    "gvirtget", "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
-    "gmemcpy_from_device_async", "gmemcpy", "glaunch", "gsync", "gbarrier", "gquery",
-    "gshmget", "gshmat", "gshmdt", "gshmctl", "gmodule_load", "gmodule_unload",
-    "gmodule_launch",
-)
+_VERBS = CUDA_VERBS
 
 
 class ModuleBackend:

@@ -209,3 +209,17 @@ def test_simple_request_fast_path_agrees_with_the_general_path(cmd, rid, extra, 
     c, fields, tail = abi.decode_request(frames[0])
     assert (c, frames[0].header.request_id, fields, tail) == \
         (fast.command, fast.request_id, fast.fields, b"")
+
+
+def test_a_lone_frame_and_its_tail_are_views_not_copies() -> None:
+    data = bytes(range(256))
+    msg = abi.encode_request("GMEMCPY_TO_DEVICE", 9, data, dev_addr=1, size=256,
+                             host_offset=0, buf_id=0, host_kind=abi.HOST_INLINE)
+    rx = abi.ReceiveBuffer()
+    rx.feed(msg)
+    frame = rx.next_frame()
+    assert isinstance(frame.payload, memoryview) and frame.payload.readonly
+    _, fields, tail = abi.decode_request(frame)
+    assert isinstance(tail, memoryview) and tail.obj is frame.payload.obj and tail == data
+    rx.feed(msg)  # the buffer handed over is not the one that receives next
+    assert bytes(frame.payload[-256:]) == data and len(rx) == len(msg)

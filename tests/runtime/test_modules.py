@@ -55,3 +55,15 @@ def test_unload_and_close_free_the_module_memory() -> None:
         await rt.gmodule_load(h, MADD, "madd.ptx")
         await rt.gclose(h)  # run_system checks that nothing is left allocated
     run_system(body)
+
+
+def test_a_data_segment_too_large_to_lay_out_is_enomem() -> None:
+    huge = (b".version 7.0\n.target sm_75\n.address_size 64\n"
+            b".global .align 4 .b8 big[40000000000000];\n.visible .entry k() { ret; }\n")
+
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        with raises_errno(errno.ENOMEM):
+            await rt.gmodule_load(h, huge, "huge.ptx")
+        await rt.gclose(h)
+    run_system(body)
