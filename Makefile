@@ -122,6 +122,7 @@ bench: bench-deps
 	$(BENCH)/vgpu.py
 	$(BENCH)/priority.py
 	$(BENCH)/ecryptfs.py --docs --plots docs/img
+	$(BENCH)/clib.py
 
 bench-quick: bench-deps
 	$(BENCH)/compute.py --quick --no-write
@@ -135,6 +136,7 @@ bench-quick: bench-deps
 	$(BENCH)/vgpu.py --duration 6 --no-write
 	$(BENCH)/priority.py --duration 1 --reps 2000 --no-write
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
+	$(BENCH)/clib.py --calls 300 --mib 32 --reps 2 --rounds 1 --no-write
 
 figures: bench
 
