@@ -119,7 +119,8 @@ ENTRIES: tuple[Entry, ...] = (
           lambda v: v.compute_bandwidth, _set_attr("compute_bandwidth"), PERCENT),
     Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent",
           lambda v: v.memory_bandwidth, _set_attr("memory_bandwidth"), PERCENT),
-    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU, percent",
+    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU (outside its "
+          "temporal swap area), percent",
           lambda v: v.memory_share, _set_memory_share, PERCENT),
     Entry("period", "vgpu", RW, "budget period of the vGPU scheduler, microseconds",
           lambda v: v.period_us, _set_attr("period_us"), PERIOD_US),
