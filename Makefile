@@ -9,7 +9,8 @@ NVCC    ?= nvcc
 PTXARCH ?= compute_75
 KERNELS := $(wildcard kernels/*.cu)
 
-.PHONY: run test build deps kernels lint typecheck bench bench-quick bench-deps figures clean
+.PHONY: run test build deps kernels lint typecheck bench bench-quick bench-deps figures clean \
+        clib abi-header
 
 run: build
 	$(PY) scripts/run.py --mount $(MOUNT)
@@ -17,8 +18,54 @@ run: build
 test: build
 	$(PYTEST) -q $(PYTEST_ARGS)
 
-build: $(VENV)/.deps-stamp
+build: $(VENV)/.deps-stamp clib
 	$(PY) scripts/build_core.py
+
+# The C client libraries (docs/clib.md): build/clib/libgdev.so; CLIB_CFLAGS adds flags
+# (tests build an ASan/UBSan copy with CLIB_DIR=... CLIB_CFLAGS='-fsanitize=...').
+CC         ?= cc
+CLIB_DIR   ?= build/clib
+CLIB_CFLAGS ?=
+CLIB_SRC   := libgdev/csrc
+CLIB_WARN  := -std=c11 -Wall -Wextra -Werror=implicit-function-declaration
+CLIB_FLAGS := $(CLIB_WARN) -O2 -g -fPIC -fvisibility=hidden -pthread -I$(CLIB_SRC) $(CLIB_CFLAGS)
+LIBGDEV_C  := $(addprefix $(CLIB_SRC)/,conn.c copy.c error.c gate.c handle.c module.c verbs.c)
+CLIB_HDRS  := $(wildcard $(CLIB_SRC)/*.h)
+
+CUDA_HOME  ?= /usr/local/cuda
+CUDA_INC   := $(firstword $(wildcard $(CUDA_HOME)/include/cuda.h))
+LIBCUDA_C  := $(wildcard $(CLIB_SRC)/cuda/*.c)
+
+# libcuda.so.1 is compiled against NVIDIA's cuda.h (the prototypes and versioned names it
+# must match); without the CUDA toolkit only libgdev.so is built.
+ifneq ($(CUDA_INC),)
+clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1 $(CLIB_DIR)/libcudart.so.13
+else
+clib: $(CLIB_DIR)/libgdev.so
+	@echo "no $(CUDA_HOME)/include/cuda.h: libcuda.so.1 not built (set CUDA_HOME)"
+endif
+
+$(CLIB_DIR)/libcuda.so.1: $(LIBCUDA_C) $(LIBGDEV_C) $(CLIB_HDRS) $(wildcard $(CLIB_SRC)/cuda/*.h)
+	@mkdir -p $(CLIB_DIR)
+	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcuda.so.1 \
+	    -DGDEV_EXPORT= -o $@ $(LIBCUDA_C) $(LIBGDEV_C) -ldl
+	ln -sf libcuda.so.1 $(CLIB_DIR)/libcuda.so
+
+# libcudart.so.13: the soname (and symbol version) `nvcc -cudart shared` links to.
+LIBCUDART_C := $(wildcard $(CLIB_SRC)/cudart/*.c)
+$(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h \
+                             $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
+	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.13 \
+	    -Wl,--version-script=$(CLIB_SRC)/cudart/libcudart.map -o $@ $(LIBCUDART_C) \
+	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+	ln -sf libcudart.so.13 $(CLIB_DIR)/libcudart.so
+
+$(CLIB_DIR)/libgdev.so: $(LIBGDEV_C) $(CLIB_HDRS)
+	@mkdir -p $(CLIB_DIR)
+	$(CC) $(CLIB_FLAGS) -shared -Wl,-soname,libgdev.so -o $@ $(LIBGDEV_C)
+
+abi-header:
+	$(PY) scripts/gen_abi_header.py
 
 # Debian packages: libfuse3-dev and pkg-config to build pyfuse3, fuse3 for fusermount3.
 deps: .deps-debian-stamp
@@ -47,38 +94,41 @@ lint: build
 typecheck: build
 	$(PY) -m mypy gdevd libgdev kcuda procfs
 
-# Every benchmark at full size; each rewrites its own section of docs/benchmarks.md (about
-# 15-20 min on 2 cores, ecryptfs.py ~10 of them). `make bench-quick` runs each script's
-# short mode in a few minutes and only prints (docs/benchmarks.md keeps the full numbers).
+# Every benchmark at full size; each rewrites its own section of docs/benchmarks.md because
+# `make bench` passes --write-docs (about 15-20 min on 2 cores, ecryptfs.py ~10 of them).
+# Without --write-docs a script only prints: `make bench-quick` runs each script's short
+# mode in a few minutes (docs/benchmarks.md keeps the full numbers).
 BENCH := $(PY) scripts/bench
 bench-deps: build
 	$(PY) -m pip install -q -e '.[bench]'  # matplotlib, for the scheduler's and ecryptfs plots
 
 bench: bench-deps
-	$(BENCH)/compute.py
-	$(BENCH)/kernels.py
-	$(BENCH)/memcpy_engine.py
-	$(BENCH)/memcpy.py
-	$(BENCH)/ioctl.py
-	$(BENCH)/cuda.py
-	$(BENCH)/dataflow.py --n 256,512
-	$(BENCH)/swap.py
-	$(BENCH)/vgpu.py
-	$(BENCH)/priority.py
-	$(BENCH)/ecryptfs.py --docs --plots docs/img
+	$(BENCH)/compute.py --write-docs
+	$(BENCH)/kernels.py --write-docs
+	$(BENCH)/memcpy_engine.py --write-docs
+	$(BENCH)/memcpy.py --write-docs
+	$(BENCH)/ioctl.py --write-docs
+	$(BENCH)/cuda.py --write-docs
+	$(BENCH)/dataflow.py --n 256,512 --write-docs
+	$(BENCH)/swap.py --write-docs
+	$(BENCH)/vgpu.py --write-docs
+	$(BENCH)/priority.py --write-docs
+	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
+	$(BENCH)/grid.py --write-docs
 
 bench-quick: bench-deps
-	$(BENCH)/compute.py --quick --no-write
-	$(BENCH)/kernels.py --quick --repeat 1 --no-write
-	$(BENCH)/memcpy_engine.py --size 32 --repeat 2 --addresses 1048576 --no-write
-	$(BENCH)/memcpy.py --size-mib 32 --reps 2 --skip-sweeps --no-write
-	$(BENCH)/ioctl.py --size 32 --calls 500 --no-write
-	$(BENCH)/cuda.py --repeat 20 --no-write
-	$(BENCH)/dataflow.py --n 64 --no-write
-	$(BENCH)/swap.py --ks 2,8 --repeat 1 --no-write
-	$(BENCH)/vgpu.py --duration 6 --no-write
-	$(BENCH)/priority.py --duration 1 --reps 2000 --no-write
+	$(BENCH)/compute.py --quick
+	$(BENCH)/kernels.py --quick --repeat 1
+	$(BENCH)/memcpy_engine.py --size 32 --repeat 2 --addresses 1048576
+	$(BENCH)/memcpy.py --size-mib 32 --reps 2 --skip-sweeps
+	$(BENCH)/ioctl.py --size 32 --calls 500
+	$(BENCH)/cuda.py --repeat 20
+	$(BENCH)/dataflow.py --n 64
+	$(BENCH)/swap.py --ks 2,8 --repeat 1
+	$(BENCH)/vgpu.py --duration 6
+	$(BENCH)/priority.py --duration 1 --reps 2000
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
+	$(BENCH)/grid.py --quick
 
 figures: bench
 

@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import signal
+import stat
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import SessionTable
 from gdevd.modules import ModuleRegistry
 from gdevd.runtime import GdevConfig, GdevSystem
+from gdevd.settings import Settings, apply_proc
 
 log = logging.getLogger("gdevd")
 MOUNT_OPTIONS = ("fsname=gdev", "subtype=gdev", "allow_other", "default_permissions")
@@ -41,6 +43,7 @@ class DaemonConfig:
     system: GdevConfig
     socket_path: str | None = None  # default: a fresh private directory under /tmp
     modules: tuple[str, ...] = ()   # module specs loaded at start (KIND:key=value,...)
+    settings: Settings | None = None  # the config file's [proc] values and [dev] access
 
 
 def _make_socket_dir(stack: AsyncExitStack, wanted: str | None) -> str:
@@ -58,6 +61,20 @@ def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> No
     options.add("default_permissions")
     pyfuse3.init(ops, mountpoint, options)
     stack.callback(pyfuse3.close, unmount=True)
+
+
+def _apply_devices(tree: Tree, settings: Settings) -> None:
+    """Set the configured mode and owner of device files (what chmod/chown would do)."""
+    for node in tree.nodes.values():
+        access = settings.devices.get(node.minor) if node.minor is not None else None
+        if access is None:
+            continue
+        if access.mode is not None:
+            node.mode = stat.S_IFMT(node.mode) | access.mode
+        node.uid = node.uid if access.uid is None else access.uid
+        node.gid = node.gid if access.gid is None else access.gid
+        log.info("%s: mode %o, owner %d:%d (config)", tree.path_of(node),
+                 stat.S_IMODE(node.mode), node.uid, node.gid)
 
 
 async def _watch_signals(on_signal: Callable[[], None]) -> None:
@@ -81,7 +98,11 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
         stack.callback(nursery.cancel_scope.cancel)
         await nursery.start(IoctlServer(sessions, socket_path).serve)
         registry = ModuleRegistry(cfg.mountpoint)
-        ops = StackedOperations(Tree(system), sessions, registry)
+        tree = Tree(system)
+        if cfg.settings is not None:
+            apply_proc(cfg.settings, system)   # as root's echo would, before anyone sees it
+            _apply_devices(tree, cfg.settings)
+        ops = StackedOperations(tree, sessions, registry)
         _mount(stack, ops, cfg.mountpoint)
         stack.push_async_callback(sessions.end_all)  # before unmount: close live contexts
         stack.push_async_callback(registry.unload_all)  # first of all: modules' contexts

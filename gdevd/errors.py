@@ -9,21 +9,10 @@ failure.
 from __future__ import annotations
 
 import errno as _errno
-import os
 
+from libgdev.errors import GdevError  # the one root, shared with the client (an OSError)
 
-class GdevError(Exception):
-    """A runtime failure with an errno.  ``str()`` names the errno and the detail."""
-
-    def __init__(self, err: int, detail: str = "") -> None:
-        self.errno = err
-        self.detail = detail
-        super().__init__(err, detail)
-
-    def __str__(self) -> str:
-        name = _errno.errorcode.get(self.errno, str(self.errno))
-        msg = f"[{name}] {os.strerror(self.errno)}"
-        return f"{msg}: {self.detail}" if self.detail else msg
+__all__ = ["GdevError", "KernelFault", "MmuFault"]
 
 
 class MmuFault(GdevError):

@@ -23,6 +23,8 @@ from typing import Any
 
 import trio
 
+from libgdev.verbs import HANDLE_VERBS
+
 from . import runtime as rt
 from .errors import GdevError
 from .runtime import constants as _constants
@@ -133,7 +135,7 @@ class Handle:
 
     def __exit__(self, *exc: object) -> None:
         if not self.handle.closed:
-            gclose(self)
+            _running().call(rt.gclose, self.handle)
 
     def __repr__(self) -> str:
         return f"<gdev.Handle {self.handle!r}>"
@@ -169,39 +171,12 @@ def check_invariants() -> None:
     _running().call(check)
 
 
-gclose = _verb(rt.gclose)
-gmalloc = _verb(rt.gmalloc)
-gfree = _verb(rt.gfree)
-gmalloc_dma = _verb(rt.gmalloc_dma)
-gfree_dma = _verb(rt.gfree_dma)
-gmemcpy_to_device = _verb(rt.gmemcpy_to_device)
-gmemcpy_to_device_async = _verb(rt.gmemcpy_to_device_async)
-gmemcpy_from_device = _verb(rt.gmemcpy_from_device)
-gmemcpy_from_device_async = _verb(rt.gmemcpy_from_device_async)
-gmemcpy = _verb(rt.gmemcpy)
-gmemcpy_async = _verb(rt.gmemcpy_async)
-glaunch = _verb(rt.glaunch)
-gsync = _verb(rt.gsync)
-gbarrier = _verb(rt.gbarrier)
-gquery = _verb(rt.gquery)
-gtune = _verb(rt.gtune)
-gref = _verb(rt.gref)
-gunref = _verb(rt.gunref)
-gvirtget = _verb(rt.gvirtget)
-gshmget = _verb(rt.gshmget)
-gshmat = _verb(rt.gshmat)
-gshmdt = _verb(rt.gshmdt)
-gshmctl = _verb(rt.gshmctl)
-gset_priority = _verb(rt.gset_priority)
-gget_priority = _verb(rt.gget_priority)
+for _name in HANDLE_VERBS:  # Gdev's verbs, one per runtime verb (libgdev.verbs)
+    globals()[_name] = _verb(getattr(rt, _name))
+del _name
 
 __all__ = [
     "boot", "shutdown", "system", "check_invariants", "Handle", "GdevConfig", "GdevKernel",
-    "DmaBuffer", "Credentials", "gopen", "gclose", "gdevice_count", "gmalloc", "gfree",
-    "gmalloc_dma", "gfree_dma", "gmemcpy_to_device", "gmemcpy_to_device_async",
-    "gmemcpy_from_device", "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
-    "glaunch", "gsync", "gbarrier", "gquery", "gtune", "gref", "gunref", "gvirtget",
-    "gshmget", "gshmat", "gshmdt", "gshmctl",
-    "gset_priority", "gget_priority",
+    "DmaBuffer", "Credentials", "gopen", "gdevice_count", *HANDLE_VERBS,
     *[n for n in dir(_constants) if n.startswith("GDEV_")],
 ]

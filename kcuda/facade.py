@@ -15,14 +15,7 @@ from typing import Any
 import trio
 
 from gdevd import runtime as rt
-
-_HANDLE_VERBS = (
-    "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gvirtget",
-    "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
-    "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async", "glaunch", "gsync",
-    "gbarrier", "gquery", "gtune", "gref", "gunref", "gshmget", "gshmat", "gshmdt",
-    "gshmctl", "gset_priority", "gget_priority",
-)
+from libgdev.verbs import HANDLE_VERBS
 
 
 class RuntimeFacade:
@@ -34,7 +27,7 @@ class RuntimeFacade:
         self.system = system
         self.token = trio_token
         self.cred = cred
-        for verb in _HANDLE_VERBS:
+        for verb in HANDLE_VERBS:
             setattr(self, verb, functools.partial(self._call, getattr(rt, verb)))
 
     def on_loop_thread(self) -> bool:

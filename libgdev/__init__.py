@@ -7,26 +7,38 @@
         libgdev.gfree(h, addr)
 
 Errors are OSError subclasses that also derive from :class:`GdevError`.
+
+The package holds two things.  The *protocol surface* (:data:`PROTOCOL`: the ABI, the gate,
+the spin policy, Gdev's constants and the error root) is what gdevd imports too; each of
+those modules imports only the others.  The client (handle, connection, host memory, the
+CUDA layer) is loaded on first use of a name below, so importing the protocol surface from
+the daemon does not import the client.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from libgdev.constants import *  # noqa: F403
 from libgdev.errors import GdevError, ProtocolViolation, error_from_errno
 from libgdev.gate import DEFAULT_MOUNT, mount_point
-from libgdev.handle import GdevKernel, Handle
-from libgdev.hostmem import DmaBuffer
+from libgdev.verbs import HANDLE_VERBS
 
-# Gdev's verbs as module-level functions taking the handle first (gdev_api.h order).
-VERBS = ("gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",
-         "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
-         "gmemcpy", "gmemcpy_async", "glaunch", "gsync", "gbarrier", "gquery", "gtune",
-         "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
-         "gset_priority", "gget_priority")
+# The modules both sides import (tests/test_imports.py holds gdevd to these).
+PROTOCOL = ("libgdev.abi", "libgdev.constants", "libgdev.errors", "libgdev.gate",
+            "libgdev.moduletable", "libgdev.spin", "libgdev.verbs")
+
+# Gdev's verbs as module-level functions taking the handle first (libgdev.verbs).
+VERBS = HANDLE_VERBS
+_LAZY = {"Handle": "libgdev.handle", "GdevKernel": "libgdev.handle",
+         "DmaBuffer": "libgdev.hostmem"}
 
 
-def gopen(minor: int, mount: str | None = None) -> Handle:
+def gopen(minor: int, mount: str | None = None) -> Any:
     """Open virtual GPU ``minor`` (``MOUNT/dev/gdev<minor>``); a Handle."""
+    from libgdev.handle import Handle
+
     return Handle(minor, mount)
 
 
@@ -44,19 +56,29 @@ def gdevice_count(mount: str | None = None) -> int:
         raise error_from_errno(errno.ENODEV, path) from None
 
 
-def _verb(name: str):  # type: ignore[no-untyped-def]
+def _verb(name: str) -> Any:
+    from libgdev.handle import Handle
+
     method = getattr(Handle, name)
 
-    def verb(h: Handle, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def verb(h: Any, *args: Any, **kwargs: Any) -> Any:
         return method(h, *args, **kwargs)
     verb.__name__ = verb.__qualname__ = name
     verb.__doc__ = method.__doc__
     return verb
 
 
-for _name in VERBS:
-    globals()[_name] = _verb(_name)
-del _name
+def __getattr__(name: str) -> Any:
+    """The client's names, imported on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in VERBS:
+        value = _verb(name)
+    else:
+        raise AttributeError(f"module 'libgdev' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-__all__ = ["DEFAULT_MOUNT", "DmaBuffer", "GdevError", "GdevKernel", "Handle",
-           "ProtocolViolation", "gdevice_count", "gopen", "mount_point", *VERBS]
+
+__all__ = ["DEFAULT_MOUNT", "GdevError", "ProtocolViolation", "gdevice_count", "gopen",
+           "mount_point", *_LAZY, *VERBS]

@@ -11,11 +11,12 @@ message is a fixed 32-byte little-endian header followed by ``payload_len`` byte
 
 A request's payload is the command's argument struct, optionally followed by a variable tail
 (inline copy data, a kernel's name and parameters).  A reply repeats the command and request
-id, sets :data:`FLAG_REPLY`, and carries ``status i32 | pad u32`` (0 or a positive errno)
-followed, on success only, by the command's output struct and tail.  Structs use fixed-width
-fields, explicit zero padding and sizes that are multiples of 8 (Documentation/process/
-botching-up-ioctls.rst).  No pointers cross the boundary: host memory is named by a shared
-buffer id and an offset.
+id, sets :data:`FLAG_REPLY`, and carries ``status i32 | msg_len u32``: on success status 0,
+msg_len 0 and the command's output struct and tail; on failure a positive errno and the
+daemon's reason as ``msg_len`` bytes of UTF-8 (at most :data:`MSG_MAX`), nothing else.
+Structs use fixed-width fields, explicit zero padding and sizes that are multiples of 8
+(Documentation/process/botching-up-ioctls.rst).  No pointers cross the boundary: host memory
+is named by a shared buffer id and an offset.
 
 This module does no I/O.  :class:`ReceiveBuffer` assembles frames from any sequence of byte
 chunks (``None`` means "need more data", like h11's receive buffer); :func:`decode_request`
@@ -32,8 +33,10 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from libgdev.errors import GdevError
+
 MAGIC = 0x56454447  # b"GDEV" read as a little-endian u32
-ABI_VERSION = 1
+ABI_VERSION = 2  # 2: error replies carry the daemon's message
 HEADER = struct.Struct("<IHHIIQQ")
 HEADER_SIZE = HEADER.size  # 32
 MAX_PAYLOAD = (1 << 20) + 4096  # largest payload either side accepts
@@ -49,8 +52,10 @@ FEATURE_INLINE = 1 << 2  # small copies travel inside the message
 FEATURE_ASYNC = 1 << 3  # *_ASYNC commands return fence ids
 FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
 FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
+FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
+FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
-            | FEATURE_PRIORITY)
+            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -64,16 +69,17 @@ PRIO_GET = 0x2  # SET_PRIORITY flag: change nothing, only report (prio must be 0
 PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
 
 TOKEN_SIZE = 32
+Tail = bytes | memoryview  # a message's variable part, as handlers and callers see it
+MSG_MAX = 1024  # longest error message (UTF-8 bytes) an error reply carries
 
 
-class ProtocolError(Exception):
-    """A message that cannot be accepted.  ``errno`` is the status the daemon replies with;
-    ``fatal`` means the byte stream is lost and the session must close."""
+class ProtocolError(GdevError):
+    """A message that cannot be accepted.  ``errno`` is the status the daemon replies with
+    (``detail`` its message); ``fatal`` means the byte stream is lost and the session must
+    close."""
 
     def __init__(self, err: int, detail: str, fatal: bool = False) -> None:
         super().__init__(err, detail)
-        self.errno = err
-        self.detail = detail
         self.fatal = fatal
 
     def __str__(self) -> str:
@@ -93,10 +99,11 @@ class Header(NamedTuple):
 
 
 class Frame(NamedTuple):
-    """One whole message: its header and its payload bytes."""
+    """One whole message: its header and its payload (bytes, or a read-only view of the
+    receive buffer's memory that no later data overwrites)."""
 
     header: Header
-    payload: bytes
+    payload: bytes | memoryview
 
 
 class Layout:
@@ -119,7 +126,7 @@ class Layout:
         self._make = self.type._make  # type: ignore[attr-defined]
         fmt = self.struct.format.lstrip("<")
         self.request_message = struct.Struct(HEADER.format + fmt)  # header + fields
-        self.reply_message = struct.Struct(HEADER.format + "iI" + fmt)  # + status, pad
+        self.reply_message = struct.Struct(HEADER.format + "iI" + fmt)  # + status, msg_len
 
     def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
         """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
@@ -142,8 +149,9 @@ class Layout:
         except struct.error as exc:
             raise ValueError(f"{self.name}: {exc}") from None
 
-    def unpack(self, payload: bytes) -> tuple[Any, bytes]:
-        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL)."""
+    def unpack(self, payload: bytes | memoryview) -> tuple[Any, memoryview]:
+        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL).  The tail
+        is a view of ``payload`` (inline copy data is not copied here)."""
         size = self.struct.size
         if len(payload) < size or (len(payload) > size and not self.tail):
             raise ProtocolError(_errno.EINVAL,
@@ -155,7 +163,7 @@ class Layout:
             raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
         else:
             fields = self._make([raw[i] for i in self._public_index])
-        return fields, (bytes(payload[size:]) if len(payload) > size else b"")
+        return fields, memoryview(payload)[size:]
 
 
 @dataclass(frozen=True)
@@ -196,6 +204,19 @@ COMMANDS: tuple[Command, ...] = (
             _L("staging", ("size", "Q"), ("slots", "I"), ("_pad0", "I")), passes_fd=True),
     Command(0x05, "SET_PRIORITY", _L("prio", ("prio", "I"), ("flags", "I")),
             _L("prio_reply", ("prio", "I"), ("_pad0", "I"))),
+    Command(0x06, "MODULE_LOAD",
+            _L("module_load", ("size", "Q"), ("host_offset", "Q"), ("buf_id", "Q"),
+               ("host_kind", "I"), ("name_len", "I"), tail=True),
+            _L("module", ("module_id", "Q"), ("data_addr", "Q"), ("data_size", "Q"),
+               ("n_functions", "I"), ("n_globals", "I"), ("ptx_version", "I"),
+               ("target_sm", "I"), tail=True)),
+    Command(0x07, "MODULE_UNLOAD", _L("module_ref", ("module_id", "Q")), _EMPTY),
+    Command(0x08, "MODULE_LAUNCH",
+            _L("module_launch", ("module_id", "Q"), ("function", "I"),
+               ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
+               ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
+               ("shared_dynamic", "I"), ("params_len", "I"), ("_pad0", "I"), tail=True),
+            _FENCE),
     Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
     Command(0x100, "GMALLOC", _SIZE, _ADDR),
     Command(0x101, "GFREE", _ADDR, _SIZE),
@@ -271,20 +292,21 @@ def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any)
     return head + bytes(tail) if tail else head
 
 
-def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: bytes = b"",
+def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: Tail = b"",
                  **fields: Any) -> bytes:
-    """Encode a reply: an errno ``status`` alone, or status 0 with the output fields."""
+    """Encode a reply: an errno ``status`` (with its message in ``tail``, see
+    :func:`encode_error`), or status 0 with the output fields and tail."""
     if status:
-        return encode_error(cmd.number, request_id, status)
+        return encode_error(cmd.number, request_id, status, bytes(tail).decode(errors="replace"))
     lay = cmd.reply
-    if tail and not lay.tail:
+    if len(tail) and not lay.tail:
         raise ValueError(f"{lay.name} takes no tail")
     plen = lay.reply_message.size - HEADER_SIZE + len(tail)
     if plen > MAX_PAYLOAD:
         raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
     head = (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, plen, request_id, 0, 0, 0)
     msg = lay.pack_message(lay.reply_message, head, fields)
-    return msg + bytes(tail) if tail else msg
+    return b"".join((msg, tail)) if len(tail) else msg  # one copy of the tail
 
 
 def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) -> Any | None:
@@ -339,9 +361,21 @@ def parse_simple_request(data: bytes | memoryview) -> Request | None:
     return Request(cmd, raw[5], lay._make([values[i] for i in lay._public_index]))
 
 
-def encode_error(command: int, request_id: int, status: int) -> bytes:
-    """A reply carrying only an errno, for any command number (known or not)."""
-    return encode(command, request_id, STATUS.pack(status, 0), FLAG_REPLY)
+def clip_message(message: str) -> bytes:
+    """``message`` as UTF-8, cut to at most :data:`MSG_MAX` bytes on a character boundary."""
+    raw = message.encode("utf-8", errors="replace")
+    if len(raw) <= MSG_MAX:
+        return raw
+    return raw[:MSG_MAX].decode("utf-8", errors="ignore").encode("utf-8")
+
+
+def encode_error(command: int, request_id: int, status: int, message: str = "") -> bytes:
+    """An error reply for any command number (known or not): the errno ``status`` and the
+    reason ``message`` (clipped by :func:`clip_message`)."""
+    if status <= 0:
+        raise ValueError(f"error status {status} is not a positive errno")
+    msg = clip_message(message)
+    return encode(command, request_id, STATUS.pack(status, len(msg)) + msg, FLAG_REPLY)
 
 
 def _check_header(h: Header, want_reply: bool) -> Command | None:
@@ -354,7 +388,7 @@ def _check_header(h: Header, want_reply: bool) -> Command | None:
     return BY_NUMBER.get(h.command)
 
 
-def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
+def decode_request(frame: Frame) -> tuple[Command, Any, memoryview]:
     """Validate a request frame: (command, fields, tail), or ProtocolError with the errno
     to reply with."""
     cmd = _check_header(frame.header, want_reply=False)
@@ -364,19 +398,25 @@ def decode_request(frame: Frame) -> tuple[Command, Any, bytes]:
     return cmd, fields, tail
 
 
-def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes]:
-    """Validate a reply frame: (command, status, fields or None, tail).  An error reply may
-    answer a command this side does not know (command None)."""
+def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes | memoryview]:
+    """Validate a reply frame: (command, status, fields or None, tail).  An error reply
+    (status > 0) may answer a command this side does not know (command None); its tail is
+    the daemon's message, valid UTF-8 of at most :data:`MSG_MAX` bytes."""
     cmd = _check_header(frame.header, want_reply=True)
     if len(frame.payload) < STATUS.size:
         raise ProtocolError(_errno.EPROTO, "reply without status")
-    status, pad = STATUS.unpack_from(frame.payload)
-    if pad or status < 0:
+    status, msg_len = STATUS.unpack_from(frame.payload)
+    if status < 0 or (msg_len and not status) or msg_len > MSG_MAX:
         raise ProtocolError(_errno.EPROTO, "malformed reply status")
     if status:
-        if len(frame.payload) != STATUS.size:
+        if len(frame.payload) != STATUS.size + msg_len:
             raise ProtocolError(_errno.EPROTO, "error reply with a body")
-        return cmd, status, None, b""
+        msg = bytes(frame.payload[STATUS.size:])
+        try:
+            msg.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError(_errno.EPROTO, "error message is not UTF-8") from None
+        return cmd, status, None, msg
     if cmd is None:
         raise ProtocolError(_errno.EPROTO, f"success reply to unknown command "
                                            f"0x{frame.header.command:x}")
@@ -416,6 +456,9 @@ class ReceiveBuffer:
         end = HEADER_SIZE + header.payload_len
         if len(self._buf) < end:
             return None
+        if len(self._buf) == end:  # the common case: hand the memory over, no copy
+            whole, self._buf = self._buf, bytearray()
+            return Frame(header, memoryview(whole).toreadonly()[HEADER_SIZE:])
         with memoryview(self._buf) as view:
             payload = bytes(view[HEADER_SIZE:end])
         del self._buf[:end]

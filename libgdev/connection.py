@@ -34,7 +34,7 @@ class Reply(NamedTuple):
     """A successful reply: output fields, tail bytes and the descriptor passed (or -1)."""
 
     fields: Any
-    tail: bytes
+    tail: abi.Tail
     fd: int
 
 
@@ -98,8 +98,9 @@ class Connection:
             if not self._fds:
                 raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")
             fd = self._fds.popleft()
-        if status:
-            raise error_from_errno(status, cmd.name)
+        if status:  # the daemon's reason, carried once into the exception
+            reason = bytes(tail).decode("utf-8")
+            raise error_from_errno(status, f"{cmd.name}: {reason}" if reason else cmd.name)
         return Reply(fields, tail, fd)
 
     def call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Reply:

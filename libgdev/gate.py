@@ -68,13 +68,22 @@ def open_gate(minor: int, mount: str | None = None) -> tuple[int, Ticket]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError as exc:
-        if exc.errno == _errno.ENOTCONN:  # the kernel's answer for a FUSE mount whose daemon died
-            mnt = mount or mount_point()
-            raise error_from_errno(exc.errno, f"{path}: stale mount, gdevd is gone (clear it "
-                                              f"with 'fusermount3 -u {mnt}')") from None
-        raise error_from_errno(exc.errno or _errno.ENODEV, path) from None
+        raise error_from_errno(exc.errno or _errno.ENODEV,
+                               _open_failure(path, mount or mount_point(), exc)) from None
     try:
         return fd, parse_ticket(os.pread(fd, 4096, 0))
     except BaseException:
         os.close(fd)
         raise
+
+
+def _open_failure(path: str, mount: str, exc: OSError) -> str:
+    """Why the device file did not open, and what to do about it."""
+    env = f"GDEV_MOUNT={os.environ['GDEV_MOUNT']}" if "GDEV_MOUNT" in os.environ \
+        else f"GDEV_MOUNT unset, default {DEFAULT_MOUNT}"
+    if exc.errno == _errno.ENOTCONN:
+        return (f"gdevd at {mount} is gone and left a stale mount ({env}): clear it with "
+                f"`fusermount3 -u {mount}`, then start it with `gdevd {mount}`")
+    if exc.errno == _errno.ENOENT and not os.path.isdir(os.path.join(mount, "dev")):
+        return f"no gdevd at {mount} ({env}): start it with `gdevd {mount}`"
+    return path

@@ -19,6 +19,7 @@ from libgdev.connection import Connection
 from libgdev.constants import GDEV_IPC_STAT
 from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
+from libgdev.loader import ModuleVerbs
 
 # Pageable copies up to this size ride inside the message (Gdev's direct I/O); larger ones
 # stream through the staging slots.  Measured crossover on a 2-CPU VM: inline and staged cost
@@ -40,8 +41,10 @@ class GdevKernel:
     params: bytes = b""
 
 
-class Handle:
-    """An open vGPU context in this process.  Use as a context manager or call gclose()."""
+class Handle(ModuleVerbs):
+    """An open vGPU context in this process.  Use as a context manager or call gclose().
+    The module verbs (``gmodule_load``, ``gmodule_launch``, ``gmodule_unload``) are in
+    :mod:`libgdev.loader`."""
 
     def __init__(self, minor: int, mount: str | None = None) -> None:
         self.minor = minor
@@ -302,5 +305,6 @@ COMMAND_WRAPPERS = {
     "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
     "GSHMGET": Handle.gshmget, "GSHMAT": Handle.gshmat, "GSHMDT": Handle.gshmdt,
     "GSHMCTL": Handle.gshmctl,
-    "SET_PRIORITY": Handle.gset_priority,
+    "SET_PRIORITY": Handle.gset_priority, "MODULE_LOAD": Handle.gmodule_load,
+    "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
 }

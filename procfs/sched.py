@@ -8,13 +8,14 @@ Text entries parse one word; a bad word is EINVAL and changes nothing.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from typing import Any
 
 import trio
 
 from gdevd.errors import GdevError
 from gdevd.runtime.constants import GDEV_MEM_DEVICE
-from gdevd.runtime.sched import COMPUTE, MEMORY
+from gdevd.runtime.sched import COMPUTE, MEMORY, POLICY_NAMES, QUEUEING
 
 _WORD_MAX = 32
 
@@ -27,9 +28,28 @@ def parse_word(data: bytes) -> str:
     return text.decode().lower()
 
 
+def parse_choice(what: str, choices: tuple[str, ...]) -> Callable[[bytes], str]:
+    """A parser of one word among ``choices``; EINVAL naming them otherwise."""
+    def parse(data: bytes) -> str:
+        word = parse_word(data)
+        if word not in choices:
+            raise GdevError(errno.EINVAL, f"unknown {what} {word!r}; one of {', '.join(choices)}")
+        return word
+    return parse
+
+
+parse_policy = parse_choice("scheduler", POLICY_NAMES)
+parse_queueing = parse_choice("queueing", QUEUEING)
+
+
 def format_word(value: str) -> bytes:
     """The word and a newline."""
     return value.encode() + b"\n"
+
+
+def format_choices(value: str) -> bytes:
+    """Every policy on one line, the current one in brackets: ``[band] credit fifo null``."""
+    return " ".join(f"[{n}]" if n == value else n for n in POLICY_NAMES).encode() + b"\n"
 
 
 def format_text(value: str) -> bytes:
@@ -87,7 +107,28 @@ def set_instances(system: Any, n: int) -> None:
     system.policy.instances_max = n
 
 
-def _device_bytes(handle: Any) -> int:
+def get_slice(system: Any) -> int:
+    """The preemption slice of running kernels, microseconds (0: non-preemptive)."""
+    return round(system.policy.preempter.slice_s * 1e6)
+
+
+def set_slice(system: Any, us: int) -> None:
+    """Set the preemption slice (microseconds; 0 restores the paper's non-preemption)."""
+    system.policy.preempter.slice_s = us / 1e6
+
+
+def get_time_max(system: Any) -> int:
+    """The run-time limit of tenants' kernels, milliseconds (0: none)."""
+    return round(system.policy.preempter.kernel_time_max * 1e3)
+
+
+def set_time_max(system: Any, ms: int) -> None:
+    """Set the run-time limit of tenants' kernels (milliseconds; 0: none)."""
+    system.policy.preempter.kernel_time_max = ms / 1e3
+
+
+def device_bytes(handle: Any) -> int:
+    """Device memory a context allocated (shared segments it attached not counted)."""
     return sum(o.size for o in handle.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
 
 
@@ -95,20 +136,26 @@ def contexts(system: Any) -> str:
     """The context table: one header line and one line per open context."""
     sched, now = system.policy, trio.current_time()
     lines = ["cid pid vgpu prio memory compute_ms copy_ms launches copies bytes wait_ms "
-             "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in"]
-    residency = _residency(system)
+             "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in uid name"]
+    owned = residency(system)
     for h, se in sched.entities():
         u, c = se.usage, h.swap
-        res, swp = residency.get(h.cid, (0, 0))
+        res, swp = owned.get(h.cid, (0, 0))
         lines.append(f"{h.cid} {h.cred.pid} {h.vgpu.minor} {se.prio.effective(now)} "
-                     f"{_device_bytes(h)} {u.compute_s * 1e3:.3f} {u.copy_s * 1e3:.3f} "
+                     f"{device_bytes(h)} {u.compute_s * 1e3:.3f} {u.copy_s * 1e3:.3f} "
                      f"{u.launches} {u.copies} {u.bytes_copied} {u.wait_s * 1e3:.3f} "
                      f"{res} {swp} {c.swap_out_bytes} {c.swap_out_count} {c.swap_in_bytes} "
-                     f"{c.swap_in_count}")
+                     f"{c.swap_in_count} {h.cred.uid} {_word(h.cred.name)}")
     return "\n".join(lines) + "\n"
 
 
-def _residency(system: Any) -> dict[int, tuple[int, int]]:
+def _word(name: str) -> str:
+    """A process name as one printable token (blanks and control characters become ``?``;
+    ``-`` when unknown), so every row splits into the header's columns."""
+    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in name) or "-"
+
+
+def residency(system: Any) -> dict[int, tuple[int, int]]:
     """Per context id: (resident, swapped) bytes of the device blocks it owns."""
     owned: dict[int, tuple[int, int]] = {}
     for blocks in system.blocks.values():

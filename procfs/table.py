@@ -18,15 +18,19 @@ docs/memory.md), so nothing is lost.  Text entries (``shm``, ``contexts``) are t
 from __future__ import annotations
 
 import errno
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
-from gdevd.runtime.limits import limits_text
+from gdevd.runtime import limits_text
+from procfs import engine as X
+from procfs import metrics as M
 from procfs import sched as S
 
+log = logging.getLogger("gdevd.procfs")
 PERCENT = (0, 100)
 PERIOD_US = (1, (1 << 32) - 1)
 
@@ -82,8 +86,37 @@ def _set_attr(attr: str) -> Callable[[Any, int], None]:
     return setter
 
 
+def _siblings(vgpu: Any) -> list[Any]:
+    """The other vGPUs on ``vgpu``'s physical GPU (none when it stands alone)."""
+    system = getattr(vgpu, "system", None)
+    if system is None:
+        return []
+    return [w for w in system.virtual if w.phys is vgpu.phys and w is not vgpu]
+
+
+def _set_bandwidth(attr: str) -> Callable[[Any, int], None]:
+    """A bandwidth share's setter.  Invariant: the shares of one physical GPU's vGPUs sum to
+    at most 100 % (they are guarantees; an overcommitted guarantee guarantees nothing)."""
+    def setter(vgpu: Any, value: int) -> None:
+        others = sum(getattr(w, attr) for w in _siblings(vgpu))
+        if others + value > 100:
+            raise GdevError(errno.EINVAL, f"{attr}: {value}% would bring gpu{vgpu.phys.index}'s "
+                            f"vGPUs to {others + value}% (> 100%); at most {100 - others}% is "
+                            "free: lower another vGPU's share first")
+        setattr(vgpu, attr, value)
+    return setter
+
+
+def memory_overcommit(vgpu: Any) -> int:
+    """Percent by which the memory shares on ``vgpu``'s physical GPU exceed 100 (0 if not)."""
+    return max(0, vgpu.memory_share + sum(w.memory_share for w in _siblings(vgpu)) - 100)
+
+
 def _set_memory_share(vgpu: Any, value: int) -> None:
     vgpu.memory_share = value  # memory_size follows (the runtime derives it from the share)
+    if over := memory_overcommit(vgpu):  # allowed: swap backs it (docs/daemon.md)
+        log.warning("memory shares of gpu%d overcommitted by %d%%: swap backs the excess",
+                    vgpu.phys.index, over)
     system = getattr(vgpu, "system", None)
     if system is not None and vgpu.memory_used > vgpu.memory_size:
         system.shrink(vgpu)    # swap the excess out in the background
@@ -115,13 +148,18 @@ ENTRIES: tuple[Entry, ...] = (
           lambda system: len(system.physical)),
     Entry("virtual_device_count", "global", RO, "number of virtual GPUs (/dev/gdevN files)",
           lambda system: len(system.virtual)),
-    Entry("compute_bandwidth", "vgpu", RW, "compute share of the physical GPU, percent",
-          lambda v: v.compute_bandwidth, _set_attr("compute_bandwidth"), PERCENT),
-    Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent",
-          lambda v: v.memory_bandwidth, _set_attr("memory_bandwidth"), PERCENT),
-    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU (outside its "
-          "temporal swap area), percent",
+    Entry("compute_bandwidth", "vgpu", RW, "compute share of the physical GPU, percent "
+          "(the vGPUs of one GPU total at most 100)",
+          lambda v: v.compute_bandwidth, _set_bandwidth("compute_bandwidth"), PERCENT),
+    Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent "
+          "(the vGPUs of one GPU total at most 100)",
+          lambda v: v.memory_bandwidth, _set_bandwidth("memory_bandwidth"), PERCENT),
+    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU outside its "
+          "temporal swap area, percent (may total over 100: swap backs the excess, see "
+          "memory_overcommit)",
           lambda v: v.memory_share, _set_memory_share, PERCENT),
+    Entry("memory_overcommit", "vgpu", RO, "percent by which the memory shares of this "
+          "vGPU's physical GPU total over 100 (0: not overcommitted)", memory_overcommit),
     Entry("period", "vgpu", RW, "budget period of the vGPU scheduler, microseconds",
           lambda v: v.period_us, _set_attr("period_us"), PERIOD_US),
     Entry("compute_bandwidth_used", "vgpu", RO,
@@ -168,10 +206,13 @@ ENTRIES: tuple[Entry, ...] = (
 
 # The scheduler's entries (gdevd/runtime/sched, docs/scheduling.md); helpers in procfs/sched.py.
 ENTRIES += (
-    Entry("scheduler", "global", RW, "vGPU policy: band, credit, fifo or null",
-          S.get_policy, S.set_policy, parser=S.parse_word, formatter=S.format_word),
+    Entry("scheduler", "global", RW, "vGPU policy: reads '[band] credit fifo null' (the "
+          "current one in brackets, as Linux's I/O schedulers), write one name",
+          S.get_policy, S.set_policy, parser=S.parse_policy,
+          formatter=S.format_choices),
     Entry("queueing", "global", RW, "mrq (separate compute and copy queues) or sdq (one)",
-          S.get_queueing, S.set_queueing, parser=S.parse_word, formatter=S.format_word),
+          S.get_queueing, S.set_queueing, parser=S.parse_queueing,
+          formatter=S.format_word),
     Entry("band_wait_us", "global", RW, "BAND time buffering, microseconds",
           S.get_band_wait, S.set_band_wait, (0, 1_000_000)),
     Entry("util_window_us", "global", RW, "window of the *_bandwidth_used measurements, us",
@@ -180,8 +221,12 @@ ENTRIES += (
           S.get_instances, S.set_instances, (1, 4096)),
     Entry("contexts", "global", RO, "every open context: pid, vGPU, priority, memory, "
           "compute and copy time (ms), launches, copies, bytes copied, wait time (ms), "
-          "resident and swapped bytes, swap-out and swap-in bytes and counts",
+          "resident and swapped bytes, swap-out and swap-in bytes and counts, the opener's uid "
+          "and process name",
           S.contexts, formatter=S.format_text),
+    Entry("metrics", "global", RO, "every vGPU's and context's figures in Prometheus' text "
+          "format (node_exporter's textfile collector takes it as is)",
+          M.render, formatter=S.format_text),
     Entry("priority", "global", RW, "per-context priority override: read 'cid prio "
           "override', write 'CID PRIO' (0-40, higher is more urgent) or 'CID -' to clear",
           S.priorities, S.set_priority, parser=S.parse_priority, formatter=S.format_text),
@@ -197,6 +242,28 @@ ENTRIES += (
           lambda v: S.usage_count(v, "copies")),
     Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
           S.bytes_copied),
+    Entry("slice_us", "global", RW, "running kernels yield the engine after this long when "
+          "another context waits, us; 0: never (non-preemptive, as in the paper)",
+          S.get_slice, S.set_slice, (0, 10_000)),
+    Entry("kernel_time_max_ms", "global", RW, "tenants' kernels running longer are killed "
+          "(ETIME, CUDA_ERROR_LAUNCH_TIMEOUT), ms; 0: no limit", S.get_time_max,
+          S.set_time_max, (0, 86_400_000)),
+    Entry("watchdog_ms", "vgpu", RW, "kernels of this vGPU running longer are killed (ETIME), "
+          "ms; 0: off", lambda v: v.watchdog_ms, _set_attr("watchdog_ms"), (0, 86_400_000)),
+    Entry("preemptions", "vgpu", RO, "running launches of this vGPU asked to yield the engine",
+          lambda v: S.usage_count(v, "preemptions")),
+    Entry("timeouts", "vgpu", RO, "launches of this vGPU killed by a time limit",
+          lambda v: S.usage_count(v, "timeouts")),
+)
+
+# The PTX engine (gdevd/gpu/ptx/jit, docs/ptx-engine.md); helpers in procfs/engine.py.
+ENTRIES += (
+    Entry("ptx_engine", "global", RW, "kernel engine: auto (compile in the background, "
+          "interpret until ready), jit (compile first) or interp (never compile)",
+          X.get_engine, X.set_engine, parser=S.parse_word, formatter=S.format_word),
+    Entry("ptx_modules", "global", RO, "decoded modules: gpu, name, engine status "
+          "(interp, compiling, jit, failed), compile seconds, kernels compiled, kernels",
+          X.modules, formatter=S.format_text),
 )
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")

@@ -3,7 +3,12 @@
 * ``/dev/gdevN``: ``open`` is the gate (the kernel already checked the mode:
   ``default_permissions``); it creates a session and the file handle's reads return its
   ticket.  ``release`` ends the session (also when the opener was killed).
-* ``/proc/gdev/...``: reads render the entry, a write at offset 0 applies a new value.
+* ``/proc/gdev/...``: reads render the entry; writes collect a value (:class:`PendingValue`):
+  it applies once, as soon as it ends with a newline, else when the file is closed (flush),
+  so a value a writer splits over several ``write()`` calls is never applied fragment by
+  fragment.  A write at another offset than the end of what came, a second value on the same
+  open file or more than ``VALUE_MAX`` bytes is EINVAL and nothing applies.
+* Operations this tree does not do get Linux's errno (:mod:`gdevd.fuse.linux`), never ENOSYS.
 
 pyfuse3's ``read``/``write`` get no request context, so everything about the caller is
 captured in ``open``.  Runtime errors become ``FUSEError`` here and nowhere else.
@@ -21,10 +26,12 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from gdevd.errors import GdevError
+from gdevd.fuse.linux import LinuxAnswers
 from gdevd.fuse.tree import Node, Tree
 from gdevd.ioctl.session import Opener, Session, SessionTable
 from libgdev.gate import Ticket, format_ticket
 from procfs import read_entry, write_entry
+from procfs.generic import VALUE_MAX
 
 log = logging.getLogger("gdevd.fuse")
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -42,7 +49,30 @@ def fuse_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class GdevOperations(pyfuse3.Operations):
+class PendingValue:
+    """The bytes written so far to one open /proc file (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.done = False  # applied or refused: this open file takes no more
+
+    def add(self, off: int, buf: bytes) -> None:
+        """Append ``buf`` written at ``off``; GdevError(EINVAL) (and done) if out of place."""
+        if self.done or off != len(self.data) or len(self.data) + len(buf) > VALUE_MAX:
+            why = ("one value per open file" if self.done else
+                   f"write at offset {off}, not {len(self.data)}" if off != len(self.data) else
+                   f"a value is at most {VALUE_MAX} bytes")
+            self.done = True
+            raise GdevError(errno.EINVAL, why)
+        self.data += buf
+
+    def take(self) -> bytes:
+        """The whole value, once: the file takes no more writes after this."""
+        self.done = True
+        return bytes(self.data)
+
+
+class GdevOperations(LinuxAnswers, pyfuse3.Operations):
     """The file system: a :class:`Tree` plus the session table for device files."""
 
     supports_dot_lookup = True
@@ -53,6 +83,7 @@ class GdevOperations(pyfuse3.Operations):
         self.tree = tree
         self.sessions = sessions
         self._files: dict[int, Session | Node] = {}
+        self._values: dict[int, PendingValue] = {}  # fh of a /proc file -> value so far
         self._next_fh = 1
 
     # -- attributes ------------------------------------------------------------------
@@ -140,17 +171,35 @@ class GdevOperations(pyfuse3.Operations):
         obj = self._file(fh)
         if isinstance(obj, Session):
             raise pyfuse3.FUSEError(errno.EINVAL)  # Gdev's device files take ioctls only
-        assert obj.entry is not None
-        n = write_entry(obj.entry, obj.target, off, buf)
-        obj.touch()
-        log.info("%s = %s", self.tree.path_of(obj), buf.strip().decode(errors="replace"))
-        return n
+        value = self._values.setdefault(fh, PendingValue())
+        value.add(off, buf)
+        if buf.endswith(b"\n"):
+            await self._apply(obj, value.take())
+        return len(buf)
 
+    @fuse_errors
     async def flush(self, fh: int) -> None:
-        return None  # values apply in write(): bash flushes before the data arrives
+        """Apply a value still pending (written without a final newline): close() gets
+        its error.  Called at every close of a descriptor, so bash's early one is a no-op."""
+        value = self._values.get(fh)
+        obj = self._files.get(fh)
+        if value is not None and value.data and not value.done and isinstance(obj, Node):
+            await self._apply(obj, value.take())
+
+    async def _apply(self, node: Node, data: bytes) -> None:
+        """Set the entry of ``node`` to the value ``data``; refusals are logged with why."""
+        assert node.entry is not None  # open() hands out fhs for devices and entries only
+        try:
+            write_entry(node.entry, node.target, 0, data)
+        except GdevError as exc:
+            log.warning("%s: refused %r: %s", self.tree.path_of(node), data[:64], exc)
+            raise
+        node.touch()
+        log.info("%s = %s", self.tree.path_of(node), data.strip().decode(errors="replace"))
 
     @fuse_errors
     async def release(self, fh: int) -> None:
+        self._values.pop(fh, None)
         obj = self._files.pop(fh, None)
         if isinstance(obj, Session):
             await self.sessions.end(obj, "device file released")

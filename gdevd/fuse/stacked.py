@@ -3,9 +3,12 @@
 A loaded module that serves files (``make_fs``) gets a directory ``MOUNT/NAME`` and a slot:
 every inode and file handle inside its subtree is ``slot << SLOT_SHIFT`` plus a small
 number, so a request is routed by its inode (or handle) alone; the subtree's root is the
-directory's own tree inode.  The module's ``/proc/gdev/NAME/`` entries (from
+directory's own tree inode.  Invariant: file handles are routed by slot only (never by the
+root inodes, which the daemon's own small handle numbers may equal); directory handles are
+inode numbers and are routed like inodes.  The module's ``/proc/gdev/NAME/`` entries (from
 ``procfs.MODULE_ENTRIES``) are added beside it, and ``/proc/gdev/modules`` is the registry's
-control file: a write is awaited here (loading runs kcuda in worker threads).
+control file: a command is collected like any /proc value (one line; see
+``gdevd.fuse.ops``) and awaited here (loading runs kcuda in worker threads).
 
 The subtree's operations raise ``GdevError`` or ``OSError`` (the lower file system's); both
 become ``FUSEError`` here, the one translation on this boundary.
@@ -31,6 +34,20 @@ log = logging.getLogger("gdevd.fuse")
 SLOT_SHIFT = 40
 
 
+class _UnknownEntryFilter(logging.Filter):
+    """Drops pyfuse3's report that an entry invalidation found no such entry in the kernel:
+    the expected answer when nobody looked the module's directory up since it appeared, or
+    when the mount is already gone (an unload at shutdown).  Other reports pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, FileNotFoundError)
+                    and "invalidate_entry" in record.getMessage())
+
+
+logging.getLogger("pyfuse3").addFilter(_UnknownEntryFilter())
+
+
 async def _translated(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     try:
         return await fn(*args)
@@ -45,10 +62,11 @@ async def _translated(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         raise pyfuse3.FUSEError(errno.EIO) from None
 
 
-def _routed(name: str) -> Any:
-    """An Operations method that goes to the subtree owning its first argument, if any."""
+def _routed(name: str, by_handle: bool = False) -> Any:
+    """An Operations method that goes to the subtree owning its first argument (an inode, or
+    a file handle if ``by_handle``), if any."""
     async def method(self: StackedOperations, number: int, *args: Any) -> Any:
-        fs = self.subtree(number)
+        fs = self.handle_subtree(number) if by_handle else self.subtree(number)
         if fs is None:
             return await getattr(GdevOperations, name)(self, number, *args)
         return await _translated(getattr(fs, name), number, *args)
@@ -72,6 +90,10 @@ class StackedOperations(GdevOperations):
         """The module subtree that owns inode or file handle ``number``, or None."""
         slot = number >> SLOT_SHIFT
         return self._slots.get(slot) if slot else self._roots.get(number)
+
+    def handle_subtree(self, fh: int) -> Any:
+        """The module subtree that handed out file handle ``fh``, or None."""
+        return self._slots.get(fh >> SLOT_SHIFT)
 
     # -- module attach / detach (registry hooks) ---------------------------------------
     def attach_module(self, mod: Any) -> None:
@@ -111,12 +133,14 @@ class StackedOperations(GdevOperations):
     opendir = _routed("opendir")
     readdir = _routed("readdir")
     releasedir = _routed("releasedir")
+    fsyncdir = _routed("fsyncdir")
     open = _routed("open")
-    read = _routed("read")
-    flush = _routed("flush")
-    release = _routed("release")
-    fsync = _routed("fsync")
+    read = _routed("read", by_handle=True)
+    flush = _routed("flush", by_handle=True)
+    release = _routed("release", by_handle=True)
+    fsync = _routed("fsync", by_handle=True)
     create = _routed("create")
+    mknod = _routed("mknod")
     mkdir = _routed("mkdir")
     rmdir = _routed("rmdir")
     unlink = _routed("unlink")
@@ -139,16 +163,17 @@ class StackedOperations(GdevOperations):
         await _translated(fs.rename, p_old, old, p_new, new, flags, ctx)
 
     async def write(self, fh: int, off: int, buf: bytes) -> int:
-        """Subtree writes, control-file commands, then the base class's writes."""
-        fs = self.subtree(fh)
+        """Subtree writes, then the base class's (control-file commands included)."""
+        fs = self.handle_subtree(fh)
         if fs is not None:
             return await _translated(fs.write, fh, off, buf)  # type: ignore[no-any-return]
-        if self._files.get(fh) is self.control:
-            if off != 0:
-                raise pyfuse3.FUSEError(errno.EINVAL)
-            await _translated(self.registry.control, buf.decode(errors="replace"))
-            return len(buf)
         return await super().write(fh, off, buf)
+
+    async def _apply(self, node: Node, data: bytes) -> None:
+        """A control-file command goes to the registry; other values to the base class."""
+        if node is not self.control:
+            return await super()._apply(node, data)
+        await _translated(self.registry.control, data.decode(errors="replace"))
 
     async def forget(self, inode_list: Any) -> None:
         """Inodes are kept until their subtree goes (nothing to do)."""

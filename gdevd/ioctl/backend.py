@@ -31,7 +31,8 @@ STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full
 
 async def open_handle(system: Any, minor: int, opener: Any) -> Any:
     """gopen on behalf of the process that opened the device file."""
-    return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid))
+    return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid,
+                                                              opener.name))
 
 
 async def close_handle(session: Any) -> None:
@@ -86,7 +87,7 @@ def _shared(session: Any, req: Any) -> np.ndarray:
     raise GdevError(errno.EINVAL, f"unknown host kind {req.host_kind}")
 
 
-def host_source(session: Any, req: Any, tail: bytes) -> Any:
+def host_source(session: Any, req: Any, tail: abi.Tail) -> Any:
     """The host side of an HtoD copy request."""
     if req.host_kind == abi.HOST_INLINE:
         if len(tail) != req.size or req.host_offset or req.buf_id:
@@ -97,7 +98,7 @@ def host_source(session: Any, req: Any, tail: bytes) -> Any:
     return _shared(session, req)
 
 
-def host_destination(session: Any, req: Any, tail: bytes) -> np.ndarray:
+def host_destination(session: Any, req: Any, tail: abi.Tail) -> np.ndarray:
     """The host side of a DtoH copy request (a fresh array for an inline reply)."""
     if tail:
         raise GdevError(errno.EINVAL, "a copy from the device carries no data")
@@ -108,12 +109,31 @@ def host_destination(session: Any, req: Any, tail: bytes) -> np.ndarray:
     return _shared(session, req)
 
 
-def kernel_from(req: Any, tail: bytes) -> Any:
+def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
+    """(name, image) of a MODULE_LOAD request: the name leads the tail, the image follows
+    it inline or lies in shared memory (EINVAL / EFAULT / ENOENT)."""
+    if req.name_len > min(len(tail), 1024):
+        raise GdevError(errno.EINVAL, f"module name of {req.name_len} bytes")
+    try:
+        name = bytes(tail[:req.name_len]).decode("utf-8") or "<image>"
+    except UnicodeDecodeError:
+        raise GdevError(errno.EINVAL, "module name is not UTF-8") from None
+    rest = tail[req.name_len:]
+    if req.host_kind == abi.HOST_INLINE:
+        if len(rest) != req.size or req.host_offset or req.buf_id:
+            raise GdevError(errno.EINVAL, f"inline image of {req.size} bytes carries {len(rest)}")
+        return name, bytes(rest)
+    if rest:
+        raise GdevError(errno.EINVAL, "image both inline and in shared memory")
+    return name, _shared(session, req).tobytes()
+
+
+def kernel_from(req: Any, tail: abi.Tail) -> Any:
     """The runtime's GdevKernel for a GLAUNCH request (name and params in the tail)."""
     if req.name_len + req.params_len != len(tail) or not req.name_len:
         raise GdevError(errno.EINVAL, "GLAUNCH tail does not match name_len + params_len")
     try:
-        name = tail[:req.name_len].decode("ascii")
+        name = bytes(tail[:req.name_len]).decode("ascii")
     except UnicodeDecodeError:
         raise GdevError(errno.EINVAL, "kernel name is not ASCII") from None
     return rt.GdevKernel(code_addr=req.code_addr, code_size=req.code_size,

@@ -22,7 +22,7 @@ import trio
 from gdevd.errors import GdevError
 from gdevd.ioctl import backend
 from gdevd.ioctl.session import Session, SessionTable
-from libgdev import abi
+from libgdev import abi, moduletable
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Out:
     server closes it after sending)."""
 
     fields: dict[str, Any] = field(default_factory=dict)
-    tail: bytes = b""
+    tail: abi.Tail = b""
     fd: int = -1
 
 
@@ -53,8 +53,8 @@ class Call:
         return self.session
 
 
-Handler = Callable[[Call, Any, bytes], Awaitable[Out]]
-InlineHandler = Callable[[Call, Any, bytes], Out]
+Handler = Callable[[Call, Any, abi.Tail], Awaitable[Out]]
+InlineHandler = Callable[[Call, Any, abi.Tail], Out]
 HANDLERS: dict[int, Handler | InlineHandler] = {}
 # Commands whose handler is a plain function: it only reads or updates state, never blocks
 # and never awaits, so the server calls it without a trip through trio's scheduler.  The
@@ -82,7 +82,7 @@ def _einval(what: str) -> GdevError:
 
 
 @handler("HELLO")
-async def _hello(call: Call, req: Any, tail: bytes) -> Out:
+async def _hello(call: Call, req: Any, tail: abi.Tail) -> Out:
     if call.session is not None:
         raise GdevError(errno.EALREADY, "session already bound")
     session = call.sessions.claim(req.token, *call.peer)
@@ -92,24 +92,24 @@ async def _hello(call: Call, req: Any, tail: bytes) -> Out:
 
 
 @handler("GET_VERSION", inline=True)
-def _get_version(call: Call, req: Any, tail: bytes) -> Out:
+def _get_version(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"abi_version": abi.ABI_VERSION, "features": abi.FEATURES,
                 "max_payload": abi.MAX_PAYLOAD, "inline_max": abi.INLINE_MAX})
 
 
 @handler("DEVICE_COUNT", inline=True)
-def _device_count(call: Call, req: Any, tail: bytes) -> Out:
+def _device_count(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"count": len(call.sessions.system.virtual)})
 
 
 @handler("GET_STAGING")
-async def _get_staging(call: Call, req: Any, tail: bytes) -> Out:
+async def _get_staging(call: Call, req: Any, tail: abi.Tail) -> Out:
     stg = await backend.staging(call.s)
     return Out({"size": stg.size, "slots": backend.STAGING_SLOTS}, fd=os.dup(stg.fd))
 
 
 @handler("SET_PRIORITY")
-async def _set_priority(call: Call, req: Any, tail: bytes) -> Out:
+async def _set_priority(call: Call, req: Any, tail: abi.Tail) -> Out:
     if req.flags & ~abi.PRIO_FLAGS or (req.flags and req.prio) or \
             req.flags == abi.PRIO_FLAGS:
         raise _einval(f"bad SET_PRIORITY flags 0x{req.flags:x} with prio {req.prio}")
@@ -120,23 +120,52 @@ async def _set_priority(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"prio": await backend.rt.gset_priority(h, prio)})
 
 
+@handler("MODULE_LOAD")
+async def _module_load(call: Call, req: Any, tail: abi.Tail) -> Out:
+    name, image = backend.module_image(call.s, req, tail)
+    t = await backend.rt.gmodule_load(call.s.handle, image, name)
+    table = moduletable.encode(t.functions, t.globals)
+    if len(table) + abi.BY_NAME["MODULE_LOAD"].reply.struct.size + 8 > abi.MAX_PAYLOAD:
+        await backend.rt.gmodule_unload(call.s.handle, t.module_id)
+        raise GdevError(errno.E2BIG, f"{name}: function table of {len(table)} bytes")
+    return Out({"module_id": t.module_id, "data_addr": t.data_addr, "data_size": t.data_size,
+                "n_functions": len(t.functions), "n_globals": len(t.globals),
+                "ptx_version": t.ptx_version, "target_sm": t.target_sm}, tail=table)
+
+
+@handler("MODULE_UNLOAD")
+async def _module_unload(call: Call, req: Any, tail: abi.Tail) -> Out:
+    await backend.rt.gmodule_unload(call.s.handle, req.module_id)
+    return Out()
+
+
+@handler("MODULE_LAUNCH")
+async def _module_launch(call: Call, req: Any, tail: abi.Tail) -> Out:
+    if len(tail) != req.params_len:
+        raise _einval(f"MODULE_LAUNCH carries {len(tail)} parameter bytes, not {req.params_len}")
+    fence = await backend.rt.gmodule_launch(
+        call.s.handle, req.module_id, req.function, (req.grid_x, req.grid_y, req.grid_z),
+        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail)
+    return Out({"id": fence})
+
+
 @handler("GET_HANDLE", inline=True)
-def _get_handle(call: Call, req: Any, tail: bytes) -> Out:
+def _get_handle(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"handle": call.s.id})
 
 
 @handler("GMALLOC")
-async def _gmalloc(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmalloc(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"addr": await backend.rt.gmalloc(call.s.handle, req.size)})
 
 
 @handler("GFREE")
-async def _gfree(call: Call, req: Any, tail: bytes) -> Out:
+async def _gfree(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"size": await backend.rt.gfree(call.s.handle, req.addr)})
 
 
 @handler("GMALLOC_DMA")
-async def _gmalloc_dma(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmalloc_dma(call: Call, req: Any, tail: abi.Tail) -> Out:
     s = call.s
     buf = await backend.rt.gmalloc_dma(s.handle, req.size)
     buf_id = s.add_dma(buf)
@@ -144,7 +173,7 @@ async def _gmalloc_dma(call: Call, req: Any, tail: bytes) -> Out:
 
 
 @handler("GFREE_DMA")
-async def _gfree_dma(call: Call, req: Any, tail: bytes) -> Out:
+async def _gfree_dma(call: Call, req: Any, tail: abi.Tail) -> Out:
     s = call.s
     buf = s.dma.get(req.buf_id)
     if buf is None:
@@ -154,31 +183,31 @@ async def _gfree_dma(call: Call, req: Any, tail: bytes) -> Out:
     return Out({"size": size})
 
 
-async def _to_device(call: Call, req: Any, tail: bytes, verb: Any) -> Any:
+async def _to_device(call: Call, req: Any, tail: abi.Tail, verb: Any) -> Any:
     src = backend.host_source(call.s, req, tail)
     return await verb(call.s.handle, req.dev_addr, src, req.size)
 
 
 @handler("GMEMCPY_TO_DEVICE")
-async def _gmemcpy_to_device(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy_to_device(call: Call, req: Any, tail: abi.Tail) -> Out:
     await _to_device(call, req, tail, backend.rt.gmemcpy_to_device)
     return Out()
 
 
 @handler("GMEMCPY_TO_DEVICE_ASYNC")
-async def _gmemcpy_to_device_async(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy_to_device_async(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"id": await _to_device(call, req, tail, backend.rt.gmemcpy_to_device_async)})
 
 
 @handler("GMEMCPY_FROM_DEVICE")
-async def _gmemcpy_from_device(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy_from_device(call: Call, req: Any, tail: abi.Tail) -> Out:
     dst = backend.host_destination(call.s, req, tail)
     await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size)
-    return Out(tail=bytes(dst) if req.host_kind == abi.HOST_INLINE else b"")
+    return Out(tail=dst.data if req.host_kind == abi.HOST_INLINE else b"")
 
 
 @handler("GMEMCPY_FROM_DEVICE_ASYNC")
-async def _gmemcpy_from_device_async(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy_from_device_async(call: Call, req: Any, tail: abi.Tail) -> Out:
     if req.host_kind == abi.HOST_INLINE:
         raise _einval("an async copy from the device needs a shared destination")
     dst = backend.host_destination(call.s, req, tail)
@@ -188,25 +217,25 @@ async def _gmemcpy_from_device_async(call: Call, req: Any, tail: bytes) -> Out:
 
 
 @handler("GMEMCPY")
-async def _gmemcpy(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size)
     return Out()
 
 
 @handler("GMEMCPY_ASYNC")
-async def _gmemcpy_async(call: Call, req: Any, tail: bytes) -> Out:
+async def _gmemcpy_async(call: Call, req: Any, tail: abi.Tail) -> Out:
     fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size)
     return Out({"id": fence})
 
 
 @handler("GLAUNCH")
-async def _glaunch(call: Call, req: Any, tail: bytes) -> Out:
+async def _glaunch(call: Call, req: Any, tail: abi.Tail) -> Out:
     kernel = backend.kernel_from(req, tail)
     return Out({"id": await backend.rt.glaunch(call.s.handle, kernel)})
 
 
 @handler("GSYNC")
-async def _gsync(call: Call, req: Any, tail: bytes) -> Out:
+async def _gsync(call: Call, req: Any, tail: abi.Tail) -> Out:
     if req.flags & ~abi.GSYNC_TIMEOUT:
         raise _einval(f"unknown gsync flags 0x{req.flags:x}")
     timeout = req.timeout_us / 1e6 if req.flags & abi.GSYNC_TIMEOUT else None
@@ -215,59 +244,59 @@ async def _gsync(call: Call, req: Any, tail: bytes) -> Out:
 
 
 @handler("GBARRIER")
-async def _gbarrier(call: Call, req: Any, tail: bytes) -> Out:
+async def _gbarrier(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gbarrier(call.s.handle)
     return Out()
 
 
 @handler("GQUERY", inline=True)
-def _gquery(call: Call, req: Any, tail: bytes) -> Out:
+def _gquery(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"result": backend.rt.query(call.s.handle, req.type)})
 
 
 @handler("GTUNE")
-async def _gtune(call: Call, req: Any, tail: bytes) -> Out:
+async def _gtune(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gtune(call.s.handle, req.type, req.value)
     return Out()
 
 
 @handler("GREF")
-async def _gref(call: Call, req: Any, tail: bytes) -> Out:
+async def _gref(call: Call, req: Any, tail: abi.Tail) -> Out:
     slave = call.sessions.peer_session(req.slave, call.s)
     addr = await backend.rt.gref(call.s.handle, req.addr, req.size, slave.handle)
     return Out({"addr": addr})
 
 
 @handler("GUNREF")
-async def _gunref(call: Call, req: Any, tail: bytes) -> Out:
+async def _gunref(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gunref(call.s.handle, req.addr)
     return Out()
 
 
 @handler("GVIRTGET")
-async def _gvirtget(call: Call, req: Any, tail: bytes) -> Out:
+async def _gvirtget(call: Call, req: Any, tail: abi.Tail) -> Out:
     view = backend.dma_range(call.s, req.buf_id, req.offset, 1)
     return Out({"addr": await backend.rt.gvirtget(call.s.handle, view)})
 
 
 @handler("GSHMGET")
-async def _gshmget(call: Call, req: Any, tail: bytes) -> Out:
+async def _gshmget(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"id": await backend.rt.gshmget(call.s.handle, req.key, req.size, req.flags)})
 
 
 @handler("GSHMAT")
-async def _gshmat(call: Call, req: Any, tail: bytes) -> Out:
+async def _gshmat(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"addr": await backend.rt.gshmat(call.s.handle, req.id, req.addr, req.flags)})
 
 
 @handler("GSHMDT")
-async def _gshmdt(call: Call, req: Any, tail: bytes) -> Out:
+async def _gshmdt(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gshmdt(call.s.handle, req.addr)
     return Out()
 
 
 @handler("GSHMCTL")
-async def _gshmctl(call: Call, req: Any, tail: bytes) -> Out:
+async def _gshmctl(call: Call, req: Any, tail: abi.Tail) -> Out:
     if req.cmd != backend.rt.GDEV_IPC_SET and (req.uid or req.gid or req.mode):
         raise _einval("uid, gid and mode are for IPC_SET only")
     buf = {"uid": req.uid, "gid": req.gid, "mode": req.mode}

@@ -199,6 +199,7 @@ class IoctlServer:
 
     async def _one(self, call: Call, request: abi.Frame | abi.Request) -> tuple[bytes, int]:
         if isinstance(request, abi.Request):
+            tail: abi.Tail
             (cmd, rid, fields), tail = request, b""
         else:
             rid = request.header.request_id
@@ -206,7 +207,7 @@ class IoctlServer:
                 cmd, fields, tail = abi.decode_request(request)
             except abi.ProtocolError as exc:
                 self._log_bad(call, exc)
-                return abi.encode_error(request.header.command, rid, exc.errno), -1
+                return abi.encode_error(request.header.command, rid, exc.errno, exc.detail), -1
         try:
             if cmd.needs_session and cmd.name != "HELLO" and call.session is None:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
@@ -217,13 +218,14 @@ class IoctlServer:
                 out = await cast(Handler, fn)(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
-            return abi.encode_error(cmd.number, rid, exc.errno), -1
-        except GdevError as exc:
+            return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
+        except GdevError as exc:  # the reason travels to the client (docs/abi.md)
             log.debug("%s: %s", cmd.name, exc)
-            return abi.encode_error(cmd.number, rid, exc.errno), -1
+            return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
         except Exception:  # a bug must cost one call, not the daemon
             log.exception("%s failed", cmd.name)
-            return abi.encode_error(cmd.number, rid, errno.EIO), -1
+            return abi.encode_error(cmd.number, rid, errno.EIO,
+                                    "internal error in gdevd (see its log)"), -1
         return abi.encode_reply(cmd, rid, 0, out.tail, **out.fields), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:

@@ -29,29 +29,34 @@ log = logging.getLogger("gdevd.session")
 
 @dataclass(frozen=True)
 class Opener:
-    """Who opened the device file: uid, gid, the calling thread and its process (tgid)."""
+    """Who opened the device file: uid, gid, the calling thread, its process (tgid) and the
+    process's name (its ``comm``, for listings only: the opener chooses it)."""
 
     uid: int
     gid: int
     pid: int
     tgid: int
+    name: str = ""
 
     @classmethod
     def from_ctx(cls, uid: int, gid: int, pid: int) -> Opener:
         """Build from a FUSE request context (``pid`` is the calling thread's id)."""
-        return cls(uid, gid, pid, thread_group_of(pid))
+        return cls(uid, gid, pid, *thread_group_of(pid))
 
 
-def thread_group_of(pid: int) -> int:
-    """The process id (tgid) of thread ``pid``, or ``pid`` if /proc cannot tell."""
+def thread_group_of(pid: int) -> tuple[int, str]:
+    """The process id (tgid) and name of thread ``pid``; ``(pid, "")`` if /proc cannot tell."""
+    tgid, name = pid, ""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                if line.startswith(b"Tgid:"):
-                    return int(line.split()[1])
+                if line.startswith(b"Name:"):
+                    name = line[5:].strip().decode(errors="replace")
+                elif line.startswith(b"Tgid:"):
+                    return int(line.split()[1]), name
     except (OSError, ValueError):
         pass
-    return pid
+    return tgid, name
 
 
 @dataclass(eq=False)

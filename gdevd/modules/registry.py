@@ -77,10 +77,11 @@ def make_module(spec: str, mountpoint: str | None = None) -> Any:
     return cls(options, mountpoint)
 
 
-def check_spec(spec: str) -> None:
-    """Check a spec before the daemon mounts: its options, and whatever the module can check
-    without the GPU (``check()``: ecryptfs verifies the passphrase).  GdevError if not."""
-    mod = make_module(spec)
+def check_spec(spec: str, mountpoint: str | None = None) -> None:
+    """Check a spec before the daemon mounts on ``mountpoint``: its options, and whatever the
+    module can check without the GPU (``check()``: ecryptfs verifies the passphrase and that
+    the lower directory and the mount do not overlap).  GdevError if not."""
+    mod = make_module(spec, mountpoint)
     if hasattr(mod, "check"):
         mod.check()
 
@@ -155,9 +156,13 @@ class ModuleRegistry:
 
     async def control(self, text: str) -> None:
         """Apply one control-file command: ``load SPEC`` (or ``insmod``), ``unload NAME``
-        (or ``rmmod``).  The error is also kept for the listing's ``last error`` line."""
+        (or ``rmmod``): one command of one line, else EINVAL and nothing is done.  The error
+        is also kept for the listing's ``last error`` line."""
         verb, _, arg = text.strip().partition(" ")
         try:
+            if "\n" in text.strip():
+                raise GdevError(errno.EINVAL, "one command per write (the text has several "
+                                              "lines)")
             if verb in ("load", "insmod"):
                 await self.load(arg)
             elif verb in ("unload", "rmmod"):

@@ -15,10 +15,12 @@ from .api_copy import (
 from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune, query
 from .api_exec import GdevKernel, gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
+from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
+from .limits import limits_text
 from .memory import DmaBuffer
 from .sched.api import gget_priority, gset_priority
 from .shm import ShmidDs
@@ -26,11 +28,11 @@ from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 
 __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
-    "PhysicalGpu", "VirtualGpu", "parse_size",
+    "PhysicalGpu", "VirtualGpu", "parse_size", "limits_text",
     "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count",
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
-    "gset_priority", "gget_priority",
+    "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
 ]

@@ -38,16 +38,27 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class Credentials:
-    """Who opened a context: the opener's uid, gid and pid (the daemon takes them from FUSE)."""
+    """Who opened a context: the opener's uid, gid, pid and process name (the daemon takes
+    them from FUSE and /proc; the name is for listings only)."""
 
     uid: int
     gid: int
     pid: int
+    name: str = ""
 
     @classmethod
     def current(cls) -> Credentials:
         """The credentials of this process."""
-        return cls(os.getuid(), os.getgid(), os.getpid())
+        return cls(os.getuid(), os.getgid(), os.getpid(), _own_name())
+
+
+def _own_name() -> str:
+    """This process's name (``comm``), or "" where /proc cannot tell."""
+    try:
+        with open("/proc/self/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 class VirtualGpu:
@@ -57,6 +68,7 @@ class VirtualGpu:
         self.minor, self.phys = minor, phys
         self.memory_share = self.compute_bandwidth = self.memory_bandwidth = share
         self.period_us = period_us
+        self.watchdog_ms = 0                # kernel run-time limit on this vGPU (0: none)
         self.scheduler: Any = None          # the system's Scheduler (set by GdevSystem)
         self.memory_used = 0                # device bytes charged to this vGPU
         self.dma_used = 0                   # pinned host bytes charged to this vGPU

@@ -8,30 +8,24 @@ Like the original's ``tools/gmonitor`` (and the usched monitor's table), it read
 Each refresh prints, per vGPU: its physical GPU, open contexts, compute and copy-engine
 utilisation against their bandwidth shares (``used/share %``, measured over
 ``util_window_us``), busy times, launches, copies, time its contexts spent queued, and
-device memory used/size; then the policy, queueing mode and the context table.
+device memory used/size; then the policy, queueing mode and the open contexts (process
+name, vGPU, priority, memory, times and counts).  Every line fits 80 columns.
 On a terminal the screen is cleared before each refresh.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
-COLUMNS = ("vgpu", "phys", "ctx", "compute", "memory", "compute_s", "memory_s",
-           "launches", "copies", "wait_s", "mem_used/size")
+from gdevd.tools import procread
 
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def _int(proc: str, *parts: str) -> int:
-    return int(_read(os.path.join(proc, *parts)).strip())
+COLUMNS = ("vgpu", "gpu", "ctx", "compute", "copy", "compute_s", "copy_s", "launches",
+           "copies", "wait_s", "used/size")
+WIDTH = 80
 
 
 def _mib(n: int) -> str:
@@ -40,37 +34,44 @@ def _mib(n: int) -> str:
 
 def snapshot(proc: str) -> list[tuple[str, ...]]:
     """One row per vGPU (the :data:`COLUMNS`), read from the proc directory ``proc``."""
-    contexts = _read(os.path.join(proc, "contexts")).splitlines()[1:]
-    users: dict[str, int] = {}
-    for line in contexts:
-        vd = line.split()[2]
-        users[vd] = users.get(vd, 0) + 1
-    rows: list[tuple[str, ...]] = []
-    for i in range(_int(proc, "virtual_device_count")):
-        vd = f"vd{i}"
+    snap = procread.snapshot(proc)
+    return [_row(v, snap["processes"]) for v in snap["vgpus"]]
 
-        def get(name: str, vd: str = vd) -> int:
-            return _int(proc, vd, name)
-        rows.append((
-            str(i), str(get("phys")), str(users.get(str(i), 0)),
-            f"{get('compute_bandwidth_used')}/{get('compute_bandwidth')}%",
-            f"{get('memory_bandwidth_used')}/{get('memory_bandwidth')}%",
-            f"{get('compute_time_us') / 1e6:.2f}", f"{get('memory_time_us') / 1e6:.2f}",
-            str(get("launches")), str(get("copies")), f"{get('wait_time_us') / 1e6:.2f}",
-            f"{_mib(get('memory_used'))}/{_mib(get('memory_size'))}"))
-    return rows
+
+def _row(v: dict[str, Any], processes: list[dict[str, Any]]) -> tuple[str, ...]:
+    ctx = sum(p["vgpu"] == v["minor"] for p in processes)
+    return (str(v["minor"]), str(v["phys"]), str(ctx),
+            f"{v['compute_bandwidth_used']}/{v['compute_bandwidth']}%",
+            f"{v['memory_bandwidth_used']}/{v['memory_bandwidth']}%",
+            f"{v['compute_time_us'] / 1e6:.2f}", f"{v['memory_time_us'] / 1e6:.2f}",
+            str(v["launches"]), str(v["copies"]), f"{v['wait_time_us'] / 1e6:.2f}",
+            f"{_mib(v['memory_used'])}/{_mib(v['memory_size'])}")
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return [" ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
+
+
+def _contexts(processes: list[dict[str, Any]]) -> list[str]:
+    rows: list[tuple[str, ...]] = [("cid", "pid", "name", "vgpu", "prio", "memory",
+                                    "compute_ms", "copy_ms", "launches", "copies", "wait_ms")]
+    rows += [(str(p["cid"]), str(p["pid"]), str(p.get("name", "-"))[:12], str(p["vgpu"]),
+              str(p["prio"]), _mib(p["memory"]), f"{p['compute_ms']:.0f}",
+              f"{p['copy_ms']:.0f}", str(p["launches"]), str(p["copies"]),
+              f"{p['wait_ms']:.0f}") for p in processes]
+    return _table(rows)
 
 
 def render(proc: str) -> str:
-    """The whole screen for one refresh."""
-    rows = [COLUMNS, *snapshot(proc)]
-    widths = [max(len(r[c]) for r in rows) for c in range(len(COLUMNS))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
-    policy = _read(os.path.join(proc, "scheduler")).strip()
-    queueing = _read(os.path.join(proc, "queueing")).strip()
-    window = _int(proc, "util_window_us") / 1e6
-    head = f"gdev: scheduler {policy}, queueing {queueing}, utilisation over {window:g} s"
-    return "\n".join([head, "", *lines, "", _read(os.path.join(proc, "contexts")).rstrip()])
+    """The whole screen for one refresh; no line longer than 80 columns."""
+    snap = procread.snapshot(proc)
+    rows = [COLUMNS, *(_row(v, snap["processes"]) for v in snap["vgpus"])]
+    window = snap["util_window_us"] / 1e6
+    head = (f"gdev: scheduler {snap['scheduler']}, queueing {snap['queueing']}, "
+            f"utilisation over {window:g} s")
+    lines = [head, "", *_table(rows), "", *_contexts(snap["processes"])]
+    return "\n".join(line[:WIDTH] for line in lines)
 
 
 def monitor(proc: str, interval: float, count: int, out: TextIO,
@@ -89,8 +90,6 @@ def monitor(proc: str, interval: float, count: int, out: TextIO,
 
 def main(argv: list[str] | None = None) -> int:
     """The ``gmonitor`` console script; exit status 1 if the tree cannot be read."""
-    from libgdev.gate import mount_point
-
     p = argparse.ArgumentParser(prog="gmonitor", description=__doc__.splitlines()[0])
     p.add_argument("--mount", help="gdevd mount point (default: $GDEV_MOUNT)")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes")
@@ -98,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.interval <= 0 or args.count < 0:
         p.error("--interval must be > 0 and --count >= 0")
-    proc = os.path.join(args.mount or mount_point(), "proc", "gdev")
+    proc = procread.proc_dir(args.mount)
     try:
         monitor(proc, args.interval, args.count, sys.stdout)
     except KeyboardInterrupt:

@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from libgdev.moduletable import ModuleTable
+from libgdev.verbs import CUDA_VERBS
+
 
 class GdevBackend(Protocol):
     """Gdev's verbs, synchronous, failing with an exception that carries an ``errno``.
@@ -20,7 +23,8 @@ class GdevBackend(Protocol):
     Contracts as in ``gdevd/runtime`` (docs/runtime.md): handles are per-context address
     spaces run as one in-order stream; ``*_async`` and ``glaunch`` return fence ids for
     ``gsync`` (0: already complete); ``gsync(h, id, 0)`` polls (ETIME while pending);
-    ``make_kernel`` builds the ``GdevKernel`` launch descriptor.
+    ``make_kernel`` builds the ``GdevKernel`` launch descriptor; ``gmodule_load`` has the
+    daemon (or the runtime in process) load a PTX image and returns its function table.
     """
 
     def gdevice_count(self) -> int: ...
@@ -45,15 +49,15 @@ class GdevBackend(Protocol):
     def gshmat(self, h: Any, shmid: int, addr: int = 0, flags: int = 0) -> int: ...
     def gshmdt(self, h: Any, addr: int) -> None: ...
     def gshmctl(self, h: Any, shmid: int, cmd: int, buf: Any = None) -> Any: ...
+    def gmodule_load(self, h: Any, image: bytes, name: str) -> ModuleTable: ...
+    def gmodule_unload(self, h: Any, module_id: int) -> None: ...
+    def gmodule_launch(self, h: Any, module_id: int, index: int, grid: tuple[int, int, int],
+                       block: tuple[int, int, int], shared_dynamic: int,
+                       params: bytes) -> int: ...
     def make_kernel(self, **fields: Any) -> Any: ...
 
 
-_VERBS = (
-    "gdevice_count", "gopen", "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma",
-    "gvirtget", "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
-    "gmemcpy_from_device_async", "gmemcpy", "glaunch", "gsync", "gbarrier", "gquery",
-    "gshmget", "gshmat", "gshmdt", "gshmctl",
-)
+_VERBS = CUDA_VERBS
 
 
 class ModuleBackend:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .core import Context, DriverCore
-from .errors import CUresult, _gdev_error_types, api, fail
+from .errors import CUresult, api, fail
 
 CU_CTX_SCHED_MASK = 0x07
 CU_CTX_MAP_HOST = 0x08
@@ -41,7 +41,7 @@ class ContextAPI(DriverCore):
         with ctx.lock:
             try:
                 ctx.null_stream.synchronize()
-            except (OSError, _gdev_error_types()):
+            except OSError:
                 pass  # a faulted context is destroyed all the same
             finally:
                 ctx.destroyed = True

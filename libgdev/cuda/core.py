@@ -13,7 +13,7 @@ import errno
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .errors import CUresult, _gdev_error_types, fail
+from .errors import CUresult, fail
 
 CU_STREAM_DEFAULT = 0x0
 CU_STREAM_NON_BLOCKING = 0x1
@@ -102,7 +102,7 @@ class Context:
             return True
         try:
             self.backend.gsync(self.handle, fence, 0)
-        except (OSError, _gdev_error_types()) as exc:
+        except OSError as exc:
             if is_not_ready(exc):
                 return False
             raise

@@ -22,7 +22,7 @@ from ..constants import (
     GDEV_QUERY_PCI_VENDOR,
 )
 from .core import DriverCore
-from .errors import CUresult, _gdev_error_types, api, fail
+from .errors import CUresult, api, fail
 
 GDEV_CUDA_VERSION = 4000  # cuDriverGetVersion, as Gdev reports
 
@@ -172,7 +172,7 @@ class DeviceAPI(DriverCore):
         try:
             backend = self._resolve_backend()
             count = int(backend.gdevice_count())
-        except (OSError, _gdev_error_types()) as exc:
+        except OSError as exc:
             raise fail(CUresult.CUDA_ERROR_NO_DEVICE, str(exc)) from exc
         if count <= 0:
             raise fail(CUresult.CUDA_ERROR_NO_DEVICE, "Gdev reports no virtual device")

@@ -1,10 +1,10 @@
 """CUresult codes, the CudaError exception, and the one errno -> CUresult translation.
 
 Every public entry point of the CUDA layer is wrapped by :func:`api`, the single place where
-an exception of the layer below (``gdevd.errors.GdevError`` in-process and in the daemon,
-``OSError`` from ``libgdev``, ``PtxError`` from the PTX loader) becomes a :class:`CudaError`.
-Both carry an ``errno``; :func:`result_from_errno` is the table.  Nothing returns a status code:
-failure is always an exception, success a value.
+an exception of the layer below (``libgdev.errors.GdevError``, the one root of the runtime in
+process and of the client, an ``OSError`` carrying the daemon's reason) becomes a
+:class:`CudaError` whose message keeps that reason.  :func:`result_from_errno` is the table.
+Nothing returns a status code: failure is always an exception, success a value.
 """
 
 from __future__ import annotations
@@ -106,6 +106,10 @@ def result_from_errno(err: int | None) -> CUresult:
     return _ERRNO_TO_RESULT.get(err, CUresult.CUDA_ERROR_UNKNOWN)
 
 
+# Module loads: the loader's EINVAL is PTX it rejects, ENOEXEC an image that is not PTX.
+LOAD_REMAP: dict[int, CUresult] = {E.EINVAL: CUresult.CUDA_ERROR_INVALID_PTX,
+                                   E.ENOEXEC: CUresult.CUDA_ERROR_INVALID_IMAGE}
+
 # Copies: an EFAULT there is a range running past its allocation (the runtime's lookup), a bad
 # argument, not a kernel's sticky illegal address.
 COPY_REMAP: dict[int, CUresult] = {E.EFAULT: CUresult.CUDA_ERROR_INVALID_VALUE}
@@ -114,14 +118,12 @@ COPY_REMAP: dict[int, CUresult] = {E.EFAULT: CUresult.CUDA_ERROR_INVALID_VALUE}
 def translate(exc: BaseException, remap: dict[int, CUresult] | None = None) -> CudaError:
     """Turn an exception of the layer below into a CudaError; the one translation point.
 
-    A PTX loader error becomes CUDA_ERROR_INVALID_PTX; anything carrying an ``errno``
-    (GdevError, OSError and subclasses) goes through :func:`result_from_errno`, unless the
-    entry point's ``remap`` (only :data:`COPY_REMAP`) names that errno.
+    Anything carrying an ``errno`` (GdevError, OSError and subclasses) goes through
+    :func:`result_from_errno`, unless the entry point's ``remap`` (:data:`COPY_REMAP`,
+    :data:`LOAD_REMAP`) names that errno.  The message keeps the layer below's text.
     """
     if isinstance(exc, CudaError):
         return exc
-    if type(exc).__name__ == "PtxError":
-        return CudaError(CUresult.CUDA_ERROR_INVALID_PTX, str(exc))
     err = getattr(exc, "errno", None)
     if remap and err in remap:
         return CudaError(remap[err], str(exc))
@@ -135,7 +137,7 @@ def _wrap(fn: Callable[P, R], remap: dict[int, CUresult] | None) -> Callable[P, 
             return fn(*args, **kwargs)
         except CudaError:
             raise
-        except (OSError, _gdev_error_types()) as exc:
+        except OSError as exc:
             raise translate(exc, remap) from exc
 
     wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
@@ -152,16 +154,11 @@ def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
     return _wrap(fn, COPY_REMAP)
 
 
+def module_api(fn: Callable[P, R]) -> Callable[P, R]:
+    """:func:`api` for cuModuleLoad* (:data:`LOAD_REMAP`)."""
+    return _wrap(fn, LOAD_REMAP)
+
+
 def fail(result: CUresult, detail: str = "") -> CudaError:
     """Build a CudaError for a check made by the CUDA layer itself (``raise fail(...)``)."""
     return CudaError(result, detail)
-
-
-@functools.cache
-def _gdev_error_types() -> type[BaseException]:
-    """The runtime's GdevError (PtxError derives from it); imported lazily."""
-    try:
-        from gdevd.errors import GdevError
-    except ImportError:  # pragma: no cover - the package ships together
-        return OSError
-    return GdevError

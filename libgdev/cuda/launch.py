@@ -1,11 +1,11 @@
 """Kernel launch: cuLaunchKernel and the legacy cuParamSet*/cuFuncSetBlockShape/cuLaunchGrid.
 
-A launch builds Gdev's descriptor (``GdevKernel``: the module's code and data addresses, the
-entry name, geometry, dynamic shared memory and the parameter buffer) and calls ``glaunch``,
-ordered in its stream.  Parameters are packed by the layout the PTX declares
-(``KernelInfo.params``: offset and size of each): ints (device pointers included) as
-little-endian integers of the declared size, Python floats as f16/f32/f64 by size, numpy
-scalars and bytes-like values verbatim (their size must match).
+A launch names the function by (module id, index in the module's function table) and passes
+geometry, dynamic shared memory and the parameter buffer (``gmodule_launch``), ordered in
+its stream.  Parameters are packed by the layout the daemon reported
+(:class:`libgdev.moduletable.Function`: offset, size and PTX type of each): ints (device
+pointers included) as little-endian integers of the declared size, Python floats as
+f16/f32/f64 by size, numpy scalars and bytes-like values verbatim (their size must match).
 """
 
 from __future__ import annotations
@@ -68,9 +68,23 @@ def pack_params(info: Any, values: Sequence[Any]) -> bytes:
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
                    f"{info.name} takes {len(params)} arguments, got {len(values)}")
     buf = bytearray(int(info.param_size))
-    for p, v in zip(params, values, strict=True):
+    for i, (p, v) in enumerate(zip(params, values, strict=True)):
+        _check_kind(info.name, i, getattr(p, "type", ""), v)
         buf[p.offset:p.offset + p.size] = pack_value(v, p.size)
     return bytes(buf)
+
+
+def _check_kind(kernel: str, index: int, ptype: str, value: Any) -> None:
+    """Refuse a Python int for a floating-point parameter and a Python float for an integer
+    one (their bits would be reinterpreted); numpy scalars and bytes pass as they are."""
+    if isinstance(value, float) and ptype[:1] in ("s", "u"):
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
+                   f"argument {index} of {kernel} is .{ptype}: got the float {value!r} "
+                   f"(pass an int, or a numpy scalar for raw bits)")
+    if isinstance(value, int) and not isinstance(value, bool) and ptype[:1] == "f":
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE,
+                   f"argument {index} of {kernel} is .{ptype}: got the int {value!r} "
+                   f"(pass {float(value)!r}, or a numpy scalar for raw bits)")
 
 
 def _extra_buffer(f: Function, extra: Any) -> bytes:
@@ -88,10 +102,11 @@ def _dims(*dims: int) -> tuple[int, int, int]:
 
 
 class Function:
-    """A CUfunction: one kernel of a module, with its legacy launch state."""
+    """A CUfunction: kernel ``index`` of a module's table, with its legacy launch state."""
 
-    def __init__(self, module: Any, info: Any) -> None:
+    def __init__(self, module: Any, index: int, info: Any) -> None:
         self.module = module
+        self.index = index
         self.info = info
         self.block: tuple[int, int, int] | None = None  # cuFuncSetBlockShape
         self.shared_size = 0  # cuFuncSetSharedSize
@@ -109,15 +124,14 @@ class Function:
         info, mod = self.info, self.module
         A = CUfunction_attribute
         values: dict[int, int] = {
-            A.MAX_THREADS_PER_BLOCK: info.max_threads or 1024,
+            A.MAX_THREADS_PER_BLOCK: info.max_threads,
             A.SHARED_SIZE_BYTES: info.static_shared,
-            A.CONST_SIZE_BYTES: sum(g.size for g in mod.ptx.globals.values()
-                                    if g.space == "const"),
+            A.CONST_SIZE_BYTES: info.const_size,
             A.LOCAL_SIZE_BYTES: info.local_size,
-            A.NUM_REGS: len(getattr(info, "regs", ())),
+            A.NUM_REGS: info.num_regs,
             A.PTX_VERSION: mod.versions[0],
             A.BINARY_VERSION: mod.versions[1],
-            A.MAX_DYNAMIC_SHARED_SIZE_BYTES: SHARED_PER_BLOCK - info.static_shared,
+            A.MAX_DYNAMIC_SHARED_SIZE_BYTES: info.max_dynamic_shared,
         }
         if attrib not in values:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"function attribute {attrib}")
@@ -141,12 +155,10 @@ class LaunchAPI(DriverCore):
         s = self._stream(hstream)
         if shared < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"shared {shared}")
-        mod = f.module
-        kernel = s.ctx.backend.make_kernel(
-            code_addr=mod.code_addr, code_size=mod.code_size, data_addr=mod.data_addr,
-            name=f.name, grid=grid, block=block, shared_dynamic=shared, params=params)
+        module_id = f.module.table.module_id
         with s.ctx.lock:
-            fence = int(s.ctx.backend.glaunch(s.ctx.handle, kernel))
+            fence = int(s.ctx.backend.gmodule_launch(s.ctx.handle, module_id, f.index, grid,
+                                                     block, shared, params))
             s.record(fence)
         return fence
 

@@ -6,15 +6,21 @@ every other byte of the file as it was. The section records how its numbers were
 the exact command line, the UTC time, the CPU count and the machine's load average when the
 run started and when it ended (the machine is shared, so the load qualifies every number).
 
+A script writes only when asked: :func:`add_write_flag` gives every script the same
+``--write-docs`` flag (``make bench`` passes it; without it a script only prints).
+
 Usage in a script::
 
     run = benchdoc.Run()                 # first thing: records the command and start load
+    benchdoc.add_write_flag(parser)
     ...measure...
-    benchdoc.write_section("kernels.py", "PTX kernels (scripts/bench/kernels.py)", body, run)
+    if args.write_docs:
+        benchdoc.write_section("kernels.py", "PTX kernels (scripts/bench/kernels.py)", body, run)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import sys
@@ -26,6 +32,14 @@ ROOT = Path(__file__).resolve().parents[2]
 # GDEV_BENCH_DOC=/tmp/x.md sends every script's section elsewhere (a dry run of the writers).
 DOC = Path(os.environ.get("GDEV_BENCH_DOC") or ROOT / "docs" / "benchmarks.md")
 HEAD = "# Benchmarks\n"
+
+
+def add_write_flag(parser: argparse.ArgumentParser) -> None:
+    """Add ``--write-docs`` (``args.write_docs``): replace the script's section of
+    docs/benchmarks.md (and its figures).  Without it the script prints and writes nothing."""
+    parser.add_argument("--write-docs", action="store_true",
+                        help="replace this script's section of docs/benchmarks.md (and its "
+                        "figures); default: print only")
 
 
 def command_line(argv: list[str] | None = None, python: str | None = None) -> str:

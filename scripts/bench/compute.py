@@ -157,7 +157,7 @@ def main() -> None:
     run = benchdoc.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller trip counts")
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(ap)
     ap.add_argument("--madd-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.madd_child:
@@ -174,7 +174,7 @@ def main() -> None:
     results.append(json.loads(child.stdout))
     for r in results:
         print(json.dumps(r))
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("compute.py", "PTX executor throughput and memory "
                                "(scripts/bench/compute.py, issue 3)",
                                markdown(results, args.quick), run)

@@ -1,6 +1,6 @@
 """The CUDA driver API through its three bindings: what the layer costs, and event timing.
 
-    python scripts/bench/cuda.py [--mount MNT] [--repeat N] [--no-write]
+    python scripts/bench/cuda.py [--mount MNT] [--repeat N] [--write-docs]
 
 For each binding (in-process ``gdevd.gdev``, ``kcuda`` over a runtime on its own trio thread,
 ``libgdev.cuda`` through a gdevd mount; without ``--mount`` a gdevd is started on a temporary
@@ -9,7 +9,7 @@ directory and stopped at the end) it prints:
   * event record: median cost of cuEventRecord (a marker launch) + cuEventSynchronize;
   * LOOP timed by events vs by the host around cuCtxSynchronize (device time <= host time);
   * 64 MiB cuMemcpyHtoD / DtoH (pageable) and HtoD from cuMemAllocHost memory, in GB/s.
-The table also replaces this script's section of docs/benchmarks.md (``--no-write`` skips).
+The table also replaces this script's section of docs/benchmarks.md (with ``--write-docs``).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mount", help="use this gdevd mount instead of starting one")
     ap.add_argument("--repeat", type=int, default=200)
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(ap)
     args = ap.parse_args()
     print("command:", run.command)
     table: dict[str, dict[str, str]] = {}
@@ -179,7 +179,7 @@ def main() -> None:
     rows = [[row, *(table[n][row] for n in table)] for row in next(iter(table.values()))]
     text = benchdoc.table(["", *table], rows)
     print(text, end="")
-    if not args.no_write:
+    if args.write_docs:
         body = ("The driver API through its three bindings (docs/cuda.md): in-process "
                 "`gdevd.gdev`, `kcuda` over a runtime on its own trio thread, `libgdev.cuda` "
                 f"through a gdevd mount. Medians of {args.repeat} calls (p99 where shown); "

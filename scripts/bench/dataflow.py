@@ -14,7 +14,7 @@ stages of 10 nodes, node (s, r) adding the outputs of (s-1, r) and (s-1, r+1 mod
 Nodes of one level run concurrently.  The result of every sink is checked against numpy.
 Run in-process on the runtime (no daemon): ``python scripts/bench/dataflow.py [--n 256,512]``.
 The table replaces the ``dataflow.py`` section of docs/benchmarks.md (inside the hand-written
-"memory" section; ``--no-write`` skips).
+"memory" section; only with ``--write-docs``).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", default="256", help="matrix side(s), comma-separated (paper: 1024)")
     p.add_argument("--repeat", type=int, default=1, help="runs per cell (best is kept)")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     config = rt.GdevConfig(memory=1 << 30, contexts_max=128)
     rows = []
@@ -152,7 +152,7 @@ def main() -> None:
                   f"{gain:+8.1%}")
             rows.append([n, name, f"{best['modular']:.3f}", f"{best['shm']:.3f}",
                          f"{100 * gain:+.1f} %"])
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("dataflow.py", "", benchdoc.table(
             ["n", "shape", "modular s", "shm s", "speedup"], rows), run)
 

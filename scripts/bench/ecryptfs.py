@@ -1,6 +1,6 @@
 """ecryptfs throughput (the paper's Figs. 8-10) on the emulated GPU.
 
-    python scripts/bench/ecryptfs.py [--max-size 16M] [--repeat N] [--docs] [--plots DIR]
+    python scripts/bench/ecryptfs.py [--max-size 16M] [--repeat N] [--write-docs] [--plots DIR]
 
 Runs a gdevd in this process (its mount on a temporary directory) and drives the module's
 file layer (``EncryptedFile``, what every FUSE read/write of the plaintext view calls) with
@@ -13,7 +13,7 @@ one request of each size from 4 KiB to ``--max-size`` on three cipher paths:
 Fig. 10: write throughput of the kcuda path while user-space processes keep the GPU busy
 with LOOP launches (libgdev.cuda, default priority 20), with the module's context at the
 same priority ("no priorities") and at 40 ("priorities"), and with no competitor at all.
-``--docs`` rewrites this script's section of docs/benchmarks.md; ``--plots DIR`` writes PNGs
+``--write-docs`` rewrites this script's section of docs/benchmarks.md; ``--plots DIR`` writes PNGs
 (needs the ``bench`` extra: matplotlib).
 """
 
@@ -72,11 +72,12 @@ of the data, two process switches and libgdev's socket round trips instead of di
 into the runtime; as in the paper, that difference is small next to the cipher itself (here
 it is within the run-to-run noise of a 2-core machine shared with other jobs). In Fig. 10 the
 LOOP processes, sharing the engine, cut the module's write throughput well below "alone".
-Priorities: without a scheduler (main at the time of writing) the setting changes nothing;
-with the `sched` branch merged, waiters of a vGPU are served by priority, and the module's
-context at 40 gets 2-3x the throughput it gets at 20 beside three competitors (it waits for
-the running LOOP only, not for the queued ones), which is the paper's Fig. 10 effect. One
-competitor alone would show none: with a single waiter there is no queue to jump.
+Priorities: waiters of a vGPU are served by priority, so at 40 the module's context waits
+for the running LOOP only, not for the queued ones (the paper's Fig. 10 effect; one
+competitor alone would show none: with a single waiter there is no queue to jump). How much
+throughput that buys depends on the machine: with the load average well above the 2 cores
+(see the command line above), run-to-run noise is as large as the effect, and a run may
+show none; on a quiet machine the row at 40 is the faster one.
 """
 
 
@@ -242,7 +243,7 @@ def main() -> None:
     p.add_argument("--fig10-size", type=parse_size, default=256 * KiB)
     p.add_argument("--loop-n", type=int, default=20000, help="LOOP kernel's n (competitor)")
     p.add_argument("--competitors", type=int, default=3, help="LOOP processes in Fig. 10")
-    p.add_argument("--docs", action="store_true", help="rewrite the docs/benchmarks.md section")
+    benchdoc.add_write_flag(p)
     p.add_argument("--plots", help="write PNG plots into this directory")
     args = p.parse_args()
     base = tempfile.mkdtemp(prefix="ecfs-bench-mnt-")
@@ -269,7 +270,7 @@ def main() -> None:
     if "error" in box:
         raise box["error"]
     print(box["section"])
-    if args.docs:
+    if args.write_docs:
         benchdoc.write_section("ecryptfs.py", TITLE, box["section"], run)
 
 

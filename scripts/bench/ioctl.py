@@ -6,7 +6,7 @@ gdevd's busy-poll each on and off (docs/abi.md); calls per second with 1, 2 and 
 processes; 256-byte inline copies each way; 256 MiB pageable HtoD and DtoH; the pinned path
 next to the same copy in-process (``gdevd.gdev``); the time to open and close a device; and a
 compute-bound kernel through the daemon vs in-process when a PTX executor is installed.
-The results replace the ioctl section of docs/benchmarks.md (``--no-write`` to skip).
+The results replace the ioctl section of docs/benchmarks.md (with ``--write-docs``).
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--size", type=int, default=256, help="MiB per bulk copy (default 256)")
     p.add_argument("--calls", type=int, default=5000, help="calls for the latency figure")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     base = tempfile.mkdtemp(prefix="gdevd-bench-")
     proc = start_daemon(base)
@@ -334,7 +334,7 @@ def main() -> None:
         proc.wait(30)
         shutil.rmtree(base, ignore_errors=True)
     print(text, end="")
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("ioctl.py", "ioctl path (scripts/bench/ioctl.py)", text, run)
 
 

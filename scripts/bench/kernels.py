@@ -310,13 +310,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds, not minutes)")
     ap.add_argument("--repeat", type=int, default=3, help="launches per measurement")
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(ap)
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     dev = Dev()
     for bench in (bench_micro, bench_aes, bench_rodinia, bench_apps):
         bench(dev, rng, args.quick, args.repeat)
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("kernels.py", "Table 1 kernels on the PTX engine "
                                "(scripts/bench/kernels.py, issue 3)",
                                markdown(args.quick, args.repeat), run)

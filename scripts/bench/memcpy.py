@@ -9,7 +9,7 @@ Prints, in one run:
   4. the MMU's vector translation rate (target >= 50 M addresses/s).
 Writes its section of docs/benchmarks.md (between its markers; other sections are kept).
 
-    .venv/bin/python scripts/bench/memcpy.py [--size-mib 256] [--reps 3] [--no-write]
+    .venv/bin/python scripts/bench/memcpy.py [--size-mib 256] [--reps 3] [--write-docs]
 """
 
 from __future__ import annotations
@@ -238,9 +238,9 @@ if __name__ == "__main__":
     p.add_argument("--size-mib", type=int, default=256)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--skip-sweeps", action="store_true", help="only CPY and translation")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     a = p.parse_args()
     out = trio.run(main, a)
-    if not a.no_write:
+    if a.write_docs:
         benchdoc.write_section("memcpy.py", "Memcpy through the Gdev API "
                                "(scripts/bench/memcpy.py)", "\n".join(out), RUN)

@@ -6,10 +6,10 @@ Measures, on one address space over one Vram (pages pre-touched, best of ``--rep
   * a chunk sweep 64 KiB..32 MiB at ``--sweep-depth``;
   * the rate of ``Mmu.translate_v`` on ``--addresses`` random addresses.
 
-Run: ``.venv/bin/python scripts/bench/memcpy_engine.py [--size 256] [--repeat 5] [--no-write]``.
+Run: ``.venv/bin/python scripts/bench/memcpy_engine.py [--size 256] [--repeat 5] [--write-docs]``.
 Targets (issue): pipelined <= 1.4x numpy's time; pipelined >= 1.4x faster than depth 1;
 translate_v >= 50 M addresses/s. The results, targets and verdicts replace this script's
-section of docs/benchmarks.md (``--no-write`` skips).
+section of docs/benchmarks.md (with ``--write-docs``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sweep-depth", type=int, default=2)
     ap.add_argument("--addresses", type=int, default=16 << 20)
-    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(ap)
     args = ap.parse_args()
     size = args.size * MiB
 
@@ -126,7 +126,7 @@ def main() -> None:
                        f"{benchdoc.verdict(vs_numpy <= PIPE_VS_NUMPY)}; {vs_depth1:.2f}x faster "
                        f"than depth 1 (target >= {PIPE_VS_DEPTH1}x): "
                        f"{benchdoc.verdict(vs_depth1 >= PIPE_VS_DEPTH1)}")
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("memcpy_engine.py", "Copy engine: pipelined copies and "
                                "address translation (scripts/bench/memcpy_engine.py)",
                                markdown(args, targets), run)

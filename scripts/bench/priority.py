@@ -161,9 +161,9 @@ if __name__ == "__main__":
     p.add_argument("--short", type=int, default=50, help="idle iterations, high priority")
     p.add_argument("--long", type=int, default=300, help="idle iterations, flood")
     p.add_argument("--reps", type=int, default=20000, help="pairs for the cost measurement")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     result = trio.run(main, args)
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("priority.py", "Priorities and scheduler cost "
                                "(scripts/bench/priority.py)", "\n".join(result), bench_run)

@@ -10,7 +10,7 @@ objects back.  Every task must finish with correct results; the script prints th
 (first gopen to last result) for each k, with the temporal swap area (10 % of the device)
 and without it (0 %: evictions go straight to host swap).
 
-``python scripts/bench/swap.py [--ks 2,4,8,12] [--n 256] [--no-write]``; the table replaces the
+``python scripts/bench/swap.py [--ks 2,4,8,12] [--n 256] [--write-docs]``; the table replaces the
 ``swap.py`` section of docs/benchmarks.md (inside the hand-written "memory" section).
 """
 
@@ -100,7 +100,7 @@ def main() -> None:
     p.add_argument("--iters", type=int, default=3, help="launches per task")
     p.add_argument("--ks", default="2,4,8,12", help="numbers of small tasks")
     p.add_argument("--repeat", type=int, default=3, help="runs per cell (the best is kept)")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     per_small = 3 * 4 * args.n ** 2 / MiB + args.ballast
     print(f"device {args.memory} MiB; small task {per_small:.2f} MiB (prio 20); large task "
@@ -117,7 +117,7 @@ def main() -> None:
               f"{without[0]:10.3f} {without[1] / MiB:11.1f}")
         rows.append([k, f"{demand:.1f}", f"{with_area[0]:.3f} s", f"{with_area[1] / MiB:.1f}",
                      f"{without[0]:.3f} s", f"{without[1] / MiB:.1f}"])
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("swap.py", "", benchdoc.table(
             ["k", "demand MiB", "makespan, 10 % temporal swap", "swapped MiB",
              "makespan, no device swap", "swapped MiB"], rows), run)

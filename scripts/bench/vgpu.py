@@ -315,10 +315,10 @@ if __name__ == "__main__":
     p.add_argument("--short", type=int, default=50, help="idle iterations of a short kernel")
     p.add_argument("--long", type=int, default=1000, help="idle iterations of a long kernel")
     p.add_argument("--only", help="comma-separated: fig14,fig15,fig16,pairs")
-    p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     a = p.parse_args()
-    WRITE_FIGURES = not a.no_write
+    WRITE_FIGURES = a.write_docs
     lines = trio.run(main, a)
-    if not a.no_write:
+    if a.write_docs:
         benchdoc.write_section("vgpu.py", "Virtual GPU scheduling (scripts/bench/vgpu.py)",
                                "\n".join(lines), bench_run)

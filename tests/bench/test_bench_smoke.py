@@ -24,8 +24,9 @@ def run_bench(tmp_path: pathlib.Path, script: str, *args: str) -> str:
     """Run scripts/bench/``script`` with ``args``; the section it wrote."""
     doc = tmp_path / "benchmarks.md"
     env = {**os.environ, "GDEV_BENCH_DOC": str(doc)}
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "bench" / script), *args],
-                   cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=200)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "bench" / script), *args,
+                    "--write-docs"], cwd=ROOT, env=env, check=True, capture_output=True,
+                   text=True, timeout=200)
     text = doc.read_text()
     assert f"<!-- BEGIN {script} -->" in text and f"<!-- END {script} -->" in text
     return text
@@ -36,6 +37,16 @@ def test_memcpy_engine_reports_its_targets(tmp_path: pathlib.Path) -> None:
                      "--addresses", "65536")
     for figure in ("translate_v:", "htod: best pipelined", "dtoh: best pipelined"):
         assert figure in text
+
+
+def test_a_benchmark_writes_nothing_unless_asked(tmp_path: pathlib.Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench" / "memcpy_engine.py"),
+                        "--size", "16", "--repeat", "1", "--addresses", "65536"], cwd=ROOT,
+                       env={**os.environ, "GDEV_BENCH_DOC": str(doc)}, capture_output=True,
+                       text=True, timeout=200)
+    assert r.returncode == 0, r.stderr
+    assert "translate_v" in r.stdout and not doc.exists()
 
 
 def test_memcpy_reports_cpy_and_translation(tmp_path: pathlib.Path) -> None:

@@ -103,3 +103,36 @@ def test_model_last_write_wins(writes, prefix):
         assert text.count(begin) == 1 and text.count(end) == 1
         inner = text[text.index(begin) + len(begin) + 1:text.index(end)]
         assert inner == body.rstrip("\n") + "\n"
+
+
+SCRIPTS = sorted(p for p in (ROOT / "scripts" / "bench").glob("*.py")   # the writers
+                 if p.name != "benchdoc.py" and "write_section(" in p.read_text())
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_every_script_writes_docs_only_under_write_docs(script: pathlib.Path) -> None:
+    """Each call of write_section sits under ``if <args>.write_docs:`` and the script offers
+    the flag through benchdoc.add_write_flag (one flag, one meaning, in every script)."""
+    import ast
+
+    tree = ast.parse(script.read_text())
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Attribute) and \
+                node.test.attr == "write_docs":
+            guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+             isinstance(n.func, ast.Attribute) and n.func.attr == "write_section"]
+    assert all(id(c) in guarded for c in calls)
+    assert "benchdoc.add_write_flag(" in script.read_text()
+
+
+def test_make_bench_asks_for_the_docs_and_bench_quick_does_not() -> None:
+    make = (ROOT / "Makefile").read_text()
+    bench = [line for line in make.split("bench: bench-deps", 1)[1].split("\n\n")[0]
+             .splitlines() if "$(BENCH)/" in line]
+    quick = [line for line in make.split("bench-quick: bench-deps", 1)[1].split("\n\n")[0]
+             .splitlines() if "$(BENCH)/" in line]
+    assert len(bench) == len(SCRIPTS) == len(quick)
+    assert all("--write-docs" in line for line in bench)
+    assert not any("--write-docs" in line for line in quick)

@@ -111,3 +111,15 @@ def _unmounted(libgdev: Any, mount: str) -> Any:
             return libgdev.gdevice_count(mount)
 
     return ModuleBackend(Nowhere())
+
+
+def test_the_daemons_reason_reaches_the_cuda_error(libgdev_driver) -> None:
+    drv = libgdev_driver
+    ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+    try:
+        with pytest.raises(CudaError) as info:
+            drv.cuMemAlloc(1 << 40)
+    finally:
+        drv.cuCtxDestroy(ctx)
+    assert info.value.name == "CUDA_ERROR_OUT_OF_MEMORY"
+    assert "GMALLOC" in str(info.value) and "exceed vGPU" in str(info.value), str(info.value)

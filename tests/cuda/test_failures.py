@@ -58,12 +58,26 @@ def faulty(kernel_thread) -> Any:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(("verb", "nth"), [("gmalloc", 1), ("gmalloc", 2),
                                            ("gmemcpy_to_device", 1), ("gmemcpy_to_device", 2)])
-def test_module_load_failure_frees_what_it_got(faulty, verb: str, nth: int) -> None:
+def test_module_load_failure_frees_what_it_got(faulty, monkeypatch, verb: str,
+                                               nth: int) -> None:
+    """The runtime's module load (code, then data segment) fails at its nth allocation or
+    copy: it frees what it got, and the CUDA layer keeps no module."""
+    from gdevd.runtime import api_module
+
     drv, be = faulty
     free = drv.cuMemGetInfo()[0]
-    be.fail(verb, nth, errno.ENOMEM)
+    real, calls = getattr(api_module, verb), []
+
+    async def failing(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == nth:
+            raise GdevError(errno.ENOMEM, f"injected failure of {verb}")
+        return await real(*args)
+    monkeypatch.setattr(api_module, verb, failing)
     with pytest.raises(CudaError, match="CUDA_ERROR_OUT_OF_MEMORY"):
         drv.cuModuleLoadData(GLOBALS_PTX)
+    monkeypatch.undo()
+    assert len(calls) == nth
     assert drv.cuMemGetInfo()[0] == free
     assert drv.cuCtxGetCurrent().modules == []
     drv.cuModuleLoadData(GLOBALS_PTX)  # and the next load works
@@ -85,7 +99,7 @@ def test_event_failures(faulty) -> None:
         drv.cuEventCreate()
     assert drv.cuCtxGetCurrent().events == []
     ev = drv.cuEventCreate()
-    be.fail("glaunch", 1, errno.EINVAL)
+    be.fail("gmodule_launch", 1, errno.EINVAL)
     with pytest.raises(CudaError, match="CUDA_ERROR_INVALID_VALUE"):
         drv.cuEventRecord(ev, None)
     with pytest.raises(CudaError, match="CUDA_ERROR_INVALID_HANDLE"):

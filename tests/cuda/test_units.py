@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 import kcuda
 from gdevd.errors import GdevError, KernelFault
 from libgdev import cuda
-from libgdev.cuda.errors import CudaError, CUresult, api, result_from_errno, translate
+from libgdev.cuda.errors import (
+    LOAD_REMAP,
+    CudaError,
+    CUresult,
+    api,
+    result_from_errno,
+    translate,
+)
 from libgdev.cuda.launch import pack_params, pack_value
-from libgdev.cuda.module import ptx_text
 
 R = CUresult
 
@@ -122,10 +128,13 @@ def test_pack_value_round_trips_integers(size: int, data) -> None:
 
 
 def test_ptx_text_sniffs_images() -> None:
+    from gdevd.runtime.api_module import ptx_text  # the daemon checks images now
+
     src = ".version 7.0\n.target sm_75\n.address_size 64\n"
-    assert ptx_text(src) == src
+    assert ptx_text(src.encode()) == src
     assert ptx_text(src.encode() + b"\0") == src
     for bad in (b"\x7fELF\x02\x01", b"\xff\xfe\x00junk", b"no directives here", b"a\0b.version"):
-        with pytest.raises(CudaError) as info:
+        with pytest.raises(OSError) as info:
             ptx_text(bad)
-        assert info.value.result is R.CUDA_ERROR_INVALID_IMAGE
+        assert info.value.errno == errno.ENOEXEC
+        assert translate(info.value, LOAD_REMAP).result is R.CUDA_ERROR_INVALID_IMAGE

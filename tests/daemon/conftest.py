@@ -129,7 +129,8 @@ def run_as(user: tuple[int, int] | None, code: str, env: dict[str, str],
     user with setgroups/setgid/setuid before running ``code``: from then on the kernel treats
     it as that user (the FUSE open and SO_PEERCRED see its uid and gid).
     """
-    prologue = "import errno, os, sys, time, signal, libgdev, libgdev.abi, numpy\n"
+    prologue = ("import errno, os, socket, sys, time, signal, libgdev, libgdev.abi, numpy\n"
+                "import libgdev.handle\n")  # the client loads lazily: before the drop
     prologue += preload
     if user is not None:
         prologue += f"os.setgroups([]); os.setgid({user[1]}); os.setuid({user[0]})\n"

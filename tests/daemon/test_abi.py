@@ -68,6 +68,37 @@ def test_every_request_and_reply_round_trips(cmd: abi.Command, chunk: int) -> No
     assert f_req.header.request_id == 42 and f_err.header.request_id == 43
 
 
+def test_error_reply_carries_the_message() -> None:
+    msg = "314572800 bytes exceed vGPU 0's share (268435456) \u2014 \u00e9"
+    frame = _frames(abi.encode_error(0x100, 7, errno.ENOMEM, msg), 3)[0]
+    cmd, status, fields, tail = abi.decode_reply(frame)
+    assert (cmd.name, status, fields, tail.decode()) == ("GMALLOC", errno.ENOMEM, None, msg)
+
+
+def test_error_message_is_clipped_on_a_character_boundary() -> None:
+    msg = "\u00e9" * abi.MSG_MAX  # 2 bytes each: cut in the middle of none
+    frame = _frames(abi.encode_error(0x100, 7, errno.EINVAL, msg), 1 << 20)[0]
+    tail = abi.decode_reply(frame)[3]
+    assert len(tail) == abi.MSG_MAX and tail.decode() == msg[:abi.MSG_MAX // 2]
+
+
+@pytest.mark.parametrize("status, msg", [
+    (0, b"x"), (errno.EINVAL, b"\xff\xfe"), (errno.EINVAL, b"x" * (abi.MSG_MAX + 1))])
+def test_malformed_error_messages_are_refused(status: int, msg: bytes) -> None:
+    payload = abi.STATUS.pack(status, len(msg)) + msg
+    frame = _frames(abi.encode(0x100, 1, payload, abi.FLAG_REPLY), 1 << 20)[0]
+    with pytest.raises(abi.ProtocolError) as info:
+        abi.decode_reply(frame)
+    assert info.value.errno == errno.EPROTO
+
+
+def test_message_length_must_match_the_payload() -> None:
+    payload = abi.STATUS.pack(errno.EINVAL, 4) + b"abcdef"
+    frame = _frames(abi.encode(0x100, 1, payload, abi.FLAG_REPLY), 1 << 20)[0]
+    with pytest.raises(abi.ProtocolError):
+        abi.decode_reply(frame)
+
+
 def _header(**kw) -> bytes:
     h = dict(magic=abi.MAGIC, version=abi.ABI_VERSION, flags=0, command=0x115,
              payload_len=8, request_id=1, reserved=0)
@@ -76,7 +107,9 @@ def _header(**kw) -> bytes:
 
 
 @pytest.mark.parametrize("kw, err", [
-    (dict(version=2), errno.EPROTONOSUPPORT), (dict(reserved=1), errno.EINVAL),
+    (dict(version=1), errno.EPROTONOSUPPORT), (dict(version=abi.ABI_VERSION + 1),
+                                               errno.EPROTONOSUPPORT),
+    (dict(reserved=1), errno.EINVAL),
     (dict(flags=0x8), errno.EINVAL), (dict(flags=abi.FLAG_REPLY), errno.EINVAL),
     (dict(command=0x999), errno.ENOTTY), (dict(payload_len=4), errno.EINVAL),
     (dict(payload_len=16), errno.EINVAL),
@@ -176,3 +209,17 @@ def test_simple_request_fast_path_agrees_with_the_general_path(cmd, rid, extra, 
     c, fields, tail = abi.decode_request(frames[0])
     assert (c, frames[0].header.request_id, fields, tail) == \
         (fast.command, fast.request_id, fast.fields, b"")
+
+
+def test_a_lone_frame_and_its_tail_are_views_not_copies() -> None:
+    data = bytes(range(256))
+    msg = abi.encode_request("GMEMCPY_TO_DEVICE", 9, data, dev_addr=1, size=256,
+                             host_offset=0, buf_id=0, host_kind=abi.HOST_INLINE)
+    rx = abi.ReceiveBuffer()
+    rx.feed(msg)
+    frame = rx.next_frame()
+    assert isinstance(frame.payload, memoryview) and frame.payload.readonly
+    _, fields, tail = abi.decode_request(frame)
+    assert isinstance(tail, memoryview) and tail.obj is frame.payload.obj and tail == data
+    rx.feed(msg)  # the buffer handed over is not the one that receives next
+    assert bytes(frame.payload[-256:]) == data and len(rx) == len(msg)

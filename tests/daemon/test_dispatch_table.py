@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import libgdev
+import libgdev.loader
 from gdevd.ioctl import dispatch
 from libgdev import abi
 from libgdev.handle import COMMAND_WRAPPERS
@@ -25,7 +26,8 @@ def test_inline_handlers_are_plain_functions_and_the_rest_coroutines() -> None:
 def test_every_command_has_one_client_wrapper_that_sends_it() -> None:
     assert set(COMMAND_WRAPPERS) == {c.name for c in abi.COMMANDS}
     assert len({id(f) for f in COMMAND_WRAPPERS.values()}) == len(abi.COMMANDS)
-    sources = inspect.getsource(libgdev.handle) + inspect.getsource(libgdev.transfer)
+    sources = inspect.getsource(libgdev.handle) + inspect.getsource(libgdev.transfer) + \
+        inspect.getsource(libgdev.loader)
     for name, fn in COMMAND_WRAPPERS.items():
         assert callable(fn)
         assert f'"{name}"' in sources, name

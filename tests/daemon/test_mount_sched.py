@@ -30,14 +30,14 @@ def _write(path: str, data: bytes) -> None:
 
 def test_policy_and_queueing_switch_through_proc(gdevd) -> None:
     sched, queueing = gdevd.proc_path("scheduler"), gdevd.proc_path("queueing")
-    assert _read(sched) == "band\n" and _read(queueing) == "mrq\n"
+    assert _read(sched) == "[band] credit fifo null\n" and _read(queueing) == "mrq\n"
     subprocess.run(["bash", "-c", f"echo fifo > {sched}"], check=True)
-    assert _read(sched) == "fifo\n"
+    assert _read(sched) == "band credit [fifo] null\n"
     for bad in (b"rr\n", b"\n", b"fifo band\n"):
         with pytest.raises(OSError) as info:
             _write(sched, bad)
         assert info.value.errno == errno.EINVAL
-    assert _read(sched) == "fifo\n"
+    assert _read(sched) == "band credit [fifo] null\n"
     _write(sched, b"band\n")
     _write(queueing, b"sdq")
     assert _read(queueing) == "sdq\n"

@@ -52,7 +52,7 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
 def test_any_write_is_applied_whole_or_changes_nothing(data: bytes, entry: Entry) -> None:
     class V:  # the attributes procfs touches on a VirtualGpu
         memory_share = compute_bandwidth = memory_bandwidth = 25
-        period_us, memory_used = 30000, 0
+        period_us, memory_used, watchdog_ms = 30000, 0, 0
 
         class phys:  # noqa: N801
             memory_size, index = 1 << 30, 0
@@ -102,3 +102,70 @@ def test_ioctl_poll_window_is_live_and_bounded() -> None:
         assert system.config.ioctl_poll_us == 1000
     run(body)
 
+
+
+def test_bandwidth_shares_of_one_gpu_never_total_over_100(caplog) -> None:
+    async def body(system) -> None:
+        for name in ("compute_bandwidth", "memory_bandwidth"):
+            v0, v1 = system.virtual[0], system.virtual[1]
+            with pytest.raises(GdevError) as info:      # 4 x 25 %: nothing is free
+                write_entry(BY_NAME[name], v0, 0, b"30\n")
+            assert info.value.errno == errno.EINVAL and "at most 25% is free" in \
+                info.value.detail
+            assert getattr(v0, name) == 25
+            write_entry(BY_NAME[name], v1, 0, b"10\n")  # lower one, then raise another
+            write_entry(BY_NAME[name], v0, 0, b"40\n")
+            assert sum(getattr(v, name) for v in system.virtual) == 100
+            assert f"/proc/gdev/vd0/{name}: refused b'30\\n'" in caplog.text
+    run(body)
+
+
+def test_memory_shares_may_overcommit_and_say_so(caplog) -> None:
+    async def body(system) -> None:
+        over = BY_NAME["memory_overcommit"]
+        assert read_entry(over, system.virtual[2]) == b"0\n"
+        write_entry(BY_NAME["memory_share"], system.virtual[0], 0, b"45\n")
+        assert [read_entry(over, v) for v in system.virtual] == [b"20\n"] * 4
+        assert "overcommitted by 20%" in caplog.text
+    run(body)
+
+
+def test_every_refused_write_is_logged_with_its_reason(caplog) -> None:
+    async def body(system) -> None:
+        cases = [(BY_NAME["period"], system.virtual[3], b"0", "outside [1, 4294967295]"),
+                 (BY_NAME["scheduler"], system, b"rr", "one of band, credit, fifo, null"),
+                 (BY_NAME["band_wait_us"], system, b"fast", "not an unsigned integer"),
+                 (BY_NAME["memory_used"], system.virtual[1], b"1", "read-only")]
+        for entry, target, data, why in cases:
+            caplog.clear()
+            with pytest.raises(GdevError):
+                write_entry(entry, target, 0, data)
+            assert [r.levelname for r in caplog.records] == ["WARNING"]
+            assert why in caplog.text and repr(data) in caplog.text
+        assert "/proc/gdev/vd1/memory_used" in caplog.text
+    run(body)
+
+
+def test_scheduler_reads_like_linux_and_takes_a_plain_name() -> None:
+    async def body(system) -> None:
+        entry = BY_NAME["scheduler"]
+        write_entry(entry, system, 0, b"fifo\n")
+        assert read_entry(entry, system) == b"band credit [fifo] null\n"
+        with pytest.raises(GdevError):     # what a read shows is not a value to write back
+            write_entry(entry, system, 0, b"band credit [fifo] null\n")
+    run(body)
+
+
+def test_metrics_carry_every_numeric_vgpu_entry() -> None:
+    from procfs.metrics import COVERED
+    from tests.daemon import promtext
+
+    async def body(system) -> None:
+        fams = promtext.parse(read_entry(BY_NAME["metrics"], system).decode())
+        for e in PER_VGPU:
+            if e.name not in COVERED:
+                samples = fams[f"gdev_vgpu_proc_{e.name}"]["samples"]
+                assert samples[(("gpu", "0"), ("vgpu", "1"))] == int(read_entry(e,
+                                                                     system.virtual[1]))
+        assert fams["gdev_vgpu_proc_period"]["type"] == "untyped"
+    run(body)

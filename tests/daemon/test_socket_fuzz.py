@@ -81,7 +81,7 @@ attacks = st.one_of(
     st.binary(min_size=1, max_size=300).map(lambda b: ("garbage", b)),
     st.tuples(COMMANDS, st.binary(max_size=200)).map(
         lambda t: ("payload", _header(t[0], len(t[1])) + t[1])),
-    st.tuples(COMMANDS, st.integers(2, 2**16 - 1)).map(
+    st.tuples(COMMANDS, st.integers(0, 2**16 - 1).filter(lambda v: v != abi.ABI_VERSION)).map(
         lambda t: ("version", _header(t[0], 8, version=t[1]) + bytes(8))),
     st.tuples(COMMANDS, st.integers(1, 2**64 - 1)).map(
         lambda t: ("reserved", _header(t[0], 8, reserved=t[1]) + bytes(8))),

@@ -5,11 +5,12 @@ import zlib
 import numpy as np
 import pytest
 
-from .harness import CpuDevice, EngineDevice
+from .harness import CpuDevice, EngineDevice, JitDevice
 
 # "cpu": the kernels' CUDA C on the host (an oracle independent of the engine);
-# "engine": the committed PTX on the emulated GPU (gdevd.gpu.ptx).
-BACKENDS = {"cpu": CpuDevice, "engine": EngineDevice}
+# "engine": the committed PTX on the emulated GPU (gdevd.gpu.ptx), interpreted;
+# "jit": the same PTX compiled to native code (gdevd.gpu.ptx.jit).
+BACKENDS = {"cpu": CpuDevice, "engine": EngineDevice, "jit": JitDevice}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

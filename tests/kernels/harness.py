@@ -116,6 +116,7 @@ class EngineDevice(_Device):
     """Kernels' committed PTX run on the emulated GPU in one address space."""
 
     VA_BASE = 0x10_0000_0000
+    compiled = False    # JitDevice: kernels run on the compiling engine where translated
 
     def __init__(self, vram_size: int = 64 << 20) -> None:
         from gdevd.gpu.mmu import Mmu
@@ -152,6 +153,8 @@ class EngineDevice(_Device):
             from gdevd.gpu.ptx import load_module
 
             mod = load_module((KERNELS / f"{file}.ptx").read_text(), file)
+            if self.compiled:
+                mod.start_compile(wait=True)
             layout = mod.data_layout()
             data_base = self.alloc(layout.size) if layout.size else 0
             if layout.size:
@@ -169,6 +172,13 @@ class EngineDevice(_Device):
                             mmu=self.mmu, data_base=data_base, shared_dynamic=shared_dynamic)
         while not launch.run():
             pass
+
+
+class JitDevice(EngineDevice):
+    """The committed PTX on the compiling engine (kernels it does not translate yet run on
+    the interpreter, as in the daemon)."""
+
+    compiled = True
 
 
 def _dim3(d) -> tuple[int, int, int]:

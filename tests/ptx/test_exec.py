@@ -250,6 +250,7 @@ ret;
     assert dev.get(po, 1, np.uint32)[0] == 77
 
 
+@pytest.mark.parametrize("engine", ["interp"], indirect=True)   # the interpreter's pool
 def test_bound_waves_are_reused_across_launches_correctly():
     """A second launch of the same shape reuses the bound wave: new parameters, data
     segment, address space and block numbers must all take effect; state starts clean."""

@@ -27,7 +27,7 @@ def _einval(entry: str, target: object, data: bytes) -> None:
 
 def test_policy_and_queueing_switch_at_run_time() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        assert read_entry(E["scheduler"], s) == b"band\n"
+        assert read_entry(E["scheduler"], s) == b"[band] credit fifo null\n"
         assert read_entry(E["queueing"], s) == b"mrq\n"
         for name in ("credit", "fifo", "null", "band"):
             write_entry(E["scheduler"], s, 0, name.encode() + b"\n")

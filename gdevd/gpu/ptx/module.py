@@ -22,12 +22,14 @@ MAX_SHARED = 64 * 1024
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """One kernel parameter: byte offset, size and alignment in the parameter buffer."""
+    """One kernel parameter: byte offset, size and alignment in the parameter buffer, and
+    its PTX type (a scalar's, e.g. ``f32``; ``b8`` for arrays and vectors: raw bytes)."""
 
     name: str
     offset: int
     size: int
     align: int
+    type: str = "b8"
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ class _Ctx:
 class Module:
     """A loaded module: kernels, globals, and the data layout.  See :func:`load_module`."""
 
-    def __init__(self, ast: ModuleAst, name: str) -> None:
+    def __init__(self, ast: ModuleAst, name: str, text: str = "") -> None:
+        from .jit import JitState
         self.name = name
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}
@@ -128,6 +131,11 @@ class Module:
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
+        self.jit = JitState(self, text)
+
+    def start_compile(self, wait: bool = False) -> None:
+        """Compile the kernels to native code in the background (see :mod:`.jit`)."""
+        self.jit.start(wait)
 
     def data_layout(self) -> DataLayout:
         """Offsets of every ``.global``/``.const`` variable in one data segment."""
@@ -152,7 +160,8 @@ class Module:
         for p in fn.params:
             a = _var_align(p)
             off = _align_up(off, a)
-            params.append(ParamInfo(p.name, off, p.size, a))
+            scalar = p.count is None and p.vec == 1
+            params.append(ParamInfo(p.name, off, p.size, a, p.type if scalar else "b8"))
             off += p.size
         linked = Linker(self.ast, self.name).link(fn)
         linked.code, linked.regs = coalesce(linked.code, linked.regs)
@@ -209,6 +218,11 @@ class Module:
 
             from gdevd.errors import GdevError
             raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
+        fname = self.jit.function(kernel_name)
+        if fname is not None:
+            from .jit.launch import JitLaunch
+            return JitLaunch(self, self.kernels[kernel_name], self.jit.compiled, fname, grid,
+                             block, params, mmu, data_base, shared_dynamic, watchdog)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
                       shared_dynamic, watchdog)
 
@@ -229,4 +243,4 @@ def _names(a) -> set[str]:
 def load_module(text: str, name: str = "<ptx>") -> Module:
     """Parse, validate and pre-decode a PTX module; raises PtxError (EINVAL) if rejected."""
     ast = parse(text, name)
-    return Module(ast, name)
+    return Module(ast, name, text)

@@ -54,6 +54,7 @@ class Block:
     """A basic block: binders of its straight-line instructions and its terminator."""
 
     binders: list = field(default_factory=list)
+    instrs: list = field(default_factory=list)     # the decoded Instr of each binder
     lines: list[int] = field(default_factory=list)
     pure: list[bool] = field(default_factory=list)
     term: Terminator = field(default_factory=lambda: Terminator(FALL))
@@ -157,6 +158,7 @@ def build_blocks(code: list, ctx) -> list[Block]:
         ctl = _control(ins, item)
         if ctl is None:
             blocks[-1].binders.append(decode_instr(item, ctx))
+            blocks[-1].instrs.append(item)
             blocks[-1].lines.append(item.line)
             blocks[-1].pure.append(ins.base in PURE)
             continue
@@ -168,6 +170,7 @@ def build_blocks(code: list, ctx) -> list[Block]:
         if term.kind == BAR and "red" in ins.flags:   # the reduction runs after release
             red = Instr("barred." + ".".join(ins.mods), item.args, item.line)
             blocks[-1].binders.append(decode_instr(red, ctx))
+            blocks[-1].instrs.append(red)
             blocks[-1].lines.append(item.line)
             blocks[-1].pure.append(False)
     for blk, target, item in pending:

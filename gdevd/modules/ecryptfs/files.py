@@ -10,8 +10,12 @@ is zero" true for the last extent, so growing a file later reads zeros.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
+
+from gdevd.errors import GdevError
 
 from .cipher import ExtentCipher
 from .extent import (
@@ -27,6 +31,7 @@ from .extent import (
 )
 from .keys import MountKey
 
+_FLAGS = os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 ZERO_CHUNK = 1 << 20  # growing truncate writes encrypted zeros this much at a time
 
 
@@ -38,17 +43,21 @@ class EncryptedFile:
         self.lock = threading.Lock()
 
     @classmethod
-    def create(cls, path: str, mode: int, mk: MountKey, cipher: ExtentCipher) -> EncryptedFile:
-        """Create ``path`` (which must not exist) as an empty encrypted file."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
+    def create(cls, path: str, mode: int, mk: MountKey, cipher: ExtentCipher,
+               dir_fd: int | None = None) -> EncryptedFile:
+        """Create ``path`` (which must not exist; relative to ``dir_fd`` if given) as an empty
+        encrypted file."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _FLAGS, mode, dir_fd=dir_fd)
         f = cls(fd, Header.new(), mk, cipher)
         f._write_header()
         return f
 
     @classmethod
-    def open(cls, path: str, mk: MountKey, cipher: ExtentCipher) -> EncryptedFile:
-        """Open an existing encrypted file; GdevError(EIO) if its header is not intact."""
-        fd = os.open(path, os.O_RDWR)
+    def open(cls, path: str, mk: MountKey, cipher: ExtentCipher,
+             dir_fd: int | None = None) -> EncryptedFile:
+        """Open an existing encrypted file (relative to ``dir_fd`` if given; a symlink is
+        ELOOP); GdevError(EIO) if its header is not intact, ENOENT if not a regular file."""
+        fd = _open_regular(path, os.O_RDWR, dir_fd)
         try:
             return cls(fd, read_header(fd, mk), mk, cipher)
         except BaseException:
@@ -141,9 +150,19 @@ def read_header(fd: int, mk: MountKey) -> Header:
     return Header.unpack(os.pread(fd, HEADER_SIZE, 0), mk)
 
 
-def plaintext_size(path: str, mk: MountKey) -> int:
+def _open_regular(path: str, flags: int, dir_fd: int | None) -> int:
+    """``path`` opened without following a symlink and without blocking (a FIFO); ENOENT
+    unless it is a regular file."""
+    fd = os.open(path, flags | _FLAGS | os.O_NONBLOCK, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise GdevError(errno.ENOENT, f"{path}: not a regular file")
+    return fd
+
+
+def plaintext_size(path: str, mk: MountKey, dir_fd: int | None = None) -> int:
     """The plaintext size recorded in ``path``'s header (GdevError(EIO) if not intact)."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = _open_regular(path, os.O_RDONLY, dir_fd)
     try:
         return read_header(fd, mk).size
     finally:

@@ -4,8 +4,11 @@ Inodes are handed out per lower path (the subtree's root is the mount's node for
 other inode is ``inode_base + n``); rename moves the mapping of a path and everything below
 it.  Directories are the lower directories themselves (names are not encrypted); regular
 files are :class:`EncryptedFile`; anything else in the lower directory is hidden, as is the
-mount record.  Handles of one inode share one EncryptedFile; file work runs in worker
-threads.  Methods raise ``GdevError`` or ``OSError``; the FUSE front translates both.
+mount record.  Every lower access goes through :class:`~.lower.LowerDir` (descriptors, no
+symlink followed).  An inode number is handed out only for a name that exists (a failed
+lookup keeps nothing) and dropped when the lower name is found gone.  Handles of one inode
+share one EncryptedFile; file work runs in worker threads.  Methods raise ``GdevError`` or
+``OSError``; the FUSE front translates both.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from gdevd.errors import GdevError
 from .cipher import ExtentCipher
 from .files import EncryptedFile, plaintext_size
 from .keys import RECORD_NAME, MountKey
+from .lower import LowerDir
 
 ATTR_TIMEOUT = 1.0
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
@@ -31,7 +35,7 @@ RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 class EcryptfsFs:
     """One mounted ecryptfs: ``lower`` seen in plaintext at inode ``root_inode``."""
 
-    def __init__(self, lower: str, mk: MountKey, cipher: ExtentCipher, root_inode: int,
+    def __init__(self, lower: LowerDir, mk: MountKey, cipher: ExtentCipher, root_inode: int,
                  inode_base: int) -> None:
         self.lower, self.mk, self.cipher = lower, mk, cipher
         self.root = root_inode
@@ -58,9 +62,6 @@ class EcryptfsFs:
             raise GdevError(errno.ENOENT if rel == RECORD_NAME else errno.EINVAL, rel)
         return rel
 
-    def _full(self, rel: str) -> str:
-        return os.path.join(self.lower, rel) if rel else self.lower
-
     def _inode(self, rel: str) -> int:
         if rel not in self._inodes:
             self._next_inode += 1
@@ -79,7 +80,11 @@ class EcryptfsFs:
             rel, st = "", os.fstat(self._open[inode][0].fd)
         else:
             rel = self._rel(inode)
-            st = os.lstat(self._full(rel))
+            try:
+                st = self.lower.lstat(rel)
+            except FileNotFoundError:
+                self._drop(rel)  # gone below: forget the number (it is not reused)
+                raise
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             raise GdevError(errno.ENOENT, f"{rel}: not a file or directory")
         a = pyfuse3.EntryAttributes()
@@ -97,7 +102,8 @@ class EcryptfsFs:
         if inode in self._open:
             return self._open[inode][0].size
         try:
-            return plaintext_size(self._full(rel), self.mk)
+            with self.lower.parent(rel) as (d, name):
+                return plaintext_size(name, self.mk, dir_fd=d)
         except GdevError:
             if strict:
                 raise
@@ -108,23 +114,27 @@ class EcryptfsFs:
         return self._attrs(inode)
 
     async def lookup(self, parent: int, name: bytes, ctx: Any = None) -> pyfuse3.EntryAttributes:
-        """The child ``name`` of ``parent``."""
-        return self._attrs(self._inode(self._child(parent, name)))
+        """The child ``name`` of ``parent`` (a number is kept only if it exists)."""
+        rel = self._child(parent, name)
+        if rel not in self._inodes:
+            st = self.lower.lstat(rel)  # FileNotFoundError: nothing allocated
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                raise GdevError(errno.ENOENT, f"{rel}: not a file or directory")
+        return self._attrs(self._inode(rel))
 
     async def setattr(self, inode: int, attr: Any, fields: Any, fh: Any, ctx: Any) -> Any:
-        """chmod, chown, truncate and utimes."""
-        path = self._full(self._rel(inode))
+        """chmod, chown, truncate and utimes, each through a descriptor of the lower file."""
+        rel = self._rel(inode)
         if fields.update_mode:
-            os.chmod(path, stat.S_IMODE(attr.st_mode))
+            self.lower.chmod(rel, attr.st_mode)
         if fields.update_uid or fields.update_gid:
-            os.chown(path, attr.st_uid if fields.update_uid else -1,
-                     attr.st_gid if fields.update_gid else -1)
+            self.lower.chown(rel, attr.st_uid if fields.update_uid else -1,
+                             attr.st_gid if fields.update_gid else -1)
         if fields.update_size:
             await self._truncate(inode, attr.st_size)
         if fields.update_atime or fields.update_mtime:
-            st = os.lstat(path)
-            os.utime(path, ns=(attr.st_atime_ns if fields.update_atime else st.st_atime_ns,
-                               attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns))
+            self.lower.utime(rel, attr.st_atime_ns if fields.update_atime else None,
+                             attr.st_mtime_ns if fields.update_mtime else None)
         return self._attrs(inode)
 
     async def _truncate(self, inode: int, size: int) -> None:
@@ -137,19 +147,23 @@ class EcryptfsFs:
     # -- directories -----------------------------------------------------------------
     async def opendir(self, inode: int, ctx: Any) -> int:
         """The directory's inode serves as its handle."""
-        if not os.path.isdir(self._full(self._rel(inode))):
+        if not stat.S_ISDIR(self.lower.lstat(self._rel(inode)).st_mode):
             raise GdevError(errno.ENOTDIR, self._rel(inode))
         return inode
 
     async def readdir(self, fh: int, start_id: int, token: Any) -> None:
         """The lower directory's files and directories, the mount record left out."""
         rel = self._rel(fh)
-        names = sorted(e.name for e in os.scandir(self._full(rel))
-                       if not (rel == "" and e.name == RECORD_NAME))
+        names = sorted(n for n in self.lower.listdir(rel)
+                       if not (rel == "" and n == RECORD_NAME))
         for i, name in enumerate(names[start_id:], start_id + 1):
+            child = os.path.join(rel, name)
+            known = child in self._inodes
             try:
-                attrs = self._attrs(self._inode(os.path.join(rel, name)), strict=False)
-            except (GdevError, FileNotFoundError):
+                attrs = self._attrs(self._inode(child), strict=False)
+            except (GdevError, OSError):
+                if not known:
+                    self._drop(child)  # keep no number for what is not served
                 continue  # not a file or directory, or gone meanwhile
             if not pyfuse3.readdir_reply(token, os.fsencode(name), attrs, i):
                 return
@@ -160,22 +174,27 @@ class EcryptfsFs:
     async def mkdir(self, parent: int, name: bytes, mode: int, ctx: Any) -> Any:
         """A new directory owned by the caller."""
         rel = self._child(parent, name)
-        os.mkdir(self._full(rel), stat.S_IMODE(mode) & ~ctx.umask)
-        os.chown(self._full(rel), ctx.uid, ctx.gid)
+        self.lower.mkdir(rel, stat.S_IMODE(mode) & ~ctx.umask, ctx.uid, ctx.gid)
         return self._attrs(self._inode(rel))
+
+    async def fsyncdir(self, fh: int, datasync: bool) -> None:
+        """Flush the lower directory (names created or removed in it)."""
+        fd = self.lower.open(self._rel(fh), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            await trio.to_thread.run_sync(os.fsync, fd)
+        finally:
+            os.close(fd)
 
     async def rmdir(self, parent: int, name: bytes, ctx: Any) -> None:
         """Remove an empty directory."""
         rel = self._child(parent, name)
-        os.rmdir(self._full(rel))
+        self.lower.rmdir(rel)
         self._drop(rel)
 
     async def unlink(self, parent: int, name: bytes, ctx: Any) -> None:
         """Remove a file (open handles keep working until released)."""
         rel = self._child(parent, name)
-        if os.path.isdir(self._full(rel)):
-            raise GdevError(errno.EISDIR, rel)
-        os.unlink(self._full(rel))
+        self.lower.unlink(rel)
         self._drop(rel)
 
     async def rename(self, p_old: int, old: bytes, p_new: int, new: bytes, flags: int,
@@ -184,9 +203,7 @@ class EcryptfsFs:
         if flags & ~RENAME_NOREPLACE:
             raise GdevError(errno.EINVAL, "rename flags")
         src, dst = self._child(p_old, old), self._child(p_new, new)
-        if flags & RENAME_NOREPLACE and os.path.lexists(self._full(dst)):
-            raise GdevError(errno.EEXIST, dst)
-        os.rename(self._full(src), self._full(dst))
+        self.lower.rename(src, dst, bool(flags & RENAME_NOREPLACE))
         self._drop(dst)
         for rel in [r for r in self._inodes if r == src or r.startswith(src + "/")]:
             inode = self._inodes.pop(rel)
@@ -198,7 +215,8 @@ class EcryptfsFs:
         if inode in self._open:
             f, n = self._open[inode]
         else:
-            f, n = EncryptedFile.open(self._full(self._rel(inode)), self.mk, self.cipher), 0
+            with self.lower.parent(self._rel(inode)) as (d, name):
+                f, n = EncryptedFile.open(name, self.mk, self.cipher, dir_fd=d), 0
         self._open[inode] = (f, n + 1)
         return f
 
@@ -224,12 +242,22 @@ class EcryptfsFs:
     async def create(self, parent: int, name: bytes, mode: int, flags: int, ctx: Any) -> Any:
         """Create and open a new, empty encrypted file owned by the caller."""
         rel = self._child(parent, name)
-        f = EncryptedFile.create(self._full(rel), stat.S_IMODE(mode) & ~ctx.umask, self.mk,
-                                 self.cipher)
+        with self.lower.parent(rel) as (d, base):
+            f = EncryptedFile.create(base, stat.S_IMODE(mode) & ~ctx.umask, self.mk,
+                                     self.cipher, dir_fd=d)
         os.fchown(f.fd, ctx.uid, ctx.gid)
         inode = self._inode(rel)
         self._open[inode] = (f, 1)
         return self._handle(inode), self._attrs(inode)
+
+    async def mknod(self, parent: int, name: bytes, mode: int, rdev: int, ctx: Any) -> Any:
+        """A regular file (as ``create``, then closed); EPERM for any other kind, which this
+        file system does not serve."""
+        if not stat.S_ISREG(mode):
+            raise GdevError(errno.EPERM, "ecryptfs serves regular files and directories only")
+        fi, attrs = await self.create(parent, name, mode, os.O_WRONLY, ctx)
+        await self.release(fi.fh)
+        return attrs
 
     async def open(self, inode: int, flags: int, ctx: Any) -> pyfuse3.FileInfo:
         """Open a file (O_TRUNC empties it)."""
@@ -266,7 +294,7 @@ class EcryptfsFs:
 
     async def statfs(self, ctx: Any) -> pyfuse3.StatvfsData:
         """The lower file system's numbers."""
-        st = os.statvfs(self.lower)
+        st = self.lower.statvfs()
         s = pyfuse3.StatvfsData()
         for f in ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files",
                   "f_ffree", "f_favail", "f_namemax"):

@@ -14,6 +14,7 @@ import errno
 import hashlib
 import hmac
 import os
+import stat
 import struct
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ RECORD_VERSION = 1
 FILE_KEY_SIZE = 96
 WRAPPED_KEY_SIZE = FILE_KEY_SIZE + 8
 _VERIFY_LABEL = b"gdev-ecryptfs mount record v1"
+SCRYPT_R, SCRYPT_P, SCRYPT_MAXMEM = 8, 1, 256 << 20
+MAX_LOG2N = 17  # 128 * r * 2**n must stay under SCRYPT_MAXMEM (with OpenSSL's margin)
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,11 @@ class MountKey:
 
 
 def _derive(passphrase: bytes, salt: bytes, log2n: int, r: int, p: int) -> tuple[bytes, bytes]:
-    out = hashlib.scrypt(passphrase, salt=salt, n=1 << log2n, r=r, p=p, dklen=64,
-                         maxmem=256 << 20)
+    try:
+        out = hashlib.scrypt(passphrase, salt=salt, n=1 << log2n, r=r, p=p, dklen=64,
+                             maxmem=SCRYPT_MAXMEM)
+    except (ValueError, MemoryError) as exc:
+        raise GdevError(errno.EINVAL, f"scrypt n=2^{log2n}, r={r}, p={p}: {exc}") from None
     return out[:32], out[32:]
 
 
@@ -88,17 +94,25 @@ def open_mount_key(lower: str, passphrase: bytes, log2n: int = 14) -> MountKey:
     that is not one of ours.  ``log2n`` (scrypt's cost) only applies to a new record.
     """
     path = os.path.join(lower, RECORD_NAME)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
+    try:  # not followed if a symlink, not waited on if a FIFO
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return _create_record(path, passphrase, log2n)
+    except OSError as exc:
+        raise GdevError(errno.EIO, f"{path}: {exc.strerror}") from None
+    try:
+        size = struct.calcsize(RECORD_FMT)
+        data = os.pread(fd, size + 1, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
     try:
         magic, version, n, r, p, salt, verifier = struct.unpack(RECORD_FMT, data)
     except struct.error:
         raise GdevError(errno.EIO, f"{path}: not an ecryptfs mount record") from None
-    if magic != RECORD_MAGIC or version != RECORD_VERSION or not 1 <= n <= 24:
-        raise GdevError(errno.EIO, f"{path}: not a version-{RECORD_VERSION} mount record")
+    if magic != RECORD_MAGIC or version != RECORD_VERSION or not 1 <= n <= MAX_LOG2N \
+            or (r, p) != (SCRYPT_R, SCRYPT_P):
+        raise GdevError(errno.EIO, f"{path}: not a version-{RECORD_VERSION} mount record "
+                                   f"with costs this daemon can derive")
     kek, vkey = _derive(passphrase, salt, n, r, p)
     if not hmac.compare_digest(_verifier(vkey), verifier):
         raise GdevError(errno.EKEYREJECTED, f"wrong passphrase for {lower}")
@@ -107,10 +121,10 @@ def open_mount_key(lower: str, passphrase: bytes, log2n: int = 14) -> MountKey:
 
 def _create_record(path: str, passphrase: bytes, log2n: int) -> MountKey:
     salt = os.urandom(16)
-    kek, vkey = _derive(passphrase, salt, log2n, 8, 1)
-    record = struct.pack(RECORD_FMT, RECORD_MAGIC, RECORD_VERSION, log2n, 8, 1, salt,
+    kek, vkey = _derive(passphrase, salt, log2n, SCRYPT_R, SCRYPT_P)
+    record = struct.pack(RECORD_FMT, RECORD_MAGIC, RECORD_VERSION, log2n, SCRYPT_R, SCRYPT_P, salt,
                          _verifier(vkey))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, record)
         os.fsync(fd)

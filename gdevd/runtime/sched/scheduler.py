@@ -34,6 +34,7 @@ import trio
 from ...errors import GdevError
 from .. import defaults as D
 from .policies import POLICIES, Policy
+from .preempt import Preempter, is_daemon_context
 from .state import COMPUTE, MEMORY, Entity, PRes, VRes, Waiter
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class Scheduler:
         self.system = system
         self.policy: Policy = POLICIES[policy]()
         self.queueing = queueing
+        self.preempter = Preempter(self)
         self.band_wait = D.BAND_WAIT_US / 1e6
         self.window = D.UTIL_WINDOW_US / 1e6
         self.instances_max = D.INSTANCES_MAX
@@ -69,7 +71,8 @@ class Scheduler:
         """The scheduling entity of ``handle`` (created on first use)."""
         se = self._entities.get(handle)
         if se is None:
-            se = self._entities[handle] = Entity(handle.cid, handle.cred.pid)
+            se = self._entities[handle] = Entity(handle.cid, handle.cred.pid, handle.vgpu,
+                                                 is_daemon_context(handle))
         return se
 
     def vres(self, vgpu: Any, kind: str) -> VRes:
@@ -98,9 +101,19 @@ class Scheduler:
         """Wait for the compute engine, in priority order (before a launch)."""
         await self.begin(handle, COMPUTE)
 
-    def compute_end(self, handle: Handle) -> None:
-        """A launch of ``handle`` completed."""
-        self.end(handle, COMPUTE)
+    def compute_started(self, handle: Handle, job: Any) -> None:
+        """``handle``'s launch ``job`` (granted by :meth:`compute_begin`) goes to the engine:
+        it may be preempted from now on (preempt.py)."""
+        if self.policy.exclusive:
+            se = self.entity(handle)
+            self.preempter.started(self._resource(handle, COMPUTE)[1], se, job, se.daemon)
+
+    def compute_end(self, handle: Handle, job: Any = None, suspended: bool = False) -> None:
+        """A launch of ``handle`` completed, or (``suspended``) yielded the engine and will
+        arrive again: its slice is charged, but it is not counted as a launch."""
+        if job is not None:
+            self.preempter.stopped(self._resource(handle, COMPUTE)[1], job)
+        self.end(handle, COMPUTE, count=not suspended)
 
     async def memory_begin(self, handle: Handle) -> None:
         """Wait for the copy engines (MRQ) or the device (SDQ) before an engine copy."""
@@ -144,6 +157,8 @@ class Scheduler:
         if pres.current is None:
             pres.buffering = None  # an arrival ends any time buffering
             self._grant_head(pres, vres, now)
+        else:
+            self.preempter.check(pres)     # the running launch may have to yield
         if not w.granted:
             await self._wait(w, handle, vres, kind)
         waited = trio.current_time() - t0
@@ -183,14 +198,16 @@ class Scheduler:
 
     # --- completion -----------------------------------------------------------------------
 
-    def end(self, handle: Handle, kind: str) -> None:
-        """An operation of ``kind`` that ``begin`` granted has completed (on the trio loop)."""
+    def end(self, handle: Handle, kind: str, count: bool = True) -> None:
+        """An operation of ``kind`` that ``begin`` granted has completed (on the trio loop);
+        ``count`` False for a slice of a launch that goes on later."""
         se = self._entities.get(handle)
         if se is None or not se.held[kind]:
             return
         vres = se.held[kind].pop()
         now = trio.current_time()
-        self._count(se, vres, kind)
+        if count:
+            self._count(se, vres, kind)
         rk = vres.kind
         se.instances[rk] -= 1
         if se.instances[rk] > 0:
@@ -246,6 +263,11 @@ class Scheduler:
             se.usage.charge(vres.kind, busy)
             vres.usage.charge(vres.kind, busy)
             vres.credit -= busy
+
+    def timed_out(self, handle: Handle) -> None:
+        """Count a launch of ``handle`` killed by its time limit (ETIME)."""
+        self.entity(handle).usage.timeouts += 1
+        self.vres(handle.vgpu, COMPUTE).usage.timeouts += 1
 
     def copied(self, handle: Handle, nbytes: int) -> None:
         """Account ``nbytes`` copied by ``handle`` on any path (direct copies included)."""

@@ -13,7 +13,7 @@ import collections
 import dataclasses
 import heapq
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -37,6 +37,8 @@ class Usage:
     bytes_copied: int = 0
     wait_s: float = 0.0         # time spent queued for a resource
     dispatches: int = 0         # grants after waiting in a queue
+    preemptions: int = 0        # running launches asked to yield the engine
+    timeouts: int = 0           # launches killed by their time limit (ETIME)
 
     def charge(self, kind: str, busy: float) -> None:
         """Add ``busy`` seconds of ``kind`` ("compute" or "memory") time."""
@@ -49,8 +51,11 @@ class Usage:
 class Entity:
     """One context's scheduling entity (Gdev's ``gdev_sched_entity``)."""
 
-    def __init__(self, cid: int, pid: int) -> None:
+    def __init__(self, cid: int, pid: int, vgpu: VirtualGpu | None = None,
+                 daemon: bool = False) -> None:
         self.cid = cid
+        self.vgpu = vgpu
+        self.daemon = daemon                # opened by the daemon itself (in-daemon module)
         self.prio = TaskPriority(pid)
         self.usage = Usage()
         self.instances = dict.fromkeys(RESOURCES, 0)       # grants in flight, per kind
@@ -99,6 +104,13 @@ class WaitQueue:
                 return w
             self._gone -= 1
         return None
+
+    def peek(self) -> Waiter | None:
+        """The most urgent live waiter, left in the queue; None if there is none."""
+        while self._heap and self._heap[0].entity is None:
+            heapq.heappop(self._heap)
+            self._gone -= 1
+        return self._heap[0] if self._heap else None
 
     def remove(self, w: Waiter) -> None:
         """Forget a waiter that gave up (cancelled); lazy, O(1)."""
@@ -188,6 +200,12 @@ class PRes:
         # the token of a pending time-buffered hand-off of THIS resource (an arrival for
         # it clears the token; compute and copy engines buffer independently under MRQ)
         self.buffering: object | None = None
+        # the launch running on this engine, its entity and class, and its slice (preempt.py)
+        self.job: Any = None
+        self.job_entity: Entity | None = None
+        self.job_daemon = False
+        self.slice_start = 0.0
+        self.timer: Any = None               # the job whose slice-end timer is armed
 
     def move_to_tail(self, vres: VRes) -> None:
         """Put ``vres`` last in the order (a demotion)."""

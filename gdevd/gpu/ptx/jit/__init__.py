@@ -1,0 +1,99 @@
+"""The compiling PTX engine: kernels translated to C, compiled by the system compiler.
+
+Tiers: a module runs on the interpreter until its compiled form is ready; ``start()``
+compiles it on a background thread, and later launches of each translated kernel run
+natively (:class:`~.launch.JitLaunch`).  The engine policy (``set_engine``; the
+``GDEV_PTX_ENGINE`` environment variable at start) is one of
+
+* ``auto``   - tiered: compile in the background, use the result when ready (default);
+* ``jit``    - compile before the first launch (it waits), then run compiled;
+* ``interp`` - never compile.
+
+Without a C compiler every module stays on the interpreter, with one log line.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+
+from gdevd.errors import GdevError
+
+from .build import build, compiler
+
+log = logging.getLogger(__name__)
+ENGINES = ("auto", "jit", "interp")
+_engine = os.environ.get("GDEV_PTX_ENGINE", "auto")
+_warned = False
+
+
+def set_engine(name: str) -> None:
+    """Select the engine policy for modules loaded or launched from now on (see above)."""
+    global _engine
+    if name not in ENGINES:
+        raise GdevError(errno.EINVAL, f"engine must be one of {', '.join(ENGINES)}")
+    _engine = name
+
+
+def engine() -> str:
+    """The current engine policy."""
+    return _engine
+
+
+class JitState:
+    """The compiled form of one module: status, compile seconds, per-kernel functions.
+
+    ``status``: ``interp`` (not compiled), ``compiling``, ``jit`` (ready), ``failed``.
+    """
+
+    def __init__(self, module, ptx: str) -> None:
+        self.module, self.ptx = module, ptx
+        self.status = "interp"
+        self.seconds = 0.0
+        self.error = ""
+        self.compiled = None
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+
+    def start(self, wait: bool = False) -> None:
+        """Compile in the background (once); ``wait`` blocks until it is ready or failed."""
+        global _warned
+        with self._lock:
+            if self.status == "interp" and _engine != "interp":
+                if compiler() is None:
+                    if not _warned:
+                        log.warning("no C compiler found: PTX kernels run on the interpreter")
+                        _warned = True
+                    return
+                self.status = "compiling"
+                threading.Thread(target=self._compile, name="gdev-jit-cc", daemon=True).start()
+        if wait and self.status == "compiling":
+            self._done.wait()
+
+    def _compile(self) -> None:
+        try:
+            self.compiled = build(self.module, self.ptx)
+            self.seconds = self.compiled.seconds
+            self.status = "jit"
+        except Exception as exc:  # a compiler failure leaves the interpreter serving
+            log.exception("compiling module %s failed", self.module.name)
+            self.error, self.status = repr(exc), "failed"
+        finally:
+            self._done.set()
+
+    def function(self, kernel: str) -> str | None:
+        """The compiled function of ``kernel`` if it can run natively now, else None."""
+        if _engine == "interp":
+            return None
+        if _engine == "jit":
+            self.start(wait=True)
+        c = self.compiled
+        return c.kernels.get(kernel) if c is not None and self.status == "jit" else None
+
+    def engine_of(self, kernel: str) -> str:
+        """``jit`` or ``interp``: the engine a launch of ``kernel`` would use now."""
+        c = self.compiled
+        return "jit" if c is not None and self.status == "jit" and kernel in c.kernels \
+            else "interp"

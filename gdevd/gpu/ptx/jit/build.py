@@ -1,0 +1,158 @@
+"""Compiling a module's kernels to a shared object, cached on disk by content hash.
+
+The cache key hashes the PTX text, the translator's own sources (this package and the C
+headers it includes), the compiler's version and the flags, so a module loaded again costs
+one ``dlopen`` and a small manifest read.  Entries are written to a temporary name and
+renamed, so concurrent daemons never see half a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cffi
+
+from .cgen import kernel_c
+from .operands import Unsupported
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE.parent.parent / "csrc"
+FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
+         "-shared", "-fvisibility=default", "-w"]
+CDEF = """
+struct jctx {
+    void *mmu;
+    uint8_t *params, *shared, *local, *pvars, *regs, *cc;
+    int32_t *pc, *act, *tid_x, *tid_y, *tid_z;
+    uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
+    uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
+    uint32_t ntid[3], nctaid[3], ctaid[3];
+    int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
+    uint32_t divsteps, dyn_shared;
+    uint64_t tlb_tag[64];
+    uint8_t *tlb_base[64];
+    uint8_t tlb_acc[64];
+};
+"""
+
+
+def cache_dir() -> Path:
+    """Where compiled modules are kept: ``$GDEV_JIT_CACHE`` or ``~/.cache/gdev-py/jit``."""
+    env = os.environ.get("GDEV_JIT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "gdev-py" / "jit"
+
+
+@functools.cache
+def compiler() -> str | None:
+    """The C compiler's path (``$CC`` or ``cc``), None if there is none."""
+    return shutil.which(os.environ.get("CC", "cc"))
+
+
+@functools.cache
+def _compiler_version() -> str:
+    cc = compiler()
+    out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.splitlines()[0] if out.stdout else cc or ""
+
+
+@functools.cache
+def _sources_digest() -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for p in sorted(HERE.glob("*.py")) + [HERE / "prelude.h", CSRC / "mmu_internal.h",
+                                          CSRC / "gdev_core.h"]:
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(ptx: str) -> str:
+    """Content hash naming a module's compiled form."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in (ptx, _sources_digest(), _compiler_version(), " ".join(FLAGS)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass
+class Compiled:
+    """A loaded shared object: C function name per compiled kernel, and why others are not."""
+
+    lib: object
+    ffi: cffi.FFI
+    kernels: dict[str, str]
+    rejected: dict[str, str]
+    seconds: float
+    cached: bool
+
+
+def _translate(module) -> tuple[str, dict[str, str], dict[str, str]]:
+    parts = ['#include "prelude.h"']
+    kernels, rejected = {}, {}
+    for k, (name, info) in enumerate(module.kernels.items()):
+        fname = f"k{k}"
+        try:
+            parts.append(kernel_c(module, info, fname))
+            kernels[name] = fname
+        except Unsupported as exc:
+            rejected[name] = str(exc)
+    return "\n".join(parts), kernels, rejected
+
+
+def _compile(src: str, out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+        c_file = Path(tmp) / "module.c"
+        c_file.write_text(src)
+        so = Path(tmp) / "module.so"
+        cmd = [compiler(), *FLAGS, f"-I{HERE}", f"-I{CSRC}", "-o", str(so), str(c_file)]
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if res.returncode:
+            raise RuntimeError(f"cc failed: {res.stderr[-2000:]}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        part = out.with_suffix(f".{os.getpid()}.part")
+        shutil.copyfile(so, part)
+        os.replace(part, out)
+
+
+def _load(so: Path, kernels: dict[str, str]):
+    ffi = cffi.FFI()
+    ffi.cdef(CDEF + "".join(f"int64_t {f}_run(struct jctx *, int64_t);\n"
+                            for f in kernels.values()))
+    return ffi, ffi.dlopen(str(so))
+
+
+def build(module, ptx: str) -> Compiled:
+    """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
+
+    Raises RuntimeError if the compiler fails; kernels the translator cannot handle are
+    listed in ``rejected`` with the reason (they stay on the interpreter).
+    """
+    t0 = time.monotonic()
+    key = cache_key(ptx)
+    base = cache_dir() / key[:2] / key
+    so, manifest = base.with_suffix(".so"), base.with_suffix(".json")
+    cached = so.exists() and manifest.exists()
+    if cached:
+        meta = json.loads(manifest.read_text())
+        kernels, rejected = meta["kernels"], meta["rejected"]
+    else:
+        src, kernels, rejected = _translate(module)
+        if kernels:
+            _compile(src, so)
+        part = manifest.with_suffix(f".{os.getpid()}.part")
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        part.write_text(json.dumps({"kernels": kernels, "rejected": rejected}))
+        os.replace(part, manifest)
+    ffi, lib = _load(so, kernels) if kernels else (cffi.FFI(), None)
+    return Compiled(lib, ffi, kernels, rejected, time.monotonic() - t0, cached)

@@ -1,0 +1,177 @@
+"""A launch on the compiled engine: the interpreter's contract, run by native code.
+
+The grid's blocks are dealt to a few *slots* (at least 8 when the grid has that many
+blocks) in turn, as a GPU dispatches blocks to its multiprocessors: slot ``s`` runs blocks
+``s, s + R, s + 2R...``, so the blocks in flight are consecutive and a block spinning on a
+flag that a nearby block sets does not starve it (the interpreter's waves give the same
+guarantee).  Each slot has its own execution state (a ``struct jctx`` and numpy buffers
+for registers, program counters, shared, local and call-parameter memory), so slots run in
+parallel on the engine thread pool while the GIL is released.  ``run(budget)`` shares the
+budget of instruction steps among the unfinished slots (each gets ``budget * threads /
+slots``), so a slice lasts about as long as ``budget`` steps of one thread whatever the
+number of slots and threads; each slot stops after a basic block, and resumption is exact
+because all state lives in those buffers.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from gdevd.errors import GdevError, KernelFault
+from gdevd.gpu._core import ffi as core_ffi
+
+from ..executor import Launch
+
+_REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
+            5: "out-of-bounds local", 6: "out-of-bounds param",
+            7: "protection (kernel parameters are read-only)"}
+F_TRAP = 8
+MIN_SLOTS = 8
+_pool: ThreadPoolExecutor | None = None
+THREADS = os.cpu_count() or 1
+
+
+def set_threads(n: int) -> None:
+    """Size of the engine thread pool used by later launches (1 = the calling thread)."""
+    global _pool, THREADS
+    if n < 1:
+        raise GdevError(errno.EINVAL, "engine threads must be >= 1")
+    THREADS = n
+    if _pool is not None:
+        _pool.shutdown(wait=False)
+        _pool = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="gdev-jit")
+    return _pool
+
+
+class _Chunk:
+    """Execution state of one range of blocks (see module docstring)."""
+
+    def __init__(self, launch: JitLaunch, first: int, step: int) -> None:
+        ffi = launch.compiled.ffi
+        nt = launch.tpb
+        info = launch.info
+        self.ctx = ctx = ffi.new("struct jctx *")
+        stride = (nt * 8 + 63) // 64 * 64
+        self.bufs = {
+            "regs": np.zeros(max(len(info.regs), 1) * stride, np.uint8),
+            "pc": np.zeros(nt, np.int32), "act": np.zeros(nt, np.int32),
+            "cc": np.zeros(nt, np.uint8),
+            "shared": np.zeros(max(launch.shared_total, 16), np.uint8),
+            "local": np.zeros(nt * launch.lo_stride if info.local_size else 16, np.uint8),
+            "pvars": np.zeros(max(nt * launch.pv_stride, 16), np.uint8),
+        }
+        lin = np.arange(nt)
+        bx, by, _ = launch.block
+        self.bufs.update(tid_x=(lin % bx).astype(np.int32),
+                         tid_y=((lin // bx) % by).astype(np.int32),
+                         tid_z=(lin // (bx * by)).astype(np.int32))
+        for name, arr in self.bufs.items():
+            ctype = "int32_t *" if arr.dtype == np.int32 else "uint8_t *"
+            setattr(ctx, name, ffi.cast(ctype, arr.ctypes.data))
+        ctx.params = ffi.cast("uint8_t *", launch.param_buf.ctypes.data)
+        ctx.param_size = len(launch.params)
+        ctx.shared_size = launch.shared_total
+        ctx.local_size = info.local_size
+        ctx.lo_stride = launch.lo_stride
+        ctx.pv_stride = launch.pv_stride
+        ctx.reg_stride = stride
+        ctx.data_base = launch.data_base
+        ctx.block, ctx.block_end, ctx.block_step = first, launch.total_blocks, step
+        ctx.ntid = list(launch.block)
+        ctx.nctaid = list(launch.grid)
+        ctx.nt = nt
+        ctx.dyn_shared = launch.shared_dynamic
+        ctx.mmu = ffi.cast("void *", int(core_ffi.cast("uintptr_t", launch.mmu._p)))
+        self.done = False
+
+    def run(self, fn, budget: int) -> int:
+        return fn(self.ctx, budget)
+
+
+class JitLaunch(Launch):
+    """One kernel launch on the compiled engine; same contract as :class:`Launch`."""
+
+    engine = "jit"
+
+    def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
+                 data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
+                 threads: int | None = None) -> None:
+        super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
+                         watchdog)
+        from .cgen import symbols
+        self.compiled = compiled
+        self.fn = getattr(compiled.lib, f"{fname}_run")
+        self.tpb = self.block[0] * self.block[1] * self.block[2]
+        self.lo_stride = (max(info.local_size, 1) + 15) // 16 * 16
+        self.pv_stride = symbols(module, info)[2]
+        self.param_buf = np.frombuffer(self.params, np.uint8)
+        threads = THREADS if threads is None else threads
+        self.threads = threads
+        slots = min(self.total_blocks, max(threads, MIN_SLOTS))
+        self.chunks = [_Chunk(self, k, slots) for k in range(slots)]
+
+    def run(self, budget: int | None = None) -> bool:
+        """Execute up to ``budget`` instruction steps per chunk (all if None); True once done.
+
+        Raises KernelFault (EFAULT illegal address, EIO trap, ETIME watchdog); a faulted
+        launch is finished.
+        """
+        if self.done:
+            return True
+        if budget is not None and budget <= 0:
+            return False
+        t0 = time.monotonic()
+        try:
+            while True:
+                self._slice(budget if budget is not None else 1 << 24)
+                if all(ch.done for ch in self.chunks):
+                    self.done = True
+                    return True
+                if self.watchdog is not None and \
+                        self.stats.elapsed + time.monotonic() - t0 > self.watchdog:
+                    raise KernelFault(errno.ETIME, f"watchdog: {self.info.name} ran longer "
+                                      f"than {self.watchdog} s")
+                if budget is not None:
+                    return False
+        except GdevError:
+            self.done = True
+            raise
+        finally:
+            self.stats.elapsed += time.monotonic() - t0
+            self._count()
+
+    def _slice(self, budget: int) -> None:
+        live = [ch for ch in self.chunks if not ch.done]
+        budget = max(1, budget * min(self.threads, len(live)) // len(live))
+        if len(live) == 1:
+            results = [live[0].run(self.fn, budget)]
+        else:
+            pool = _executor()
+            results = list(pool.map(lambda ch: ch.run(self.fn, budget), live))
+        for ch, r in zip(live, results, strict=True):
+            if r < 0:
+                raise self._fault(ch.ctx)
+            ch.done = r == 1
+
+    def _fault(self, ctx) -> KernelFault:
+        name, line = self.info.name, ctx.fault_line
+        if ctx.fault_kind == F_TRAP:
+            return KernelFault(errno.EIO, f"trap in {name} at line {line}")
+        reason = _REASONS.get(ctx.fault_kind, "unmapped")
+        return KernelFault(errno.EFAULT, f"illegal address 0x{ctx.fault_va:x} ({reason}) in "
+                           f"{name} at line {line}")
+
+    def _count(self) -> None:
+        self.stats.instructions = sum(ch.ctx.instructions for ch in self.chunks)
+        self.stats.thread_instructions = sum(ch.ctx.thread_instructions for ch in self.chunks)

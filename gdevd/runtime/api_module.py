@@ -1,0 +1,185 @@
+"""Modules loaded by the runtime: a PTX image in, a function table out (cuModuleLoad's work).
+
+``gmodule_load`` checks that the image is PTX text, parses, links and lays it out (through
+the GPU's module cache, so loading the same text twice parses it once), puts the code and
+the data segment of its ``.global``/``.const`` variables (with their initialisers) in the
+context's device memory, and returns the :class:`libgdev.moduletable.ModuleTable` that the
+client needs to launch and to answer attribute queries without parsing PTX.
+``gmodule_launch`` launches function ``index`` of a loaded module; ``gmodule_unload`` frees
+its memory once the work issued before is done.
+
+Invariant: a handle's loaded modules live in :data:`_LOADED` under that handle only, so a
+module id names nothing in another context (ENOENT).  Their device memory is ordinary
+``gmalloc`` memory of the context: ``gclose`` frees it with everything else.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from libgdev.moduletable import Function, Global, ModuleTable, Param
+
+from ..errors import GdevError
+from .api_copy import gmemcpy_to_device
+from .api_exec import GdevKernel, _check_kernel, _decode, launch_decoded
+from .api_mem import gfree, gmalloc
+from .handle import Handle
+
+SHARED_PER_BLOCK = 64 * 1024  # the engine's limit, static + dynamic
+_BINARY_MAGICS = (b"\x7fELF", b"\x50\xed\x55\xba", b"\xba\x55\xed\x50")
+_NO_BINARY = ("cubin and fatbin images carry machine code, which gdevd cannot run: build "
+              "the module as PTX (nvcc -ptx, or embed PTX with -gencode arch=compute_XX,"
+              "code=compute_XX)")
+
+
+@dataclass(eq=False)
+class LoadedModule:
+    """A module in one context: its table, where its code lies, and the decoded module."""
+
+    table: ModuleTable
+    code_addr: int
+    code_size: int
+    decoded: Any
+
+
+_LOADED: weakref.WeakKeyDictionary[Handle, dict[int, LoadedModule]] = \
+    weakref.WeakKeyDictionary()
+_IDS = itertools.count(1)
+
+
+def ptx_text(image: bytes) -> str:
+    """The PTX source in ``image`` (NUL-terminated or not); ENOEXEC saying why if it is not
+    PTX text."""
+    raw = bytes(image)
+    if raw.startswith(_BINARY_MAGICS):
+        raise GdevError(errno.ENOEXEC, _NO_BINARY)
+    try:
+        text = raw.decode("utf-8").rstrip("\0")
+    except UnicodeDecodeError:
+        raise GdevError(errno.ENOEXEC, "the image is neither PTX text nor UTF-8") from None
+    if "\0" in text or ".version" not in text:
+        raise GdevError(errno.ENOEXEC, "the image is not PTX text (no .version directive)")
+    return text
+
+
+def _versions(text: str) -> tuple[int, int]:
+    ver = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
+    sm = re.search(r"^\s*\.target\s+sm_(\d+)", text, re.M)
+    return (int(ver[1]) * 10 + int(ver[2]) if ver else 0, int(sm[1]) if sm else 0)
+
+
+def _functions(decoded: Any, const_size: int) -> tuple[Function, ...]:
+    out = []
+    for info in decoded.kernels.values():
+        params = tuple(Param(p.offset, p.size, p.align, getattr(p, "type", "b8"))
+                       for p in info.params)
+        out.append(Function(info.name, params, int(info.param_size), info.max_threads or 1024,
+                            info.static_shared, info.local_size, len(info.regs), const_size,
+                            SHARED_PER_BLOCK - info.static_shared))
+    return tuple(out)
+
+
+def _table(decoded: Any, data_addr: int, text: str) -> ModuleTable:
+    layout = decoded.data_layout()
+    globals_ = tuple(Global(g.name, data_addr + layout.offsets[g.name], g.size, g.space)
+                     for g in decoded.globals.values())
+    const_size = sum(g.size for g in globals_ if g.space == "const")
+    ptx_version, target_sm = _versions(text)
+    return ModuleTable(next(_IDS), data_addr, layout.size, ptx_version, target_sm,
+                       _functions(decoded, const_size), globals_)
+
+
+async def _decoded(handle: Handle, code: bytes, name: str) -> Any:
+    try:
+        return await _decode(handle, code)
+    except MemoryError:  # a declared data segment the daemon cannot even lay out
+        raise GdevError(errno.ENOMEM, f"{name}: its data segment does not fit") from None
+    except GdevError as exc:
+        if exc.errno == errno.EINVAL and exc.detail.startswith("<ptx>:"):
+            raise GdevError(errno.EINVAL, name + exc.detail[len("<ptx>"):]) from None
+        raise
+
+
+async def gmodule_load(handle: Handle, image: bytes, name: str = "<image>") -> ModuleTable:
+    """Load the PTX module ``image`` into the context; its :class:`ModuleTable`.
+
+    Errors: EBADF; ENOEXEC (not PTX text: a binary or junk image, with what to do);
+    EINVAL (PTX the loader rejects, naming ``name``, the line and the construct); ENOMEM
+    (the code or data segment does not fit the vGPU's share).
+    """
+    handle.check_open()
+    text = ptx_text(image)
+    code = text.encode("utf-8")
+    decoded = await _decoded(handle, code, name)
+    layout = decoded.data_layout()
+    code_addr = await gmalloc(handle, len(code))
+    data_addr = 0
+    try:
+        await gmemcpy_to_device(handle, code_addr, code, len(code))
+        if layout.size:
+            data_addr = await gmalloc(handle, layout.size)
+            image_bytes = bytes(layout.image)
+            await gmemcpy_to_device(handle, data_addr, image_bytes, len(image_bytes))
+    except BaseException:
+        await _free(handle, data_addr, code_addr)
+        raise
+    table = _table(decoded, data_addr, text)
+    _LOADED.setdefault(handle, {})[table.module_id] = \
+        LoadedModule(table, code_addr, len(code), decoded)
+    return table
+
+
+async def _free(handle: Handle, *addrs: int) -> None:
+    for addr in addrs:
+        if addr:
+            try:
+                await gfree(handle, addr)
+            except GdevError:
+                if not handle.closed:
+                    raise
+
+
+def _loaded(handle: Handle, module_id: int) -> LoadedModule:
+    handle.check_open()
+    mod = _LOADED.get(handle, {}).get(module_id)
+    if mod is None:
+        raise GdevError(errno.ENOENT, f"no module {module_id} in context {handle.cid}")
+    return mod
+
+
+async def gmodule_unload(handle: Handle, module_id: int) -> None:
+    """Unload module ``module_id``, freeing its code and data once the work issued before
+    is done.  Errors: EBADF; ENOENT (no such module in this context)."""
+    mod = _loaded(handle, module_id)
+    del _LOADED[handle][module_id]
+    await _free(handle, mod.table.data_addr, mod.code_addr)
+
+
+async def gmodule_launch(handle: Handle, module_id: int, index: int,
+                         grid: tuple[int, int, int], block: tuple[int, int, int],
+                         shared_dynamic: int, params: bytes | memoryview) -> int:
+    """Launch function ``index`` of module ``module_id``; its fence id (see ``glaunch``).
+
+    The decoded module is the one the load cached: a launch neither reads nor hashes the
+    code again.  Errors: as glaunch's, and ENOENT (no such module, or no function
+    ``index``, naming the module's kernels)."""
+    mod = _loaded(handle, module_id)
+    functions = mod.table.functions
+    if not 0 <= index < len(functions):
+        names = ", ".join(f.name for f in functions) or "none"
+        raise GdevError(errno.ENOENT, f"module {module_id} has no function {index} "
+                                      f"(its kernels: {names})")
+    kernel = GdevKernel(code_addr=mod.code_addr, code_size=mod.code_size,
+                        data_addr=mod.table.data_addr, name=functions[index].name,
+                        grid=grid, block=block, shared_dynamic=shared_dynamic, params=params)
+    _check_kernel(kernel)
+    handle.check_fault()
+    await trio.lowlevel.checkpoint()
+    return await launch_decoded(handle, mod.decoded, kernel)

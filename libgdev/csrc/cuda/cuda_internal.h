@@ -1,0 +1,90 @@
+/* Internals of libcuda.so.1: the driver API over libgdev's verbs (docs/clib.md).
+ * Compiled against NVIDIA's cuda.h, so every entry point has CUDA's exact prototype and its
+ * versioned symbol name (cuMemAlloc is cuMemAlloc_v2, cuCtxCreate is cuCtxCreate_v4 ...). */
+#ifndef CUDA_INTERNAL_H
+#define CUDA_INTERNAL_H
+
+#define CUDA_ENABLE_DEPRECATED 1 /* the deprecated entry points are implemented too */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "gdev.h"
+
+#define API __attribute__((visibility("default")))
+#define GDEV_CUDA_VERSION 12080 /* cuDriverGetVersion: the CUDA API these entry points follow */
+
+struct CUmod_st;
+struct CUevent_st;
+
+/* A device allocation, for cuMemGetAddressRange and pointer checks. */
+struct alloc {
+    uint64_t addr, size;
+};
+
+/* A context: one Gdev handle (its own address space), as in Gdev's libucuda. */
+struct CUctx_st {
+    Ghandle h;
+    CUdevice dev;
+    unsigned flags;
+    int destroyed;
+    CUresult sticky; /* a kernel's illegal address poisons the context, as in CUDA */
+    pthread_mutex_t lock;
+    struct alloc *allocs;
+    size_t nallocs, cap;
+    struct CUmod_st *marker; /* the event marker module, loaded on first timed record */
+    uint64_t slots; /* a page of 8-byte event time slots */
+    uint32_t slots_used;
+    uint32_t last_fence; /* newest asynchronous op of the NULL stream */
+    struct CUctx_st *next_destroyed;
+    struct CUmod_st *modules; /* loaded modules, freed with the context as in CUDA */
+};
+
+/* One kernel of a module: its entry in the daemon's function table (index, parameter
+ * layout, attributes) and the legacy launch state. */
+struct CUfunc_st {
+    struct CUmod_st *mod;
+    uint32_t index;
+    const struct gdev_function *info;
+    /* legacy launch state (cuParamSet*, cuFuncSetBlockShape, cuFuncSetSharedSize) */
+    uint8_t legacy_params[4096];
+    uint32_t legacy_size;
+    int bx, by, bz;
+    unsigned shared;
+};
+
+struct CUmod_st {
+    CUcontext ctx;
+    struct gdev_module *gm; /* the daemon's table; NULL once unloaded */
+    struct CUfunc_st *funcs;
+    struct CUmod_st *next;
+};
+
+struct CUstream_st {
+    CUcontext ctx;
+    uint32_t last_fence;
+};
+
+struct CUevent_st {
+    CUcontext ctx;
+    unsigned flags;
+    int recorded;
+    uint32_t fence;
+    uint64_t slot; /* device address of its timestamp, 0 for CU_EVENT_DISABLE_TIMING */
+};
+
+/* Helpers shared by the files of libcuda. */
+CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
+CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
+CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
+void cu_unload_all(CUcontext ctx);
+void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
+int gdev_last_errno(void);
+CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
+void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
+int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
+uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
+int cu_initialized(void);
+
+#endif /* CUDA_INTERNAL_H */

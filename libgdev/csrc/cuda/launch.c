@@ -1,0 +1,180 @@
+/* Launches: cuLaunchKernel packs kernelParams by the parameter layout of the daemon's
+ * function table (or takes CU_LAUNCH_PARAM_BUFFER_POINTER as is) and names the function by
+ * its index (MODULE_LAUNCH); the legacy path (cuParamSet*, cuFuncSetBlockShape,
+ * cuLaunchGrid) fills the same buffer by offsets. */
+#include <errno.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+uint32_t *cu_stream_fence(CUcontext c, CUstream s)
+{
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return &c->last_fence;
+    return &s->last_fence;
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, CUstream s,
+                       const void *params, uint32_t psize)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    uint32_t id;
+
+    if (r)
+        return r;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (f->mod->ctx != c)
+        return cu_fail(CUDA_ERROR_INVALID_HANDLE, "%s belongs to another context",
+                       f->info->name);
+    if (c->sticky)
+        return c->sticky;
+    if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: grid %ux%ux%u block %ux%ux%u",
+                       f->info->name, gx, gy, gz, bx, by, bz);
+    struct gdev_kernel k = {
+        .param_buf = params, .param_size = psize, .smem_size = shared,
+        .grid_x = gx, .grid_y = gy, .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz};
+    int err = gmodule_launch(c->h, f->mod->gm, f->index, &k, &id);
+    if (err)
+        return cu_fail(err == -EINVAL ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
+                       "launching %s: %s", f->info->name, gdev_last_error());
+    *cu_stream_fence(c, s) = id;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared, CUstream s,
+                            void **kernelParams, void **extra)
+{
+    uint8_t buf[4096];
+
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (extra) {
+        const void *p = NULL;
+        size_t size = 0;
+        for (unsigned i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                p = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                size = *(size_t *)extra[i + 1];
+            else
+                return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (!p || size < f->info->param_size)
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: parameter buffer of %zu bytes, "
+                           "want %u", f->info->name, size, f->info->param_size);
+        return launch(f, gx, gy, gz, bx, by, bz, shared, s, p, f->info->param_size);
+    }
+    if (f->info->n_params && !kernelParams)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s takes %u parameters", f->info->name,
+                       f->info->n_params);
+    if (f->info->param_size > sizeof buf)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: parameters of %u bytes", f->info->name,
+                       f->info->param_size);
+    memset(buf, 0, f->info->param_size);
+    for (unsigned i = 0; i < f->info->n_params; i++)
+        memcpy(buf + f->info->params[i].offset, kernelParams[i], f->info->params[i].size);
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->info->param_size);
+}
+
+API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
+{
+    if (!pi || !f)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct gdev_function *i = f->info;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = (int)i->max_threads; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)i->static_shared; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = (int)i->const_size; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = (int)i->local_size; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)i->num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->ptx_version; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = (int)i->max_dynamic_shared;
+        break;
+    default: *pi = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache config)
+{
+    (void)config;
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value)
+{
+    (void)attrib;
+    (void)value;
+    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- the legacy launch API ------------------------------------------------------------ */
+
+API CUresult cuFuncSetBlockShape(CUfunction f, int x, int y, int z)
+{
+    if (!f || x <= 0 || y <= 0 || z <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    f->bx = x;
+    f->by = y;
+    f->bz = z;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncSetSharedSize(CUfunction f, unsigned int bytes)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_VALUE;
+    f->shared = bytes;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuParamSetSize(CUfunction f, unsigned int numbytes)
+{
+    if (!f || numbytes > sizeof f->legacy_params)
+        return CUDA_ERROR_INVALID_VALUE;
+    f->legacy_size = numbytes;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuParamSetv(CUfunction f, int offset, void *ptr, unsigned int numbytes)
+{
+    if (!f || offset < 0 || (size_t)offset + numbytes > sizeof f->legacy_params || !ptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(f->legacy_params + offset, ptr, numbytes);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuParamSeti(CUfunction f, int offset, unsigned int value)
+{
+    return cuParamSetv(f, offset, &value, sizeof value);
+}
+
+API CUresult cuParamSetf(CUfunction f, int offset, float value)
+{
+    return cuParamSetv(f, offset, &value, sizeof value);
+}
+
+API CUresult cuLaunchGridAsync(CUfunction f, int gx, int gy, CUstream s)
+{
+    if (!f || gx <= 0 || gy <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, (unsigned)gx, (unsigned)gy, 1, (unsigned)f->bx, (unsigned)f->by,
+                  (unsigned)f->bz, f->shared, s, f->legacy_params, f->legacy_size);
+}
+
+API CUresult cuLaunchGrid(CUfunction f, int gx, int gy)
+{
+    CUresult r = cuLaunchGridAsync(f, gx, gy, NULL);
+    return r ? r : cuCtxSynchronize();
+}
+
+API CUresult cuLaunch(CUfunction f)
+{
+    return cuLaunchGrid(f, 1, 1);
+}

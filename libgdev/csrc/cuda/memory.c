@@ -1,0 +1,292 @@
+/* Device memory, pinned host memory, copies and memset over Gdev's verbs.  Pinned memory
+ * (cuMemAllocHost/HostAlloc) is gmalloc_dma: copies from or to it are asynchronous, other
+ * copies finish on return, as in Gdev. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+#define MEMSET_CHUNK (4u << 20)
+
+void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size)
+{
+    pthread_mutex_lock(&c->lock);
+    if (c->nallocs == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        struct alloc *a = realloc(c->allocs, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&c->lock);
+            return; /* only cuMemGetAddressRange loses this allocation */
+        }
+        c->allocs = a;
+        c->cap = cap;
+    }
+    c->allocs[c->nallocs++] = (struct alloc){addr, size};
+    pthread_mutex_unlock(&c->lock);
+}
+
+int cu_untrack_alloc(CUcontext c, uint64_t addr)
+{
+    int found = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nallocs; i++)
+        if (c->allocs[i].addr == addr) {
+            c->allocs[i] = c->allocs[--c->nallocs];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+    return found;
+}
+
+#define CURRENT(c) CUcontext c = NULL; do { CUresult r_ = cu_current(&c); if (r_) return r_; } while (0)
+
+API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    CURRENT(c);
+    if (!dptr || !bytesize)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t a = gmalloc(c->h, bytesize);
+    if (!a)
+        return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc(%zu): %s", bytesize,
+                       gdev_last_error());
+    cu_track_alloc(c, a, bytesize);
+    *dptr = a;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemFree(CUdeviceptr dptr)
+{
+    CURRENT(c);
+    if (!dptr)
+        return CUDA_SUCCESS;
+    if (!cu_untrack_alloc(c, dptr))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
+                       (unsigned long long)dptr);
+    return gfree(c->h, dptr) ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
+                                                       gdev_last_error());
+}
+
+API CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CURRENT(c);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nallocs; i++) {
+        struct alloc a = c->allocs[i];
+        if (dptr >= a.addr && dptr < a.addr + a.size) {
+            pthread_mutex_unlock(&c->lock);
+            if (pbase)
+                *pbase = a.addr;
+            if (psize)
+                *psize = a.size;
+            return CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+API CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    uint64_t f, t;
+    CURRENT(c);
+    if (!free_bytes || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    int err = gquery(c->h, GDEV_QUERY_DEVICE_MEM_FREE, &f);
+    if (!err)
+        err = gquery(c->h, GDEV_QUERY_DEVICE_MEM_SIZE, &t);
+    if (err)
+        return cu_error(err);
+    *free_bytes = f;
+    *total = t;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+    CURRENT(c);
+    if (!pp || !bytesize)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (flags & CU_MEMHOSTALLOC_PORTABLE)
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED,
+                       "CU_MEMHOSTALLOC_PORTABLE: a pinned buffer belongs to one Gdev handle");
+    *pp = gmalloc_dma(c->h, bytesize);
+    return *pp ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
+}
+
+API CUresult cuMemAllocHost(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+API CUresult cuMemFreeHost(void *p)
+{
+    CURRENT(c);
+    return gfree_dma(c->h, p) ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
+                                                        gdev_last_error());
+}
+
+API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
+{
+    CURRENT(c);
+    if (!pdptr || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = gvirtget(c->h, p);
+    return *pdptr ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+}
+
+/* Copies: EFAULT here is a range past its allocation, INVALID_VALUE as in CUDA. */
+static CUresult copy_result(int err)
+{
+    return err == -EFAULT ? CUDA_ERROR_INVALID_VALUE
+                          : cu_fail(cu_error(err), "%s", gdev_last_error());
+}
+
+static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int async)
+{
+    uint32_t id = 0;
+    CURRENT(c);
+    if (!n)
+        return CUDA_SUCCESS;
+    int err = async ? gmemcpy_to_device_async(c->h, dst, src, n, &id)
+                    : gmemcpy_to_device(c->h, dst, src, n);
+    if (err)
+        return copy_result(err);
+    if (id)
+        *cu_stream_fence(c, s) = id;
+    return CUDA_SUCCESS;
+}
+
+static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async)
+{
+    uint32_t id = 0;
+    CURRENT(c);
+    if (!n)
+        return CUDA_SUCCESS;
+    int err = async ? gmemcpy_from_device_async(c->h, dst, src, n, &id)
+                    : gmemcpy_from_device(c->h, dst, src, n);
+    if (err)
+        return copy_result(err);
+    if (id)
+        *cu_stream_fence(c, s) = id;
+    return CUDA_SUCCESS;
+}
+
+static CUresult dtod(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t n, int async)
+{
+    uint32_t id = 0;
+    CURRENT(c);
+    if (!n)
+        return CUDA_SUCCESS;
+    int err = async ? gmemcpy_async(c->h, dst, src, n, &id) : gmemcpy(c->h, dst, src, n);
+    if (err)
+        return copy_result(err);
+    if (id)
+        *cu_stream_fence(c, s) = id;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
+{
+    return htod(NULL, dst, src, n, 0);
+}
+
+API CUresult cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+    return dtoh(NULL, dst, src, n, 0);
+}
+
+API CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return dtod(NULL, dst, src, n, 0);
+}
+
+API CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    return htod(s, dst, src, n, 1);
+}
+
+API CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return dtoh(s, dst, src, n, 1);
+}
+
+API CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return dtod(s, dst, src, n, 1);
+}
+
+/* Unified addressing: a pointer is device memory when it falls in one of our allocations. */
+static int is_device(CUcontext c, CUdeviceptr p)
+{
+    int found = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nallocs && !found; i++)
+        found = p >= c->allocs[i].addr && p < c->allocs[i].addr + c->allocs[i].size;
+    pthread_mutex_unlock(&c->lock);
+    return found;
+}
+
+static CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async)
+{
+    CURRENT(c);
+    int d = is_device(c, dst), h = is_device(c, src);
+    if (d && h)
+        return dtod(s, dst, src, n, async);
+    if (d)
+        return htod(s, dst, (const void *)(uintptr_t)src, n, async);
+    if (h)
+        return dtoh(s, (void *)(uintptr_t)dst, src, n, async);
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return unified(dst, src, n, NULL, 0);
+}
+
+API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return unified(dst, src, n, s, 1);
+}
+
+/* Fill n elements of `width` bytes with the pattern, a chunk of pattern at a time. */
+static CUresult memset_n(CUdeviceptr dst, uint32_t value, unsigned width, size_t n)
+{
+    size_t bytes = n * width, chunk = bytes < MEMSET_CHUNK ? bytes : MEMSET_CHUNK;
+    uint8_t *buf;
+    CURRENT(c);
+    if (!n)
+        return CUDA_SUCCESS;
+    buf = malloc(chunk);
+    if (!buf)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < chunk; i += width)
+        memcpy(buf + i, &value, width);
+    int err = 0;
+    for (size_t off = 0; off < bytes && !err; off += chunk)
+        err = gmemcpy_to_device(c->h, dst + off, buf, bytes - off < chunk ? bytes - off : chunk);
+    free(buf);
+    return err ? copy_result(err) : CUDA_SUCCESS;
+}
+
+API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { return memset_n(d, v, 1, n); }
+API CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) { return memset_n(d, v, 2, n); }
+API CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) { return memset_n(d, v, 4, n); }
+API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return memset_n(d, v, 1, n);
+}
+API CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+    (void)s;
+    return memset_n(d, v, 2, n);
+}
+API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    (void)s;
+    return memset_n(d, v, 4, n);
+}

@@ -1,0 +1,90 @@
+/* cuGetProcAddress: entry points by CUDA's base name and the API version the caller was
+ * built for, as libcudart and interposers look them up.  Each row is (name, first CUDA
+ * version of this form, function); the newest form not newer than the request wins. */
+#include <string.h>
+
+#include "cuda_internal.h"
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
+                        unsigned int flags, CUdevice dev);
+const char *gdevCudaLastError(void);
+
+struct proc {
+    const char *name;
+    int version;
+    void *fn;
+};
+
+#define P(name, version) {#name, version, (void *)name}
+static const struct proc procs[] = {
+    P(cuInit, 2000), P(cuDriverGetVersion, 2020), P(cuGetErrorName, 6000),
+    P(cuGetErrorString, 6000), P(cuDeviceGet, 2000), P(cuDeviceGetCount, 2000),
+    P(cuDeviceGetName, 2000), P(cuDeviceTotalMem, 3020), P(cuDeviceGetAttribute, 2000),
+    P(cuDeviceComputeCapability, 2000),
+    {"cuCtxCreate", 3020, (void *)cuCtxCreate_v2}, {"cuCtxCreate", 11040, (void *)cuCtxCreate_v3},
+    {"cuCtxCreate", 12050, (void *)cuCtxCreate},
+    P(cuCtxDestroy, 4000), P(cuCtxPushCurrent, 4000), P(cuCtxPopCurrent, 4000),
+    P(cuCtxGetCurrent, 4000), P(cuCtxSetCurrent, 4000), P(cuCtxGetDevice, 2000),
+    P(cuCtxSynchronize, 2000), P(cuCtxGetApiVersion, 3020), P(cuCtxGetCacheConfig, 3020),
+    P(cuCtxSetCacheConfig, 3020),
+    P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuMemGetInfo, 3020),
+    P(cuMemGetAddressRange, 3020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000),
+    P(cuMemHostAlloc, 2020), P(cuMemHostGetDevicePointer, 3020),
+    P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020), P(cuMemcpyDtoD, 3020), P(cuMemcpy, 4000),
+    P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020),
+    P(cuMemcpyAsync, 4000), P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
+    P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
+    P(cuModuleLoad, 2000), P(cuModuleLoadData, 2000), P(cuModuleLoadDataEx, 2010),
+    P(cuModuleLoadFatBinary, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000),
+    P(cuModuleGetGlobal, 3020), P(cuLaunchKernel, 4000), P(cuFuncGetAttribute, 2020),
+    P(cuFuncSetAttribute, 9000), P(cuFuncSetCacheConfig, 3000), P(cuFuncSetBlockShape, 2000),
+    P(cuFuncSetSharedSize, 2000), P(cuParamSetSize, 2000), P(cuParamSeti, 2000),
+    P(cuParamSetf, 2000), P(cuParamSetv, 2000), P(cuLaunch, 2000), P(cuLaunchGrid, 2000),
+    P(cuLaunchGridAsync, 2000), P(cuStreamCreate, 2000), P(cuStreamCreateWithPriority, 5050),
+    P(cuStreamDestroy, 4000), P(cuStreamSynchronize, 2000), P(cuStreamQuery, 2000),
+    P(cuStreamWaitEvent, 3020), P(cuEventCreate, 2000), P(cuEventDestroy, 4000),
+    P(cuEventRecord, 2000), P(cuEventRecordWithFlags, 11010), P(cuEventQuery, 2000),
+    P(cuEventSynchronize, 2000), P(cuEventElapsedTime, 2000),
+    P(cuGetProcAddress, 12000),
+};
+#undef P
+
+static CUresult lookup(const char *symbol, void **pfn, int version,
+                       CUdriverProcAddressQueryResult *status)
+{
+    const struct proc *best = NULL;
+    int found = 0;
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+        if (strcmp(procs[i].name, symbol))
+            continue;
+        found = 1;
+        if (procs[i].version <= version && (!best || procs[i].version > best->version))
+            best = &procs[i];
+    }
+    *pfn = best ? best->fn : NULL;
+    if (status)
+        *status = best ? CU_GET_PROC_ADDRESS_SUCCESS
+                       : found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                               : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                              CUdriverProcAddressQueryResult *symbolStatus)
+{
+    (void)flags; /* per-thread default stream forms are the same functions here */
+    return lookup(symbol, pfn, cudaVersion, symbolStatus);
+}
+
+/* CUDA 11's four-argument form keeps the plain name. */
+API CUresult cu_get_proc_address_v1(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags) __asm__("cuGetProcAddress");
+API CUresult cu_get_proc_address_v1(const char *symbol, void **pfn, int cudaVersion,
+                                    cuuint64_t flags)
+{
+    (void)flags;
+    return lookup(symbol, pfn, cudaVersion, NULL);
+}

@@ -1,0 +1,196 @@
+/* Streams and events.  Every stream of a context issues to its one Gdev handle, which runs
+ * work in order, so a stream only remembers the fence of its newest asynchronous op
+ * (docs/cuda.md).  A timed event launches a one-thread marker kernel that stores the
+ * device's %globaltimer into the event's slot: the time the stream reached it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+#define SLOTS_PER_PAGE 512
+
+static const char marker_ptx[] =
+    ".version 7.0\n.target sm_75\n.address_size 64\n\n"
+    ".visible .entry gdev_event_record(\n    .param .u64 slot\n)\n{\n"
+    "    .reg .b64 %rd<4>;\n\n    ld.param.u64 %rd1, [slot];\n"
+    "    cvta.to.global.u64 %rd2, %rd1;\n    mov.u64 %rd3, %globaltimer;\n"
+    "    st.global.u64 [%rd2], %rd3;\n    ret;\n}\n";
+
+/* Wait for fence id; a kernel's illegal access poisons the context (sticky). */
+static CUresult wait_fence(CUcontext c, uint32_t id, int poll)
+{
+    struct gdev_time zero = {0, 0, 0};
+    int err;
+    if (c->sticky)
+        return c->sticky;
+    err = gsync(c->h, id, poll ? &zero : NULL);
+    if (poll && err == -ETIME)
+        return CUDA_ERROR_NOT_READY;
+    CUresult r = cu_error(err);
+    if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED)
+        c->sticky = r;
+    return r;
+}
+
+API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    (void)flags;
+    if (r)
+        return r;
+    if (!ph)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ph = calloc(1, sizeof **ph);
+    if (!*ph)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    (*ph)->ctx = c;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int priority)
+{
+    (void)priority;
+    return cuStreamCreate(ph, flags);
+}
+
+API CUresult cuStreamDestroy(CUstream s)
+{
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+static CUresult stream_wait(CUstream s, int poll)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    if (r)
+        return r;
+    return wait_fence(c, *cu_stream_fence(c, s), poll);
+}
+
+API CUresult cuStreamSynchronize(CUstream s)
+{
+    return stream_wait(s, 0);
+}
+
+API CUresult cuStreamQuery(CUstream s)
+{
+    return stream_wait(s, 1);
+}
+
+API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    (void)s;
+    (void)flags;
+    if (r)
+        return r;
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* same context: the handle runs in order already; another context: wait on the host */
+    return e->ctx == c || !e->recorded ? CUDA_SUCCESS : wait_fence(e->ctx, e->fence, 0);
+}
+
+API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    if (r)
+        return r;
+    if (!ph)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ph = calloc(1, sizeof **ph);
+    if (!*ph)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    (*ph)->ctx = c;
+    (*ph)->flags = flags;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuEventDestroy(CUevent e)
+{
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(e); /* its slot stays with the context's page until the context goes */
+    return CUDA_SUCCESS;
+}
+
+/* A timestamp slot of the context, loading the marker module on first use. */
+static CUresult get_slot(CUcontext c, uint64_t *slot)
+{
+    CUresult r = CUDA_SUCCESS;
+    if (!c->marker)
+        r = cu_load_ptx(c, marker_ptx, strlen(marker_ptx), &c->marker);
+    if (!r && (!c->slots || c->slots_used == SLOTS_PER_PAGE)) {
+        c->slots = gmalloc(c->h, SLOTS_PER_PAGE * 8);
+        c->slots_used = 0;
+        if (!c->slots)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (!r)
+        *slot = c->slots + 8u * c->slots_used++;
+    return r;
+}
+
+API CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    if (r)
+        return r;
+    if (!e || e->ctx != c)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!(e->flags & CU_EVENT_DISABLE_TIMING)) {
+        if (!e->slot && (r = get_slot(c, &e->slot)))
+            return r;
+        void *params[] = {&e->slot};
+        r = cuLaunchKernel(&c->marker->funcs[0], 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+        if (r)
+            return r;
+    }
+    e->fence = *cu_stream_fence(c, s);
+    e->recorded = 1;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
+{
+    (void)flags;
+    return cuEventRecord(e, s);
+}
+
+API CUresult cuEventQuery(CUevent e)
+{
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return e->recorded ? wait_fence(e->ctx, e->fence, 1) : CUDA_SUCCESS;
+}
+
+API CUresult cuEventSynchronize(CUevent e)
+{
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return e->recorded ? wait_fence(e->ctx, e->fence, 0) : CUDA_SUCCESS;
+}
+
+API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+    uint64_t t0, t1;
+    CUresult r;
+    if (!ms || !start || !end)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!start->recorded || !end->recorded || !start->slot || !end->slot)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((r = cuEventSynchronize(end)) || (r = cuEventSynchronize(start)))
+        return r;
+    if (gmemcpy_from_device(start->ctx->h, &t0, start->slot, 8)
+        || gmemcpy_from_device(end->ctx->h, &t1, end->slot, 8))
+        return cu_fail(CUDA_ERROR_UNKNOWN, "reading event times: %s", gdev_last_error());
+    *ms = (float)((double)(int64_t)(t1 - t0) / 1e6);
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,45 @@
+/* Internals of libcudart.so.13: the CUDA runtime API over libcuda.so.1 (docs/clib.md).
+ * Compiled against NVIDIA's cuda_runtime_api.h for CUDA's exact prototypes.  cudaStream_t
+ * and cudaEvent_t are the driver's CUstream and CUevent. */
+#ifndef CUDART_INTERNAL_H
+#define CUDART_INTERNAL_H
+
+#define CUDA_ENABLE_DEPRECATED 1
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+
+#define API __attribute__((visibility("default")))
+#define MAX_DEVICES 64
+
+/* A kernel registered by nvcc's host code: the host stub's address names it. */
+struct rt_func {
+    const void *host_fun;
+    char *name;
+    struct rt_fatbin *fatbin;
+    CUfunction fn[MAX_DEVICES]; /* resolved per device, on first launch */
+};
+
+/* A __device__/__constant__ variable registered by nvcc's host code. */
+struct rt_var {
+    const void *host_var;
+    char *name;
+    size_t size;
+    struct rt_fatbin *fatbin;
+};
+
+/* One fatbinary of the program: its module is loaded into a device's context on first use. */
+struct rt_fatbin {
+    const void *wrapper;
+    CUmodule mod[MAX_DEVICES];
+};
+
+cudaError_t rt_ctx(CUcontext *ctx);                  /* the current device's primary context */
+int rt_device(void);
+cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */
+cudaError_t rt_from(CUresult r);                     /* driver result -> runtime error */
+cudaError_t rt_function(const void *host_fun, CUfunction *fn);
+cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size);
+void rt_forget_device(int dev);                      /* after cudaDeviceReset */
+
+#endif /* CUDART_INTERNAL_H */

@@ -1,0 +1,269 @@
+/* Devices, the primary contexts (one per device, created on first use, as the runtime
+ * does), errors (the thread's last error, sticky until read) and versions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cudart_internal.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary[MAX_DEVICES];
+static int initialized;
+static _Thread_local int device;
+static _Thread_local cudaError_t last_error;
+
+cudaError_t rt_set(cudaError_t err)
+{
+    if (err)
+        last_error = err;
+    return err;
+}
+
+cudaError_t rt_from(CUresult r)
+{
+    /* the runtime's numbers equal the driver's for every result libcuda returns, except: */
+    switch (r) {
+    case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
+    case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
+    default: return (cudaError_t)r;
+    }
+}
+
+int rt_device(void)
+{
+    return device;
+}
+
+static cudaError_t init(void)
+{
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&lock);
+    if (!initialized) {
+        CUresult r = cuInit(0);
+        if (r == CUDA_SUCCESS)
+            initialized = 1;
+        else
+            e = r == CUDA_ERROR_NO_DEVICE ? cudaErrorNoDevice : rt_from(r);
+    }
+    pthread_mutex_unlock(&lock);
+    return e;
+}
+
+cudaError_t rt_ctx(CUcontext *ctx)
+{
+    CUcontext cur = NULL;
+    cudaError_t e = init();
+    if (e)
+        return rt_set(e);
+    pthread_mutex_lock(&lock);
+    if (!primary[device]) {
+        CUresult r = cuCtxCreate(&primary[device], NULL, 0, device);
+        if (r) {
+            pthread_mutex_unlock(&lock);
+            return rt_set(rt_from(r));
+        }
+    }
+    *ctx = primary[device];
+    pthread_mutex_unlock(&lock);
+    cuCtxGetCurrent(&cur);
+    if (cur != *ctx)
+        cuCtxSetCurrent(*ctx);
+    return cudaSuccess;
+}
+
+API cudaError_t cudaGetDeviceCount(int *count)
+{
+    cudaError_t e = init();
+    if (e)
+        return rt_set(e);
+    return rt_set(rt_from(cuDeviceGetCount(count)));
+}
+
+API cudaError_t cudaSetDevice(int dev)
+{
+    int n;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e)
+        return e;
+    if (dev < 0 || dev >= n || dev >= MAX_DEVICES)
+        return rt_set(cudaErrorInvalidDevice);
+    device = dev;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaGetDevice(int *dev)
+{
+    if (!dev)
+        return rt_set(cudaErrorInvalidValue);
+    *dev = device;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    (void)flags;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache config)
+{
+    (void)config;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache config)
+{
+    (void)func, (void)config;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaDeviceSynchronize(void)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuCtxSynchronize()));
+}
+
+API cudaError_t cudaThreadSynchronize(void)
+{
+    return cudaDeviceSynchronize();
+}
+
+API cudaError_t cudaDeviceReset(void)
+{
+    CUcontext ctx = NULL;
+    pthread_mutex_lock(&lock);
+    ctx = primary[device];
+    primary[device] = NULL;
+    pthread_mutex_unlock(&lock);
+    if (ctx) {
+        rt_forget_device(device);
+        cuCtxDestroy(ctx);
+    }
+    return cudaSuccess;
+}
+
+API cudaError_t cudaThreadExit(void)
+{
+    return cudaDeviceReset();
+}
+
+API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev)
+{
+    cudaError_t e = init();
+    if (e)
+        return rt_set(e);
+    /* cudaDevAttr* values are the driver's CU_DEVICE_ATTRIBUTE_* numbers */
+    return rt_set(rt_from(cuDeviceGetAttribute(value, (CUdevice_attribute)attr, dev)));
+}
+
+static int attr(CUdevice_attribute a, int dev)
+{
+    int v = 0;
+    cuDeviceGetAttribute(&v, a, dev);
+    return v;
+}
+
+API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
+{
+    size_t mem = 0;
+    cudaError_t e = init();
+    if (e || (e = rt_from(cuDeviceTotalMem(&mem, dev))))
+        return rt_set(e);
+    memset(p, 0, sizeof *p);
+    cuDeviceGetName(p->name, sizeof p->name, dev);
+    p->totalGlobalMem = mem;
+    p->sharedMemPerBlock = (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
+    p->regsPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, dev);
+    p->warpSize = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
+    p->memPitch = (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_PITCH, dev);
+    p->maxThreadsPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+    for (int i = 0; i < 3; i++) {
+        p->maxThreadsDim[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i, dev);
+        p->maxGridSize[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, dev);
+    }
+    p->totalConstMem = (size_t)attr(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, dev);
+    p->major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    p->minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    p->textureAlignment = (size_t)attr(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, dev);
+    p->multiProcessorCount = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    p->canMapHostMemory = 1;
+    p->unifiedAddressing = 1;
+    p->memoryBusWidth = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev);
+    p->l2CacheSize = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+    p->maxThreadsPerMultiProcessor = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
+    p->asyncEngineCount = attr(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, dev);
+    p->sharedMemPerMultiprocessor =
+        (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev);
+    p->regsPerMultiprocessor = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, dev);
+    p->sharedMemPerBlockOptin =
+        (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+    p->maxBlocksPerMultiProcessor = 16;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaDriverGetVersion(int *v)
+{
+    return rt_set(rt_from(cuDriverGetVersion(v)));
+}
+
+API cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    if (!v)
+        return rt_set(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+API cudaError_t cudaPeekAtLastError(void)
+{
+    return last_error;
+}
+
+#define RT_NAMES(X) \
+    X(cudaSuccess) X(cudaErrorInvalidValue) X(cudaErrorMemoryAllocation) \
+    X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
+    X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
+    X(cudaErrorMissingConfiguration) X(cudaErrorInvalidMemcpyDirection) \
+    X(cudaErrorDevicesUnavailable) X(cudaErrorNoDevice) X(cudaErrorInvalidDevice) \
+    X(cudaErrorInvalidKernelImage) X(cudaErrorDeviceUninitialized) \
+    X(cudaErrorNoKernelImageForDevice) X(cudaErrorInvalidPtx) X(cudaErrorFileNotFound) \
+    X(cudaErrorOperatingSystem) X(cudaErrorInvalidResourceHandle) \
+    X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
+    X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
+    X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) X(cudaErrorNotPermitted) \
+    X(cudaErrorNotSupported) X(cudaErrorUnknown)
+
+API const char *cudaGetErrorName(cudaError_t e)
+{
+#define NAME(n) case n: return #n;
+    switch (e) {
+    RT_NAMES(NAME)
+    default: return "cudaErrorUnknown";
+    }
+#undef NAME
+}
+
+API const char *cudaGetErrorString(cudaError_t e)
+{
+    const char *s = NULL;
+    switch (e) {
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
+    case cudaErrorInvalidSymbol: return "invalid device symbol";
+    case cudaErrorMissingConfiguration: return "__global__ function call is not configured";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorDeviceUninitialized: return "invalid device context";
+    case cudaErrorSymbolNotFound: return "named symbol not found";
+    default: break;
+    }
+    if (cuGetErrorString((CUresult)e, &s) || !s)
+        return "unrecognized error code";
+    return s;
+}

@@ -1,0 +1,265 @@
+/* Memory, copies (to and from symbols too), memset, streams and events: each a thin call of
+ * the driver API in the current device's primary context. */
+#include <stdint.h>
+#include <string.h>
+
+#include "cudart_internal.h"
+
+#define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)
+#define CALL(x) return rt_set(rt_from(x))
+
+API cudaError_t cudaMalloc(void **p, size_t size)
+{
+    CUdeviceptr d = 0;
+    IN_CTX();
+    if (!p)
+        return rt_set(cudaErrorInvalidValue);
+    CUresult r = cuMemAlloc(&d, size);
+    *p = (void *)(uintptr_t)d;
+    CALL(r);
+}
+
+API cudaError_t cudaFree(void *p)
+{
+    IN_CTX();
+    CALL(cuMemFree((CUdeviceptr)(uintptr_t)p));
+}
+
+API cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
+{
+    IN_CTX();
+    CALL(cuMemHostAlloc(p, size, flags & ~(unsigned)cudaHostAllocMapped));
+}
+
+API cudaError_t cudaMallocHost(void **p, size_t size)
+{
+    return cudaHostAlloc(p, size, 0);
+}
+
+API cudaError_t cudaFreeHost(void *p)
+{
+    IN_CTX();
+    CALL(cuMemFreeHost(p));
+}
+
+API cudaError_t cudaHostGetDevicePointer(void **pd, void *ph, unsigned int flags)
+{
+    CUdeviceptr d = 0;
+    IN_CTX();
+    CUresult r = cuMemHostGetDevicePointer(&d, ph, flags);
+    if (pd)
+        *pd = (void *)(uintptr_t)d;
+    CALL(r);
+}
+
+API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    IN_CTX();
+    CALL(cuMemGetInfo(free_bytes, total));
+}
+
+static CUresult copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                     cudaStream_t s, int async)
+{
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, h = (CUdeviceptr)(uintptr_t)src;
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        return async ? cuMemcpyHtoDAsync(d, src, n, s) : cuMemcpyHtoD(d, src, n);
+    case cudaMemcpyDeviceToHost:
+        return async ? cuMemcpyDtoHAsync(dst, h, n, s) : cuMemcpyDtoH(dst, h, n);
+    case cudaMemcpyDeviceToDevice:
+        return async ? cuMemcpyDtoDAsync(d, h, n, s) : cuMemcpyDtoD(d, h, n);
+    case cudaMemcpyHostToHost:
+        memmove(dst, src, n);
+        return CUDA_SUCCESS;
+    case cudaMemcpyDefault:
+        return async ? cuMemcpyAsync(d, h, n, s) : cuMemcpy(d, h, n);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    IN_CTX();
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return rt_set(cudaErrorInvalidMemcpyDirection);
+    CALL(copy(dst, src, n, kind, NULL, 0));
+}
+
+API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                                cudaStream_t s)
+{
+    IN_CTX();
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return rt_set(cudaErrorInvalidMemcpyDirection);
+    CALL(copy(dst, src, n, kind, s, 1));
+}
+
+API cudaError_t cudaMemset(void *p, int value, size_t n)
+{
+    IN_CTX();
+    CALL(cuMemsetD8((CUdeviceptr)(uintptr_t)p, (unsigned char)value, n));
+}
+
+API cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t s)
+{
+    IN_CTX();
+    CALL(cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, (unsigned char)value, n, s));
+}
+
+/* A symbol's device address, checked against [offset, offset + n). */
+static cudaError_t symbol_range(const void *symbol, size_t n, size_t offset, CUdeviceptr *addr)
+{
+    size_t size;
+    cudaError_t e = rt_symbol(symbol, addr, &size);
+    if (e)
+        return rt_set(e);
+    if (offset > size || n > size - offset)
+        return rt_set(cudaErrorInvalidValue);
+    *addr += offset;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t n, size_t offset,
+                                   enum cudaMemcpyKind kind)
+{
+    CUdeviceptr d;
+    IN_CTX();
+    cudaError_t e = symbol_range(symbol, n, offset, &d);
+    if (e)
+        return e;
+    CALL(copy((void *)(uintptr_t)d, src,  n,
+              kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyHostToDevice, NULL, 0));
+}
+
+API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t n, size_t offset,
+                                     enum cudaMemcpyKind kind)
+{
+    CUdeviceptr d;
+    IN_CTX();
+    cudaError_t e = symbol_range(symbol, n, offset, &d);
+    if (e)
+        return e;
+    CALL(copy(dst, (void *)(uintptr_t)d, n,
+              kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDeviceToHost, NULL, 0));
+}
+
+API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t n,
+                                        size_t offset, enum cudaMemcpyKind kind, cudaStream_t s)
+{
+    (void)s; /* pageable either way: finishes on return */
+    return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
+}
+
+API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t n,
+                                          size_t offset, enum cudaMemcpyKind kind,
+                                          cudaStream_t s)
+{
+    (void)s;
+    return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
+}
+
+API cudaError_t cudaGetSymbolAddress(void **p, const void *symbol)
+{
+    CUdeviceptr d;
+    IN_CTX();
+    cudaError_t e = symbol_range(symbol, 0, 0, &d);
+    if (!e)
+        *p = (void *)(uintptr_t)d;
+    return e;
+}
+
+API cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
+    CUdeviceptr d;
+    IN_CTX();
+    return rt_set(rt_symbol(symbol, &d, size));
+}
+
+/* ---- streams and events --------------------------------------------------------------- */
+
+API cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    IN_CTX();
+    CALL(cuStreamCreate(s, 0));
+}
+
+API cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    IN_CTX();
+    CALL(cuStreamCreate(s, flags));
+}
+
+API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio)
+{
+    IN_CTX();
+    CALL(cuStreamCreateWithPriority(s, flags, prio));
+}
+
+API cudaError_t cudaStreamDestroy(cudaStream_t s) { CALL(cuStreamDestroy(s)); }
+
+API cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    IN_CTX();
+    CALL(cuStreamSynchronize(s));
+}
+
+API cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    IN_CTX();
+    CUresult r = cuStreamQuery(s);
+    return r == CUDA_ERROR_NOT_READY ? cudaErrorNotReady : rt_set(rt_from(r));
+}
+
+API cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    IN_CTX();
+    CALL(cuStreamWaitEvent(s, e, flags));
+}
+
+API cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    IN_CTX();
+    CALL(cuEventCreate(e, 0));
+}
+
+API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    IN_CTX();
+    CALL(cuEventCreate(e, flags));
+}
+
+API cudaError_t cudaEventDestroy(cudaEvent_t e) { CALL(cuEventDestroy(e)); }
+
+API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    IN_CTX();
+    CALL(cuEventRecord(e, s));
+}
+
+API cudaError_t cudaEventSynchronize(cudaEvent_t e) { CALL(cuEventSynchronize(e)); }
+
+API cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    CUresult r = cuEventQuery(e);
+    return r == CUDA_ERROR_NOT_READY ? cudaErrorNotReady : rt_set(rt_from(r));
+}
+
+API cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    CALL(cuEventElapsedTime(ms, a, b));
+}
+
+API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    CUfunction fn;
+    cudaError_t e = rt_function(func, &fn);
+    if (e)
+        return rt_set(e);
+    memset(attr, 0, sizeof *attr);
+    cuFuncGetAttribute(&attr->maxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+    cuFuncGetAttribute(&attr->numRegs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+    cuFuncGetAttribute(&attr->ptxVersion, CU_FUNC_ATTRIBUTE_PTX_VERSION, fn);
+    cuFuncGetAttribute(&attr->binaryVersion, CU_FUNC_ATTRIBUTE_BINARY_VERSION, fn);
+    return cudaSuccess;
+}

@@ -1,0 +1,239 @@
+/* What nvcc's host code calls: registration of fatbinaries, kernels and variables at
+ * start-up, the <<<...>>> call configuration, and kernel launches by host stub address. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudart_internal.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rt_func **funcs;
+static size_t nfuncs;
+static struct rt_var **vars;
+static size_t nvars;
+
+API void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    struct rt_fatbin *fb = calloc(1, sizeof *fb);
+    if (fb)
+        fb->wrapper = fatCubin;
+    return (void **)fb;
+}
+
+API void __cudaRegisterFatBinaryEnd(void **handle)
+{
+    (void)handle; /* modules load lazily, on a kernel's or variable's first use */
+}
+
+API void __cudaUnregisterFatBinary(void **handle)
+{
+    (void)handle; /* at exit: the daemon frees the contexts' memory with the session */
+}
+
+API char __cudaInitModule(void **handle)
+{
+    (void)handle;
+    return 1;
+}
+
+static void *grow(void *array, size_t n)
+{
+    return (n & (n - 1)) == 0 ? realloc(array, (n ? 2 * n : 1) * sizeof(void *)) : array;
+}
+
+API void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
+                                const char *deviceName, int thread_limit, uint3 *tid,
+                                uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    struct rt_func *f = calloc(1, sizeof *f);
+    (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim;
+    (void)wSize;
+    if (!f)
+        return;
+    f->host_fun = hostFun;
+    f->name = strdup(deviceName);
+    f->fatbin = (struct rt_fatbin *)handle;
+    pthread_mutex_lock(&lock);
+    struct rt_func **g = grow(funcs, nfuncs);
+    if (g) {
+        funcs = g;
+        funcs[nfuncs++] = f;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+API void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
+                           const char *deviceName, int ext, size_t size, int constant,
+                           int global)
+{
+    struct rt_var *v = calloc(1, sizeof *v);
+    (void)deviceAddress, (void)ext, (void)constant, (void)global;
+    if (!v)
+        return;
+    v->host_var = hostVar;
+    v->name = strdup(deviceName);
+    v->size = size;
+    v->fatbin = (struct rt_fatbin *)handle;
+    pthread_mutex_lock(&lock);
+    struct rt_var **g = grow(vars, nvars);
+    if (g) {
+        vars = g;
+        vars[nvars++] = v;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+API void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
+                                  const char *deviceName, int ext, size_t size, int constant,
+                                  int global)
+{
+    (void)handle, (void)hostVarPtrAddress, (void)deviceAddress, (void)deviceName, (void)ext;
+    (void)size, (void)constant, (void)global; /* managed memory: not supported (docs/clib.md) */
+}
+
+/* The fatbinary's module in the current device's context, loaded on first use. */
+static cudaError_t module_of(struct rt_fatbin *fb, CUmodule *mod)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    int dev = rt_device();
+    if (e)
+        return e;
+    pthread_mutex_lock(&lock);
+    if (!fb->mod[dev]) {
+        CUresult r = cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper);
+        if (r) {
+            pthread_mutex_unlock(&lock);
+            return rt_from(r);
+        }
+    }
+    *mod = fb->mod[dev];
+    pthread_mutex_unlock(&lock);
+    return cudaSuccess;
+}
+
+void rt_forget_device(int dev)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nfuncs; i++) {
+        funcs[i]->fn[dev] = NULL;
+        funcs[i]->fatbin->mod[dev] = NULL;
+    }
+    for (size_t i = 0; i < nvars; i++)
+        vars[i]->fatbin->mod[dev] = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
+static struct rt_func *find_func(const void *host_fun)
+{
+    struct rt_func *f = NULL;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nfuncs && !f; i++)
+        if (funcs[i]->host_fun == host_fun || funcs[i] == host_fun)
+            f = funcs[i];
+    pthread_mutex_unlock(&lock);
+    return f;
+}
+
+cudaError_t rt_function(const void *host_fun, CUfunction *fn)
+{
+    struct rt_func *f = find_func(host_fun);
+    CUmodule mod;
+    cudaError_t e;
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    if ((e = module_of(f->fatbin, &mod)))
+        return e;
+    int dev = rt_device();
+    if (!f->fn[dev]) {
+        CUresult r = cuModuleGetFunction(&f->fn[dev], mod, f->name);
+        if (r)
+            return r == CUDA_ERROR_NOT_FOUND ? cudaErrorInvalidDeviceFunction : rt_from(r);
+    }
+    *fn = f->fn[dev];
+    return cudaSuccess;
+}
+
+cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size)
+{
+    struct rt_var *v = NULL;
+    CUmodule mod;
+    cudaError_t e;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nvars && !v; i++)
+        if (vars[i]->host_var == symbol)
+            v = vars[i];
+    pthread_mutex_unlock(&lock);
+    if (!v)
+        return cudaErrorInvalidSymbol;
+    if ((e = module_of(v->fatbin, &mod)))
+        return e;
+    return cuModuleGetGlobal(addr, size, mod, v->name) ? cudaErrorInvalidSymbol : cudaSuccess;
+}
+
+/* ---- <<<grid, block, shared, stream>>> ------------------------------------------------ */
+
+struct config {
+    dim3 grid, block;
+    size_t shared;
+    void *stream;
+};
+static _Thread_local struct config configs[16];
+static _Thread_local int nconfigs;
+
+API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                         struct CUstream_st *stream)
+{
+    if (nconfigs == 16)
+        return 1;
+    configs[nconfigs++] = (struct config){gridDim, blockDim, sharedMem, stream};
+    return 0;
+}
+
+API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                                           void *stream)
+{
+    if (!nconfigs)
+        return cudaErrorMissingConfiguration;
+    struct config c = configs[--nconfigs];
+    *gridDim = c.grid;
+    *blockDim = c.block;
+    *sharedMem = c.shared;
+    *(void **)stream = c.stream;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
+                                 size_t sharedMem, cudaStream_t stream)
+{
+    CUfunction fn;
+    cudaError_t e = rt_function(func, &fn);
+    if (e)
+        return rt_set(e);
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
+        || (uint64_t)block.x * block.y * block.z > 1024)
+        return rt_set(cudaErrorInvalidConfiguration);
+    return rt_set(rt_from(cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                         (unsigned)sharedMem, stream, args, NULL)));
+}
+
+API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+    struct rt_func *f = find_func(func);
+    if (!f)
+        return rt_set(cudaErrorInvalidDeviceFunction);
+    *kernel = (cudaKernel_t)f;
+    return cudaSuccess;
+}
+
+API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+                                   size_t sharedMem, cudaStream_t stream)
+{
+    return cudaLaunchKernel(kernel, grid, block, args, sharedMem, stream);
+}
+
+API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+                                        size_t sharedMem, cudaStream_t stream)
+{
+    return cudaLaunchKernel(kernel, grid, block, args, sharedMem, stream);
+}

@@ -1,0 +1,116 @@
+/* gdev.h: Gdev's user API (common/gdev_api.h) over gdevd's socket ABI.
+ *
+ * Names, signatures and return conventions are Gdev's: allocations return an address or a
+ * pointer (0/NULL on failure), gfree* the size freed (0 on failure), the other int calls 0
+ * or a negative errno.  Where Gdev has no room for a reason, gdev_last_error() gives the
+ * last failure of the calling thread in words.  Link with -lgdev.
+ */
+#ifndef GDEV_H
+#define GDEV_H
+
+#include <stdint.h>
+
+#include "gdev_abi.h" /* GDEV_QUERY_*, GDEV_TUNE_*, GDEV_IPC_* */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gdev_handle *Ghandle;
+
+/* A signed time value (common/gdev_time.h). */
+struct gdev_time {
+    uint64_t sec;
+    uint64_t usec;
+    int neg;
+};
+
+/* A launch descriptor: Gdev's struct gdev_kernel reduced to what PTX needs.  code_addr and
+ * code_size name the module's PTX text in device memory, data_addr its data segment (0 if
+ * none); name is the entry; param_buf/param_size the packed parameters. */
+struct gdev_kernel {
+    uint64_t code_addr;
+    uint64_t code_size;
+    uint64_t data_addr;
+    const char *name;
+    const void *param_buf;
+    uint32_t param_size;
+    uint32_t smem_size; /* dynamic shared memory, bytes */
+    uint32_t grid_x, grid_y, grid_z;
+    uint32_t block_x, block_y, block_z;
+};
+
+/* What gshmctl(GDEV_IPC_STAT) fills in and GDEV_IPC_SET reads (uid, gid, mode). */
+typedef struct gdev_abi_shmid_ds gdev_shmid_ds;
+
+Ghandle gopen(int minor);
+int gclose(Ghandle h);
+uint64_t gmalloc(Ghandle h, uint64_t size);
+uint64_t gfree(Ghandle h, uint64_t addr);
+void *gmalloc_dma(Ghandle h, uint64_t size);
+uint64_t gfree_dma(Ghandle h, void *buf);
+int gmemcpy_to_device(Ghandle h, uint64_t dst_addr, const void *src_buf, uint64_t size);
+int gmemcpy_to_device_async(Ghandle h, uint64_t dst_addr, const void *src_buf, uint64_t size,
+                            uint32_t *id);
+int gmemcpy_from_device(Ghandle h, void *dst_buf, uint64_t src_addr, uint64_t size);
+int gmemcpy_from_device_async(Ghandle h, void *dst_buf, uint64_t src_addr, uint64_t size,
+                              uint32_t *id);
+int gmemcpy(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_t size);
+int gmemcpy_async(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_t size,
+                  uint32_t *id);
+int glaunch(Ghandle h, struct gdev_kernel *kernel, uint32_t *id);
+int gsync(Ghandle h, uint32_t id, struct gdev_time *timeout);
+int gbarrier(Ghandle h);
+int gquery(Ghandle h, uint32_t type, uint64_t *result);
+int gtune(Ghandle h, uint32_t type, uint32_t value);
+int gshmget(Ghandle h, int key, uint64_t size, int flags);
+uint64_t gshmat(Ghandle h, int id, uint64_t addr, int flags);
+int gshmdt(Ghandle h, uint64_t addr);
+int gshmctl(Ghandle h, int id, int cmd, void *buf);
+uint64_t gref(Ghandle hmaster, uint64_t addr, uint64_t size, Ghandle hslave);
+int gunref(Ghandle h, uint64_t addr);
+uint64_t gvirtget(Ghandle h, const void *p);
+int gdevice_count(int *result);
+
+/* Modules (gdev-py additions): the daemon parses, links and lays out PTX; the client gets
+ * the function table (parameter layouts, attributes) and the globals' device addresses. */
+struct gdev_param {
+    uint32_t offset, size, align;
+    char type[9]; /* PTX type ("u64", "f32", "b8" ...), "" if unknown */
+};
+struct gdev_function {
+    char *name;
+    uint32_t n_params, param_size, max_threads, static_shared, local_size, num_regs,
+        const_size, max_dynamic_shared;
+    struct gdev_param *params;
+};
+struct gdev_global {
+    char *name;
+    uint64_t addr, size;
+    uint32_t space; /* 0 .global, 1 .const */
+};
+struct gdev_module {
+    uint64_t id, data_addr, data_size;
+    uint32_t ptx_version, target_sm, n_functions, n_globals;
+    struct gdev_function *functions;
+    struct gdev_global *globals;
+};
+
+/* Load PTX text (size bytes; name labels error messages): its table, NULL on failure. */
+struct gdev_module *gmodule_load(Ghandle h, const void *image, uint64_t size, const char *name);
+/* Unload once the work issued before is done, and free the table. */
+int gmodule_unload(Ghandle h, struct gdev_module *m);
+/* Launch function `index` of m with k's geometry, smem_size and param_buf/param_size (k's
+ * code_addr, code_size, data_addr and name are not used); *id its fence. */
+int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t index,
+                   const struct gdev_kernel *k, uint32_t *id);
+
+/* gdev-py additions. */
+int gset_priority(Ghandle h, int prio); /* 0..40, or -1 to clear; the effective priority */
+int gget_priority(Ghandle h);
+const char *gdev_last_error(void);      /* the calling thread's last failure, in words */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GDEV_H */

@@ -1,0 +1,182 @@
+"""A host replayed from a trace: the desktop user whose GPU the grid borrows.
+
+A trace is lines of ``SECONDS ACTIVITY`` (``#`` starts a comment):
+
+* ``idle``: nobody at the machine: no frames, no CPU, a small context (under 1 MB);
+* ``interactive``: editing, browsing: one light kernel per frame at F fps, little CPU;
+* ``busy``: a game or a GPU program: one heavy kernel per frame at F fps, a thread computing
+  on the CPU, and 4 MiB more video memory (the paper's busy state: CPU above 30 % and video
+  memory above 1 MB).
+
+The host writes its current activity to ``activity_file`` when given (the "mouse and
+keyboard" log that a screensaver-like baseline watches), and at the end a JSON report: per
+activity the frame ticks and the frames completed before the next tick (the frame rate kept).
+
+    python -m libgdev.grid.host MOUNT TRACE [--fps 30] [--scale 1] [--report FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import context
+from .matmul import matmul_kernel
+
+ACTIVITIES = ("idle", "interactive", "busy")
+FRAME_ROWS = {"interactive": 16, "busy": 48}  # rows of a 64 x 64 product per frame
+FRAME_N = 64
+BUSY_VRAM = 4 << 20
+
+
+def parse_trace(text: str) -> list[tuple[float, str]]:
+    """(seconds, activity) periods of a trace; ValueError names the bad line."""
+    periods = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            seconds = float(parts[0]) if len(parts) == 2 else 0.0
+        except ValueError:
+            seconds = 0.0
+        if not seconds > 0 or parts[1] not in ACTIVITIES:
+            raise ValueError(f"trace line {n}: expected 'SECONDS {'|'.join(ACTIVITIES)}' "
+                             f"with SECONDS positive, got {line!r}")
+        periods.append((seconds, parts[1]))
+    return periods
+
+
+@dataclass
+class Host:
+    """The replaying host on one mount; :meth:`replay` runs a whole trace."""
+
+    mount: str
+    fps: float = 30.0
+    activity_file: str | None = None
+
+    def replay(self, periods: list[tuple[float, str]], scale: float = 1.0) -> dict:
+        """Replay ``periods`` (durations multiplied by ``scale``); the frame report."""
+        self.cuda = context.driver_for(self.mount)
+        self.ctx = self.cuda.cuCtxCreate(0, self.cuda.cuDeviceGet(0))
+        try:
+            self._setup_frames()
+            report = {a: {"ticks": 0, "on_time": 0, "seconds": 0.0} for a in ACTIVITIES}
+            for seconds, activity in periods:
+                self._period(activity, seconds * scale, report[activity])
+            self._announce("idle")
+            return report
+        finally:
+            self.cuda.cuCtxDestroy(self.ctx)
+
+    def _setup_frames(self) -> None:
+        """The scene, on the device once (well under 1 MB): a frame is one draw call on it."""
+        cuda, rows = self.cuda, max(FRAME_ROWS.values())
+        rng = np.random.default_rng(1)
+        a = rng.integers(0, 1 << 16, (rows, FRAME_N), dtype=np.uint32)
+        b = rng.integers(0, 1 << 16, (FRAME_N, FRAME_N), dtype=np.uint32)
+        self._bufs = [cuda.cuMemAlloc(x.nbytes) for x in (a, b, a)]
+        cuda.cuMemcpyHtoD(self._bufs[0], a)
+        cuda.cuMemcpyHtoD(self._bufs[1], b)
+        kernel = matmul_kernel()
+        self._function = cuda.cuModuleGetFunction(cuda.cuModuleLoadData(kernel.ptx),
+                                                  kernel.name)
+
+    def _draw(self, activity: str) -> None:
+        """One frame: ``matmul_rows`` over the activity's rows of the scene, to completion."""
+        rows, n = FRAME_ROWS[activity], FRAME_N
+        self.cuda.cuLaunchKernel(self._function, n // 16, -(-rows // 16), 1, 16, 16, 1, 0,
+                                 None, [*self._bufs, np.uint32(rows), np.uint32(n),
+                                        np.uint32(n)])
+        self.cuda.cuCtxSynchronize()
+
+    def _period(self, activity: str, seconds: float, out: dict) -> None:
+        """One period: frames at F (unless idle), CPU and memory as the activity uses them."""
+        self._announce(activity)
+        extra = self.cuda.cuMemAlloc(BUSY_VRAM) if activity == "busy" else None
+        burner = _Burner() if activity == "busy" else None
+        period, start = 1.0 / self.fps, time.monotonic()
+        end, tick = start + seconds, start
+        while tick < end:
+            if activity != "idle":
+                out["ticks"] += 1
+                self._draw(activity)
+                if time.monotonic() <= tick + period:
+                    out["on_time"] += 1
+            tick += period
+            now = time.monotonic()
+            if now < tick:
+                time.sleep(max(min(tick, end) - now, 0.0))
+            elif activity != "idle":
+                missed = int((now - tick) / period)  # frames skipped while late (vsync)
+                out["ticks"] += missed
+                tick += missed * period
+        out["seconds"] += time.monotonic() - start
+        if extra is not None:
+            self.cuda.cuMemFree(extra)
+            burner.stop()
+
+    def _announce(self, activity: str) -> None:
+        if self.activity_file:
+            with open(self.activity_file, "w") as f:
+                f.write(f"{activity} {time.time():.3f}\n")
+
+
+class _Burner:
+    """The busy host's CPU load: ``threads`` threads computing until stopped, in numpy so
+    that they run beside each other and beside the frame loop (the GIL is released), and a
+    busy host stays above 30 % of a core even on a loaded machine."""
+
+    def __init__(self, threads: int = 2) -> None:
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._burn, daemon=True) for _ in range(threads)]
+        for t in self._threads:
+            t.start()
+
+    def _burn(self) -> None:
+        x = np.random.default_rng(0).random(1 << 16)
+        while not self._stop.is_set():
+            np.sort(x)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+
+
+def frame_rate_kept(report: dict) -> float:
+    """Frames completed on time over frame ticks, across the activities that draw frames."""
+    ticks = sum(report[a]["ticks"] for a in FRAME_ROWS)
+    return sum(report[a]["on_time"] for a in FRAME_ROWS) / ticks if ticks else 1.0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: replay a trace on a mount, write the report (JSON) to --report or stdout."""
+    p = argparse.ArgumentParser(prog="python -m libgdev.grid.host", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mount")
+    p.add_argument("trace")
+    p.add_argument("--fps", type=float, default=30.0)
+    p.add_argument("--scale", type=float, default=1.0, help="multiply every duration")
+    p.add_argument("--activity-file", default=None)
+    p.add_argument("--report", default=None)
+    args = p.parse_args(argv)
+    with open(args.trace) as f:
+        periods = parse_trace(f.read())
+    report = Host(args.mount, args.fps, args.activity_file).replay(periods, args.scale)
+    text = json.dumps(report, indent=1)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

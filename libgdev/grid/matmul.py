@@ -1,0 +1,42 @@
+"""The guest workload of the paper's case study: a matrix multiply split into row pieces."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .pieces import In, Kernel, Out, Piece
+
+KERNELS_PTX = os.path.join(os.path.dirname(__file__), "kernels", "grid.ptx")
+BLOCK = 16
+
+
+def matmul_kernel() -> Kernel:
+    """``matmul_rows(a, b, c, rows, m, n)``: c (rows x n) = a (rows x m) * b, uint32."""
+    return Kernel.from_file(KERNELS_PTX, "matmul_rows", (BLOCK, BLOCK, 1))
+
+
+def matmul_pieces(a: np.ndarray, b: np.ndarray, rows: int = 16) -> list[Piece]:
+    """Pieces computing ``a @ b`` (uint32, modulo 2^32) ``rows`` result rows at a time; each
+    piece's single output is its block of rows, in order."""
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"cannot multiply {a.shape} by {b.shape}")
+    if rows < 1:
+        raise ValueError(f"rows per piece must be positive, not {rows}")
+    a, b = np.ascontiguousarray(a, np.uint32), np.ascontiguousarray(b, np.uint32)
+    kernel, (m, n) = matmul_kernel(), b.shape
+    pieces = []
+    for pid, r0 in enumerate(range(0, a.shape[0], rows)):
+        block = a[r0:r0 + rows]
+        h = block.shape[0]
+        grid = (-(-n // BLOCK), -(-h // BLOCK), 1)
+        args = (In(block), In(b), Out((h, n), np.uint32), np.uint32(h), np.uint32(m),
+                np.uint32(n))
+        pieces.append(Piece(kernel, grid, args, pid))
+    return pieces
+
+
+def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` modulo 2^32 computed on the CPU (exact: uint64 products wrap like uint32)."""
+    return (a.astype(np.uint64) @ b.astype(np.uint64)).astype(np.uint32)

@@ -1,0 +1,90 @@
+// The CUDA runtime API beyond launches, as suites use it: device properties, __constant__
+// and __device__ symbols, pinned memory, streams and events, memset, async copies, errors.
+// Built by nvcc -cudart shared, run through scripts/gdev-run; prints "rt_features ok".
+#include <cstdio>
+#include <cstring>
+
+__constant__ float scale[4];
+__device__ unsigned int hits;
+
+__global__ void saxpy(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = scale[0] * x[i] + y[i];
+        atomicAdd(&hits, 1u);
+    }
+}
+
+#define CK(call)                                                                   \
+    do {                                                                           \
+        cudaError_t e_ = (call);                                                   \
+        if (e_ != cudaSuccess) {                                                   \
+            printf("%s: %s (%s)\n", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
+            return 1;                                                              \
+        }                                                                          \
+    } while (0)
+
+int main()
+{
+    const int n = 5000;
+    int count = 0, dev = -1, version = 0;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceCount(&count));
+    CK(cudaSetDevice(count - 1));
+    CK(cudaGetDevice(&dev));
+    CK(cudaGetDeviceProperties(&prop, dev));
+    CK(cudaRuntimeGetVersion(&version));
+    float *x, *y, *hx, *hy;
+    CK(cudaMalloc(&x, n * sizeof(float)));
+    CK(cudaMalloc(&y, n * sizeof(float)));
+    CK(cudaMallocHost(&hx, n * sizeof(float)));
+    CK(cudaHostAlloc(&hy, n * sizeof(float), cudaHostAllocDefault));
+    for (int i = 0; i < n; i++)
+        hx[i] = (float)i;
+    const float s[4] = {3.0f, 0, 0, 0};
+    CK(cudaMemcpyToSymbol(scale, s, sizeof s));
+    CK(cudaMemset(y, 0, n * sizeof(float)));
+    cudaStream_t st;
+    cudaEvent_t e0, e1;
+    CK(cudaStreamCreate(&st));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaMemcpyAsync(x, hx, n * sizeof(float), cudaMemcpyHostToDevice, st));
+    CK(cudaEventRecord(e0, st));
+    saxpy<<<(n + 255) / 256, 256, 0, st>>>(x, y, n);
+    saxpy<<<(n + 255) / 256, 256, 0, st>>>(x, y, n);
+    CK(cudaGetLastError());
+    CK(cudaEventRecord(e1, st));
+    CK(cudaMemcpyAsync(hy, y, n * sizeof(float), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    float ms = -1;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    unsigned int h = 0;
+    CK(cudaMemcpyFromSymbol(&h, hits, sizeof h));
+    for (int i = 0; i < n; i++)
+        if (hy[i] != 6.0f * i) {
+            printf("y[%d] = %f, want %f\n", i, hy[i], 6.0f * i);
+            return 1;
+        }
+    saxpy<<<1, 4096>>>(x, y, n); // too many threads per block: the launch fails
+    cudaError_t bad = cudaGetLastError();
+    cudaError_t after = cudaGetLastError(); // reading clears it
+    void *huge = nullptr;
+    cudaError_t oom = cudaMalloc(&huge, prop.totalGlobalMem + (1ull << 30));
+    cudaGetLastError();
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaStreamDestroy(st));
+    CK(cudaFreeHost(hx));
+    CK(cudaFreeHost(hy));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaDeviceSynchronize());
+    CK(cudaDeviceReset());
+    printf("rt_features ok device=%d/%d name=%s cc=%d.%d mem=%zu hits=%u ms=%.3f "
+           "bad_launch=%s after=%s oom=%s version=%d\n", dev, count, prop.name, prop.major,
+           prop.minor, prop.totalGlobalMem, h, ms, cudaGetErrorName(bad),
+           cudaGetErrorName(after), cudaGetErrorName(oom), version);
+    return 0;
+}

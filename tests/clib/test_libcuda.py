@@ -1,0 +1,120 @@
+"""libcuda.so.1 against a mounted gdevd: madd through cuda.h from PTX whatever the file is
+called and from nvcc fatbinaries (compressed or not; machine code only is refused with the
+flag to use), under ASan/UBSan too; CUDA's error results with their reasons; two programs on
+two vGPUs, their shares in /proc/gdev."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.clib.cbuild import PROGS, ROOT, clib_dir, compile_program, sanitizer_env
+from tests.clib.runner import CUDA_HOME, need_cuda_h, nvcc
+
+MADD_PTX = ROOT / "kernels" / "madd.ptx"
+
+
+def build(name: str, out: Path, sanitized: bool = False) -> Path:
+    """progs/<name>.c linked with libcuda.so.1 (ASan/UBSan-built if ``sanitized``)."""
+    need_cuda_h()
+    libs = clib_dir(sanitized)
+    return compile_program(PROGS / f"{name}.c", out / (name + "-asan" * sanitized), None,
+                           f"-I{CUDA_HOME / 'include'}", f"-L{libs}", "-lcuda",
+                           f"-Wl,-rpath,{libs}", "-Wno-deprecated-declarations",
+                           sanitized=sanitized)
+
+
+@pytest.fixture(scope="module")
+def progs(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("libcuda")
+
+
+@pytest.fixture(scope="module")
+def fatbins(progs) -> dict[str, Path]:
+    """madd.cu built by nvcc as a PTX fatbinary (compressed, uncompressed) and as SASS only."""
+    out = {}
+    for name, flags in {"compressed": ["-gencode", "arch=compute_75,code=compute_75"],
+                        "plain": ["-gencode", "arch=compute_75,code=compute_75", "--no-compress"],
+                        "sass": ["-gencode", "arch=compute_75,code=sm_75"]}.items():
+        out[name] = progs / f"madd-{name}.fatbin"
+        subprocess.run([nvcc(), "-fatbin", *flags, "-o", str(out[name]),
+                        str(ROOT / "kernels" / "madd.cu")], check=True, capture_output=True)
+    return out
+
+
+def run(exe: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_madd_from_ptx_with_any_file_name(gdevd, progs) -> None:
+    odd = progs / "kernels.bin"
+    shutil.copy(MADD_PTX, odd)
+    res = run(build("drv_madd", progs), str(odd), "100", env=gdevd.env())
+    assert res.returncode == 0, res.stderr
+    assert "drv_madd ok n=100 devices=4 name=Gdev Emulated GPU cc=7.5" in res.stdout
+
+
+@pytest.mark.parametrize("kind", ["compressed", "plain"])
+def test_madd_from_nvcc_fatbinary(gdevd, progs, fatbins, kind: str) -> None:
+    res = run(build("drv_madd", progs), str(fatbins[kind]), "40", env=gdevd.env())
+    assert res.returncode == 0, res.stderr
+
+
+def test_machine_code_only_fatbinary_is_refused(gdevd, progs, fatbins) -> None:
+    res = run(build("drv_madd", progs), str(fatbins["sass"]), "40", env=gdevd.env())
+    assert res.returncode == 1
+    assert "CUDA_ERROR_NO_BINARY_FOR_GPU" in res.stderr
+
+
+def test_madd_under_asan_ubsan(gdevd, progs) -> None:
+    res = run(build("drv_madd", progs, sanitized=True), str(MADD_PTX), "64",
+              env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("case,reason", [
+    ("beyond-share", "GMALLOC"), ("bad-pointer", "GMEMCPY_TO_DEVICE"),
+    ("bad-free", "not an allocation"), ("unknown-kernel", "no kernel named no_such_kernel"),
+    ("bad-image", "not PTX text"), ("bad-ptx", "<module>:2"),
+    ("cubin", "build with PTX"), ("missing-file", "/nonexistent/module.ptx"),
+    ("illegal-address", ""), ("bad-launch", "block 2048x1x1"), ("no-context", "no current"),
+])
+def test_error_paths(gdevd, progs, case: str, reason: str) -> None:
+    res = run(build("drv_errors", progs, sanitized=True), case, str(MADD_PTX),
+              env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert reason in res.stdout
+    assert "Traceback" not in gdevd.log_text()
+
+
+def test_no_daemon(progs, tmp_path) -> None:
+    env = {"GDEV_MOUNT": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    res = run(build("drv_errors", progs), "no-daemon", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert str(tmp_path) in res.stdout
+
+
+def _read(gdevd, *parts: str) -> int:
+    with open(gdevd.proc_path(*parts)) as f:
+        return int(f.read().split()[0])
+
+
+def test_two_programs_on_two_vgpus_show_their_shares(gdevd, progs) -> None:
+    exe = build("drv_share", progs)
+    procs = [subprocess.Popen([str(exe), str(dev), str(mib)], env=gdevd.env(), text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+             for dev, mib in ((0, 24), (1, 40))]
+    try:
+        lines = [p.stdout.readline() for p in procs]
+        assert all(line.startswith("ready") for line in lines), lines
+        used = [_read(gdevd, f"vd{i}", "memory_used") for i in (0, 1)]
+        size = [_read(gdevd, f"vd{i}", "memory_size") for i in (0, 1)]
+        assert 24 << 20 <= used[0] < 40 << 20 <= used[1] <= size[1]
+        assert f"total={size[0]}" in lines[0] and f"total={size[1]}" in lines[1]
+    finally:
+        for p in procs:
+            p.stdin.close()
+            assert p.wait(60) == 0

@@ -1,0 +1,70 @@
+"""nvcc-built programs (runtime API, -cudart shared) run unchanged on gdevd through
+scripts/gdev-run and gdev-py's libcudart.so.13."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.clib.cbuild import PROGS, ROOT, clib_dir
+from tests.clib.runner import need_cuda_h, nvcc
+
+GDEV_RUN = ROOT / "scripts" / "gdev-run"
+
+
+@pytest.fixture(scope="module")
+def rt_features(tmp_path_factory) -> Path:
+    need_cuda_h()
+    clib_dir()
+    out = tmp_path_factory.mktemp("rt") / "rt_features"
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(out), str(PROGS / "rt_features.cu")], check=True,
+                   capture_output=True)
+    return out
+
+
+def test_binary_links_gdev_py_runtime_by_version(rt_features) -> None:
+    syms = subprocess.run(["nm", "-D", str(rt_features)], capture_output=True, text=True).stdout
+    assert "__cudaRegisterFatBinary@libcudart.so.13" in syms
+    ours = subprocess.run(["nm", "-D", "--defined-only", str(clib_dir() / "libcudart.so.13")],
+                          capture_output=True, text=True).stdout
+    for line in syms.splitlines():
+        if "@libcudart.so.13" in line:
+            name = line.split()[-1].split("@")[0]
+            assert f" {name}@@libcudart.so.13" in ours, name
+
+
+def test_runtime_features_through_gdev_run(gdevd, rt_features) -> None:
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(rt_features)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    assert out.startswith("rt_features ok device=3/4 name=Gdev Emulated GPU cc=7.5"), out
+    for want in ("hits=10000", "bad_launch=cudaErrorInvalidConfiguration", "after=cudaSuccess",
+                 "oom=cudaErrorMemoryAllocation", "version=13000"):
+        assert want in out, out
+
+
+def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
+    res = subprocess.run([str(GDEV_RUN), "--mount", str(tmp_path), str(rt_features)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert f"{tmp_path}/dev/gdev0 does not exist" in res.stderr
+
+
+def test_readme_example_runs_as_shown(gdevd, tmp_path) -> None:
+    need_cuda_h()
+    clib_dir()
+    readme = (ROOT / "README.md").read_text()
+    src = readme.split("```cuda\n", 1)[1].split("```", 1)[0]
+    shown = readme.split("scripts/gdev-run --mount mnt ./vadd", 1)[1].split("\n")[1]
+    (tmp_path / "vadd.cu").write_text(src)
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(tmp_path / "vadd"), str(tmp_path / "vadd.cu")], check=True,
+                   capture_output=True)
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(tmp_path / "vadd")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == shown.strip()

@@ -1,0 +1,67 @@
+"""The PTX engine through the daemon: /proc/gdev/ptx_engine selects it, /proc/gdev/ptx_modules
+shows each decoded module's engine, and a module compiled in the background keeps giving
+the interpreter's results."""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+
+import numpy as np
+import pytest
+from test_mount_launch import launch_spin, spin_model
+
+import libgdev
+
+pytestmark = pytest.mark.mount
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def test_engine_policy_through_proc(gdevd) -> None:
+    path = gdevd.proc_path("ptx_engine")
+    assert _read(path) == "auto\n"
+    for bad in (b"fast\n", b"\n", b"jit interp"):
+        with pytest.raises(OSError) as info:
+            _write(path, bad)
+        assert info.value.errno == errno.EINVAL
+    _write(path, b"interp")
+    assert _read(path) == "interp\n"
+    _write(path, b"auto\n")
+    assert _read(path) == "auto\n"
+
+
+
+def test_module_compiles_in_the_background_and_results_stay_exact(gdevd) -> None:
+    header = _read(gdevd.proc_path("ptx_modules")).splitlines()[0]
+    assert header.split() == ["gpu", "module", "status", "compile_s", "kernels_compiled",
+                              "kernels"]
+    with libgdev.gopen(0, gdevd.mount) as h:
+        fence, out, n = launch_spin(h, 200)          # served at once, by the interpreter
+        h.gsync(fence, timeout=60)
+        rows = _read(gdevd.proc_path("ptx_modules")).splitlines()[1:]
+        assert len(rows) == 1 and rows[0].split()[2] in ("compiling", "jit")
+        deadline = time.monotonic() + 120
+        while rows[0].split()[2] == "compiling" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            rows = _read(gdevd.proc_path("ptx_modules")).splitlines()[1:]
+        gpu, _, status, seconds, compiled, kernels = rows[0].split()
+        assert (status, compiled, kernels) == ("jit", "1", "1") and float(seconds) > 0
+        for _ in range(2):                           # now on the compiled engine
+            fence, out, n = launch_spin(h, 300)
+            h.gsync(fence, timeout=60)
+            got = np.empty(n, np.uint32)
+            h.gmemcpy_from_device(got, out)
+            assert np.array_equal(got, spin_model(n, 300))

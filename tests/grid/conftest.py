@@ -1,0 +1,58 @@
+"""A grid on one machine: three gdevd mounts and a LocalCluster of three worker processes,
+worker ``i`` a node of mount ``i`` (GdevNodePlugin)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from tests.daemon.conftest import Gdevd, start_gdevd, stop_gdevd
+
+NODES = 3
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+@dataclass
+class Grid:
+    """The daemons, the cluster, a Dask client and the worker address of each node."""
+
+    daemons: list[Gdevd]
+    cluster: object
+    client: object
+
+    def workers(self) -> dict[str, str]:
+        """Node name -> worker address."""
+        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        return {str(w["name"]): addr for addr, w in info.items()}
+
+    def host(self, node: int, trace: str, report: str, fps: float = 30.0) -> subprocess.Popen:
+        """Start a host replaying ``trace`` on node ``node``'s mount."""
+        return subprocess.Popen([sys.executable, "-m", "libgdev.grid.host",
+                                 self.daemons[node].mount, trace, "--fps", str(fps),
+                                 "--report", report])
+
+
+@pytest.fixture(scope="module")
+def grid():
+    """Three nodes (one gdevd each) on a LocalCluster of three single-thread processes."""
+    distributed = pytest.importorskip("distributed")
+    from libgdev.grid import GdevNodePlugin
+
+    daemons = []
+    try:
+        daemons = [start_gdevd() for _ in range(NODES)]
+        with distributed.LocalCluster(n_workers=NODES, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, worker_dashboard_address=None
+                                      ) as cluster, distributed.Client(cluster) as client:
+            mounts = {i: d.mount for i, d in enumerate(daemons)}
+            client.register_plugin(GdevNodePlugin(mounts=mounts, wait_s=0.5))
+            yield Grid(daemons, cluster, client)
+        for d in daemons:
+            assert "Traceback" not in d.log_text(), d.log_text()
+    finally:
+        for d in daemons:
+            stop_gdevd(d)

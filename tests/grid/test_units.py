@@ -1,0 +1,139 @@
+"""The grid's parts without a daemon: state machine, probes, traces, pieces, the status table."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from libgdev.grid.cli import format_table
+from libgdev.grid.host import frame_rate_kept, parse_trace
+from libgdev.grid.matmul import matmul_pieces, reference
+from libgdev.grid.pieces import In, Out
+from libgdev.grid.probe import HostProbe, host_contexts
+from libgdev.grid.state import Mode, NodeState, StateMachine, Thresholds
+
+MB = 1 << 20
+
+
+def machine(alpha: float = 0.001) -> StateMachine:
+    return StateMachine(Thresholds(alpha_s=alpha), since=0.0)
+
+
+def test_busy_needs_both_cpu_and_video_memory():
+    m = machine()
+    assert m.sample(0.9, MB, now=1) is NodeState.PARTIAL      # 1 MB is not above 1 MB
+    assert m.sample(0.3, 2 * MB, now=2) is NodeState.PARTIAL  # 30 % is not above 30 %
+    assert m.sample(0.31, MB + 1, now=3) is NodeState.BUSY
+    assert m.mode is Mode.SUSPENDED
+    assert m.sample(0.0, 2 * MB, now=4) is NodeState.PARTIAL
+    assert m.transitions == 2
+
+
+def test_fully_idle_after_three_null_kernels_below_alpha_in_a_row():
+    m = machine(alpha=0.002)
+    assert m.null_kernel(0.001) is NodeState.PARTIAL
+    assert m.null_kernel(0.001) is NodeState.PARTIAL
+    assert m.null_kernel(0.002) is NodeState.PARTIAL  # k >= alpha restarts the count
+    for _ in range(2):
+        assert m.null_kernel(0.001) is NodeState.PARTIAL
+    assert m.null_kernel(0.001) is NodeState.FULL
+    assert m.mode is Mode.CONTINUOUS
+    assert m.null_kernel(0.005) is NodeState.PARTIAL and m.mode is Mode.PERIODIC
+
+
+def test_busy_ignores_null_kernels_and_restarts_the_count():
+    m = machine(alpha=0.002)
+    m.null_kernel(0.001)
+    m.null_kernel(0.001)
+    m.sample(1.0, 8 * MB)
+    assert m.null_kernel(0.001) is NodeState.BUSY
+    m.sample(0.0, 0)
+    m.null_kernel(0.001)
+    assert m.state is NodeState.PARTIAL  # two below alpha before busy do not count
+
+
+def test_transitions_per_minute_counts_the_window():
+    m = machine()
+    for t in range(10):
+        m.sample(1.0, 8 * MB, now=2 * t)
+        m.sample(0.0, 0, now=2 * t + 1)
+    assert m.transitions == 20
+    assert m.per_minute(window_s=60, now=20) == pytest.approx(20 * 60 / 20)
+    assert m.per_minute(window_s=10, now=20) == pytest.approx(10 * 6)
+
+
+def test_screensaver_baseline_has_no_partial_state():
+    m = machine()
+    assert m.screensaver(False) is NodeState.BUSY
+    assert m.screensaver(True) is NodeState.FULL
+
+
+def test_host_contexts_reads_the_table_by_its_header(tmp_path):
+    proc = tmp_path / "proc" / "gdev"
+    proc.mkdir(parents=True)
+    (proc / "contexts").write_text(
+        f"cid extra pid vgpu memory\n1 x 4242 0 2097152\n2 x {os.getpid()} 0 999\n"
+        "3 x 77 1 4096\n")
+    assert host_contexts(str(tmp_path)) == [(4242, 2097152), (77, 4096)]
+    cpu, vram = HostProbe(str(tmp_path)).sample()
+    assert vram == 2097152 + 4096 and cpu == 0.0
+    with pytest.raises(ValueError):
+        HostProbe(str(tmp_path), cpu_source="mouse")
+
+
+def test_parse_trace_and_report():
+    assert parse_trace("# c\n2 idle\n0.5 busy # game\n\n3 interactive\n") == [
+        (2.0, "idle"), (0.5, "busy"), (3.0, "interactive")]
+    for bad in ("2 sleeping", "x idle", "0 idle", "1 idle extra"):
+        with pytest.raises(ValueError, match="line 1"):
+            parse_trace(bad)
+    report = {"idle": {"ticks": 0, "on_time": 0}, "interactive": {"ticks": 10, "on_time": 9},
+              "busy": {"ticks": 10, "on_time": 10}}
+    assert frame_rate_kept(report) == pytest.approx(0.95)
+
+
+def test_matmul_pieces_cover_every_row_once():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 1 << 32, (37, 20), dtype=np.uint32)
+    b = rng.integers(0, 1 << 32, (20, 9), dtype=np.uint32)
+    pieces = matmul_pieces(a, b, rows=16)
+    assert [p.piece_id for p in pieces] == [0, 1, 2]
+    blocks = [p.args[0].array for p in pieces]
+    assert np.array_equal(np.concatenate(blocks), a)
+    assert isinstance(pieces[0].args[1], In) and isinstance(pieces[0].args[2], Out)
+    assert pieces[2].args[2].shape == (5, 9) and pieces[2].grid == (1, 1, 1)
+    want = (a.astype(np.uint64) @ b.astype(np.uint64)) % (1 << 32)
+    assert np.array_equal(reference(a, b), want.astype(np.uint32))
+    with pytest.raises(ValueError):
+        matmul_pieces(a, a, 16)
+
+
+def test_status_table_totals():
+    nodes = {"tcp://a:1": {"name": "0", "state": "busy", "pieces": 3, "pieces_per_s": 0.5},
+             "tcp://b:1": {"name": "1", "state": "fully-idle", "pieces": 7, "pieces_per_s": 1.0}}
+    text = format_table(nodes)
+    assert text.splitlines()[1].split()[:3] == ["tcp://a:1", "0", "busy"]
+    assert text.splitlines()[-1] == ("nodes 2: 1 fully idle, 0 partially idle, 1 busy; "
+                                     "guest pieces 10 (1.50/s)")
+
+
+def test_guest_threads_are_niced_once_and_alone():
+    import threading
+
+    from libgdev.grid.context import GUEST_NICE, nice_guest_thread
+
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = []
+
+    def guest():
+        nice_guest_thread()
+        nice_guest_thread()
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    t = threading.Thread(target=guest)
+    t.start()
+    t.join()
+    assert seen == [max(main, GUEST_NICE)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main

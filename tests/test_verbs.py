@@ -1,0 +1,43 @@
+"""One verb table (libgdev.verbs): every facade has exactly its verbs, with one contract."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import gdevd.gdev
+import kcuda.facade
+import libgdev
+from gdevd import runtime as rt
+from libgdev.cuda.backend import GdevBackend, ModuleBackend
+from libgdev.handle import Handle
+from libgdev.verbs import CUDA_VERBS, HANDLE_VERBS
+
+
+def test_the_runtime_exports_every_verb_as_a_coroutine() -> None:
+    for verb in HANDLE_VERBS:
+        assert verb in rt.__all__ and inspect.iscoroutinefunction(getattr(rt, verb)), verb
+
+
+@pytest.mark.parametrize("facade", [gdevd.gdev, libgdev, Handle],
+                         ids=["gdevd.gdev", "libgdev", "libgdev.Handle"])
+def test_every_sync_facade_has_every_verb(facade: object) -> None:
+    for verb in HANDLE_VERBS:
+        fn = getattr(facade, verb)
+        assert callable(fn) and not inspect.iscoroutinefunction(fn), verb
+    if facade is not Handle:
+        assert set(HANDLE_VERBS) <= set(facade.__all__)  # type: ignore[attr-defined]
+
+
+def test_the_daemon_facade_binds_every_verb() -> None:
+    facade = kcuda.facade.RuntimeFacade(system=None, trio_token=None)
+    assert all(callable(getattr(facade, v)) for v in HANDLE_VERBS)
+
+
+def test_every_backend_satisfies_the_cuda_protocol() -> None:
+    protocol = {n for n in vars(GdevBackend) if not n.startswith("_")} - {"make_kernel"}
+    assert protocol == set(CUDA_VERBS) | {"gmemcpy_async"}
+    for ns in (gdevd.gdev, libgdev, kcuda.facade.RuntimeFacade(None, None)):
+        backend = ModuleBackend(ns)
+        assert all(callable(getattr(backend, v)) for v in protocol)
