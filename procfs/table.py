@@ -117,8 +117,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent "
           "(the vGPUs of one GPU total at most 100)",
           lambda v: v.memory_bandwidth, set_bandwidth("memory_bandwidth"), PERCENT),
-    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU, percent "
-          "(may total over 100: swap backs the excess, see memory_overcommit)",
+    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU outside its "
+          "temporal swap area, percent (may total over 100: swap backs the excess, see "
+          "memory_overcommit)",
           lambda v: v.memory_share, set_memory_share, PERCENT),
     Entry("memory_overcommit", "vgpu", RO, "percent by which the memory shares of this "
           "vGPU's physical GPU total over 100 (0: not overcommitted)", memory_overcommit),

@@ -42,7 +42,8 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
         for v in system.virtual:
             for e in PER_VGPU:
                 int(read_entry(e, v))
-        assert read_entry(BY_NAME["memory_size"], system.virtual[0]) == b"%d\n" % (16 << 20)
+        # a quarter of 64 MiB outside the 10 % temporal swap area, in pages
+        assert read_entry(BY_NAME["memory_size"], system.virtual[0]) == b"%d\n" % 15_097_856
     run(body)
 
 
@@ -82,7 +83,7 @@ def test_offsets_readonly_and_shrinking_below_use() -> None:
             await trio.sleep(0.01)
         assert v.memory_used == 0 and v.swap.swapped_bytes == 8 << 20
         write_entry(BY_NAME["memory_share"], v, 0, b"50\n")
-        assert v.memory_size == 32 << 20
+        assert v.memory_size == 30_199_808  # half of 64 MiB less the swap area
         await rt.gclose(h)
     run(body)
 
