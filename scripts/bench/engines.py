@@ -18,7 +18,7 @@ import numpy as np
 from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.ptx.jit import launch as jlaunch
-from gdevd.gpu.ptx.jit.build import compiler
+from gdevd.gpu.ptx.jit.build import compiler  # noqa: I001
 from gdevd.gpu.vram import Vram
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
