@@ -141,7 +141,8 @@ def t_mad(ins, ops) -> str:
 
 @tr("fma")
 def t_fma(ins, ops) -> str:
-    """fma/mad of f32 (through double, one rounding, as the interpreter) and f64."""
+    """fma/mad of f32 (fmaf: one rounding; directed modes through double, as the
+    interpreter) and f64 (two roundings, as the interpreter)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
@@ -149,6 +150,8 @@ def t_fma(ins, ops) -> str:
     mode = _rmode(ins)
     if t == "f64":
         fn = lambda p, q, r: f"({p} * {q} + {r})"  # noqa: E731
+    elif not mode:
+        fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
         fn = lambda p, q, r: f"rnd_f32((double){p} * (double){q} + (double){r}, {mode})"  # noqa: E731
     return ops.wr(d, t, fpost(ins, t, fn, x, y, z))
