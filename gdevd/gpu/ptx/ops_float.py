@@ -2,7 +2,8 @@
 rcp/sqrt/rsqrt/ex2/lg2/sin/cos/tanh, abs/neg/min/max, copysign, testp.
 
 f32 results are computed in float32 (round-to-nearest) or, for directed rounding, in float64
-and rounded once to float32; ``fma.rn.f32`` is single-rounded (round-to-odd, :func:`fma_f32`).  ``.approx`` functions use exact numpy ones.
+and rounded once to float32; ``fma.rn.f32`` is single-rounded (round-to-odd,
+:func:`fma_f32`).  ``.approx`` functions use exact numpy ones.
 """
 
 from __future__ import annotations
