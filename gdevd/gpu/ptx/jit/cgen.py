@@ -74,15 +74,16 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, str]:
         stmt = fn(ins, ops)
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
         raise Unsupported(f"{instr.opcode}: {exc!r}") from exc
+    kind = "ordered" if ins.base in ORDERED else "pure"
     if isinstance(stmt, tuple):
-        if instr.guard is not None:
-            raise Unsupported(f"guarded {ins.base}")
-        return stmt[1], stmt[0]
+        kind, stmt = stmt
+    if kind == "raw" and instr.guard is not None:
+        raise Unsupported(f"guarded {ins.base}")
     if instr.guard is not None and stmt:
         name, neg = instr.guard
         lv, _ = ops.reg(name)
         stmt = f"if ({'!' if neg else ''}{lv}) {{ {stmt} }}"
-    return stmt, "ordered" if ins.base in ORDERED else "pure"
+    return stmt, kind
 
 
 def _loops(stmts: list[tuple[str, str]]) -> list[str]:
