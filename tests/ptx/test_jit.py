@@ -22,6 +22,7 @@ NOT_COMPILED = {("srad_v1", "extract"): "instruction ex2"}
 only_jit = pytest.mark.parametrize("engine", ["jit"], indirect=True)
 
 
+@pytest.mark.slow   # a cold cache compiles every module of kernels/
 @only_jit
 @pytest.mark.parametrize("path", sorted(KERNELS.glob("*.ptx")), ids=lambda p: p.stem)
 def test_repository_kernels_compile(path):
