@@ -125,6 +125,8 @@ bench: bench-deps
 	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
 	$(BENCH)/grid.py --write-docs
 	$(BENCH)/clib.py --write-docs
+	$(BENCH)/eaters.py --write-docs
+	$(BENCH)/guests.py --write-docs
 
 bench-quick: bench-deps
 	$(BENCH)/compute.py --quick
@@ -140,6 +142,8 @@ bench-quick: bench-deps
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
 	$(BENCH)/grid.py --quick
 	$(BENCH)/clib.py --calls 300 --mib 32 --reps 2 --rounds 1
+	$(BENCH)/eaters.py --iters 20000 --lat-iters 2000 --duration 1 --slices 10000
+	$(BENCH)/guests.py --duration 2
 
 figures: bench
 

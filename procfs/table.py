@@ -26,6 +26,7 @@ from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
 from gdevd.runtime import limits_text
 from procfs import engine as X
+from procfs import guest as G
 from procfs import metrics as M
 from procfs import sched as S
 from procfs.shares import memory_overcommit, set_bandwidth, set_memory_share
@@ -217,6 +218,19 @@ ENTRIES += (
           lambda v: S.usage_count(v, "preemptions")),
     Entry("timeouts", "vgpu", RO, "launches of this vGPU killed by a time limit",
           lambda v: S.usage_count(v, "timeouts")),
+    Entry("guest", "vgpu", RW, "1: every context of this vGPU is a guest (runs only in the "
+          "hosts' idle cycles)", lambda v: v.guest, _set_attr("guest"), (0, 1)),
+    Entry("guests", "global", RW, "guest class per context: read 'cid guest override', write "
+          "'CID 1', 'CID 0' or 'CID -' (SCHED_IDLE openers are guests)", G.guests, G.set_guest,
+          parser=G.parse_guest, formatter=S.format_text),
+    Entry("guest_mode", "global", RO, "per GPU: the guests' mode (periodic or continuous), "
+          "transitions, and the last ones", G.modes, formatter=S.format_text),
+    Entry("guest_freq", "global", RW, "F: periods per second of the guests' periodic mode",
+          *G.knob("freq", 1), (1, 1000)),
+    Entry("guest_piece_us", "global", RW, "P: guests' engine time per period in periodic mode, "
+          "us", *G.knob("piece_s", 1e6), (100, 1_000_000)),
+    Entry("guest_mem_threshold", "global", RW, "hosts holding more device memory than this "
+          "(bytes) keep the guests periodic", *G.knob("mem_threshold", 1), (0, 1 << 40)),
 )
 
 # The PTX engine (gdevd/gpu/ptx/jit, docs/ptx-engine.md); helpers in procfs/engine.py.
