@@ -87,6 +87,26 @@ def set_instances(system: Any, n: int) -> None:
     system.policy.instances_max = n
 
 
+def get_slice(system: Any) -> int:
+    """The preemption slice of running kernels, microseconds (0: non-preemptive)."""
+    return round(system.policy.preempter.slice_s * 1e6)
+
+
+def set_slice(system: Any, us: int) -> None:
+    """Set the preemption slice (microseconds; 0 restores the paper's non-preemption)."""
+    system.policy.preempter.slice_s = us / 1e6
+
+
+def get_time_max(system: Any) -> int:
+    """The run-time limit of tenants' kernels, milliseconds (0: none)."""
+    return round(system.policy.preempter.kernel_time_max * 1e3)
+
+
+def set_time_max(system: Any, ms: int) -> None:
+    """Set the run-time limit of tenants' kernels (milliseconds; 0: none)."""
+    system.policy.preempter.kernel_time_max = ms / 1e3
+
+
 def _device_bytes(handle: Any) -> int:
     return sum(o.size for o in handle.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from gdevd.runtime import defaults as D
+from procfs import guest as G
 from procfs import sched as S
 
 PERCENT = (0, 100)
@@ -190,6 +191,31 @@ ENTRIES += (
           lambda v: S.usage_count(v, "copies")),
     Entry("bytes_copied", "vgpu", RO, "bytes copied by this vGPU's contexts (every path)",
           S.bytes_copied),
+    Entry("slice_us", "global", RW, "running kernels yield the engine after this long when "
+          "another context waits, us; 0: never (non-preemptive, as in the paper)",
+          S.get_slice, S.set_slice, (0, 10_000)),
+    Entry("kernel_time_max_ms", "global", RW, "tenants' kernels running longer are killed "
+          "(ETIME, CUDA_ERROR_LAUNCH_TIMEOUT), ms; 0: no limit", S.get_time_max,
+          S.set_time_max, (0, 86_400_000)),
+    Entry("watchdog_ms", "vgpu", RW, "kernels of this vGPU running longer are killed (ETIME), "
+          "ms; 0: off", lambda v: v.watchdog_ms, _set_attr("watchdog_ms"), (0, 86_400_000)),
+    Entry("preemptions", "vgpu", RO, "running launches of this vGPU asked to yield the engine",
+          lambda v: S.usage_count(v, "preemptions")),
+    Entry("timeouts", "vgpu", RO, "launches of this vGPU killed by a time limit",
+          lambda v: S.usage_count(v, "timeouts")),
+    Entry("guest", "vgpu", RW, "1: every context of this vGPU is a guest (runs only in the "
+          "hosts' idle cycles)", lambda v: v.guest, _set_attr("guest"), (0, 1)),
+    Entry("guests", "global", RW, "guest class per context: read 'cid guest override', write "
+          "'CID 1', 'CID 0' or 'CID -' (SCHED_IDLE openers are guests)", G.guests, G.set_guest,
+          parser=G.parse_guest, formatter=S.format_text),
+    Entry("guest_mode", "global", RO, "per GPU: the guests' mode (periodic or continuous), "
+          "transitions, and the last ones", G.modes, formatter=S.format_text),
+    Entry("guest_freq", "global", RW, "F: periods per second of the guests' periodic mode",
+          *G.knob("freq", 1), (1, 1000)),
+    Entry("guest_piece_us", "global", RW, "P: guests' engine time per period in periodic mode, "
+          "us", *G.knob("piece_s", 1e6), (100, 1_000_000)),
+    Entry("guest_mem_threshold", "global", RW, "hosts holding more device memory than this "
+          "(bytes) keep the guests periodic", *G.knob("mem_threshold", 1), (0, 1 << 40)),
 )
 
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")

@@ -5,12 +5,14 @@ Theory of operation
 A GPU of this generation runs one context's grid at a time, so each physical GPU has one
 engine thread and a FIFO of :class:`LaunchJob`.  A job wraps a *prepared* launch (the PTX
 executor's ``mod.launch(...)`` object, or anything with ``run(budget) -> bool``).  The
-thread resumes it in slices of ``slice_budget`` instruction steps; between two slices it
-looks at the job's cancel flag (a closing context) and at :attr:`ComputeEngine.hold`, the
-seam where a scheduler will stop the engine at a slice boundary.  When a job ends (done,
-faulted or cancelled) the engine calls ``job.notify(job)`` on its own thread: the runtime
-passes a function that forwards to its trio loop (``TrioToken.run_sync_soon``), which is the
-completion "interrupt".  Nothing here knows about contexts, fences or trio.
+thread resumes it in quanta of about a millisecond (the budget of instruction steps adapts to
+the kernel's width); between two quanta it looks at :attr:`ComputeEngine.hold` (a seam for
+tests), the job's cancel flag (a closing context, or the engine closing), its watchdog and
+its preemption flag (the scheduler's request to yield the engine: the job is left
+*suspended*, resumable by submitting it again).  When a job stops for any of these reasons
+the engine calls ``job.notify(job)`` on its own thread: the runtime passes a function that
+forwards to its trio loop (``TrioToken.run_sync_soon``), which is the completion
+"interrupt".  Nothing here knows about contexts, fences, policies or trio.
 
 Decoded modules are cached per physical GPU in a :class:`ModuleCache` keyed by a hash of
 the module's bytes, so a module is parsed once however many contexts load it.
@@ -32,6 +34,8 @@ from ..errors import GdevError, KernelFault
 
 log = logging.getLogger(__name__)
 
+FIRST_BUDGET = 16       # instruction steps of a job's first quantum (one step may be 128 Ki lanes)
+
 
 class Runnable(Protocol):
     """What the engine needs of a prepared launch (``gdevd.gpu.ptx``'s launch object)."""
@@ -40,46 +44,68 @@ class Runnable(Protocol):
 
 
 class LaunchJob:
-    """One launch queued on an engine.  ``error`` is set when it did not finish cleanly."""
+    """One launch queued on an engine.  ``error`` is set when it did not finish cleanly.
+
+    The engine runs it until it is done, faulted, cancelled, killed by its watchdog
+    (``limit_s`` seconds of run time, None = no limit: ETIME) or asked to yield
+    (``preempt``, then ``suspended`` is True and the job may be submitted again to resume).
+    ``run_s`` counts only the time it ran, never the time it spent suspended.
+    """
 
     def __init__(self, launch: Runnable, notify: Callable[[LaunchJob], None],
-                 tag: Any = None) -> None:
+                 tag: Any = None, limit_s: float | None = None) -> None:
         self.launch = launch
         self.notify = notify
         self.tag = tag                      # the runtime's own record (context, fence)
+        self.limit_s = limit_s
         self.error: GdevError | None = None
         self.cancelled = False
-        self.started: float | None = None   # time.monotonic() stamps, for utilisation
+        self.preempt = False                # set by the scheduler: yield at the next quantum
+        self.suspended = False              # set by the engine: yielded, not finished
+        self.run_s = 0.0                    # seconds run so far, over every slice
+        self.slices = 0                     # times it was given the engine
+        self.budget = 0                     # instruction steps per quantum (adapted)
+        self.started: float | None = None   # time.monotonic() stamps of the last slice
         self.finished: float | None = None
 
     def cancel(self) -> None:
-        """Ask the engine to drop this job at the next slice boundary (thread-safe)."""
+        """Ask the engine to drop this job at the next quantum boundary (thread-safe)."""
         self.cancelled = True
 
 
 class ComputeEngine:
-    """One engine thread executing :class:`LaunchJob` in FIFO order, in budgeted slices."""
+    """One engine thread executing :class:`LaunchJob` in FIFO order, in short quanta.
 
-    def __init__(self, name: str, slice_budget: int) -> None:
+    A quantum is one ``run(budget)`` call; the budget (instruction steps) is adapted per
+    job so that a quantum takes about ``quantum_s`` whatever the width of the kernel's
+    waves, at most ``slice_budget``.  Between two quanta the engine looks at, in order: the
+    hold seam, cancellation (ECANCELED), the watchdog (ETIME), a preemption request.
+    """
+
+    def __init__(self, name: str, slice_budget: int, quantum_s: float = 0.001) -> None:
         self.name = name
         self.slice_budget = slice_budget
+        self.quantum_s = quantum_s
         self.hold = threading.Event()       # set = keep running; cleared = pause at a boundary
         self.hold.set()
-        self.launches = 0                   # jobs completed (any outcome)
+        self.launches = 0                   # jobs ended (any outcome but suspension)
         self.busy_s = 0.0                   # seconds spent running jobs
+        self.current: LaunchJob | None = None
         self._queue: queue.SimpleQueue[LaunchJob | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=f"gdev-{name}", daemon=True)
         self._closed = False
         self._thread.start()
 
     def submit(self, job: LaunchJob) -> None:
-        """Queue ``job``; it runs after every job submitted before it."""
+        """Queue ``job`` (new or suspended); it runs after every job submitted before it."""
         if self._closed:
             raise GdevError(errno.ENODEV, f"compute engine {self.name} is closed")
+        job.suspended = False
         self._queue.put(job)
 
     def close(self) -> None:
-        """Finish the queued jobs, stop the thread and join it.  Idempotent."""
+        """Cancel the running and queued jobs (ECANCELED), stop the thread, join it.
+        Idempotent; returns within one quantum of the running job."""
         if not self._closed:
             self._closed = True
             self.hold.set()
@@ -89,10 +115,14 @@ class ComputeEngine:
     def _loop(self) -> None:
         while (job := self._queue.get()) is not None:
             job.started = time.monotonic()
+            job.slices += 1
+            self.current = job
             self._run(job)
+            self.current = None
             job.finished = time.monotonic()
             self.busy_s += job.finished - job.started
-            self.launches += 1
+            if not job.suspended:
+                self.launches += 1
             try:
                 job.notify(job)
             except Exception:  # the runtime went away; nothing left to tell
@@ -102,16 +132,40 @@ class ComputeEngine:
         try:
             while True:
                 self.hold.wait()
-                if job.cancelled:
-                    break
-                if job.launch.run(self.slice_budget):
+                if job.cancelled or self._closed:
+                    why = "its context closed" if job.cancelled else "the GPU is shutting down"
+                    job.error = GdevError(errno.ECANCELED, f"launch cancelled: {why}")
                     return
-            job.error = GdevError(errno.ECANCELED, "launch cancelled: its context closed")
+                if job.limit_s is not None and job.run_s >= job.limit_s:
+                    job.error = KernelFault(errno.ETIME, f"watchdog: kernel ran longer than "
+                                                         f"{job.limit_s:g} s")
+                    return
+                if job.preempt:
+                    job.preempt, job.suspended = False, True
+                    return
+                if self._quantum(job):
+                    return
         except GdevError as e:
             job.error = e
         except Exception as e:  # an executor bug must not kill the engine or other contexts
             log.exception("%s: launch crashed the executor", self.name)
             job.error = KernelFault(errno.EIO, f"executor error: {e!r}")
+
+    def _quantum(self, job: LaunchJob) -> bool:
+        """Run one quantum of ``job``; True once it is done.  The budget starts small,
+        shrinks in proportion after a quantum longer than ``quantum_s`` and doubles after
+        one under a quarter of it."""
+        budget = job.budget or min(self.slice_budget, FIRST_BUDGET)
+        t0 = time.monotonic()
+        done = job.launch.run(budget)
+        dt = time.monotonic() - t0
+        job.run_s += dt
+        if dt > self.quantum_s:
+            budget = max(1, int(budget * self.quantum_s / dt))
+        elif dt < self.quantum_s / 4:
+            budget = min(self.slice_budget, budget * 2)
+        job.budget = budget
+        return done
 
 
 class ModuleCache:

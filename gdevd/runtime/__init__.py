@@ -20,7 +20,7 @@ from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
 from .memory import DmaBuffer
-from .sched.api import gget_priority, gset_priority
+from .sched.api import gget_priority, gset_guest, gset_priority
 from .shm import ShmidDs
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 
@@ -32,5 +32,5 @@ __all__ = [
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
-    "gset_priority", "gget_priority",
+    "gset_priority", "gget_priority", "gset_guest",
 ]

@@ -118,33 +118,52 @@ async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
         handle.lookup(kernel.data_addr, layout.size)
     launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
-                        shared_dynamic=kernel.shared_dynamic,
-                        watchdog=handle.system.config.watchdog)
+                        shared_dynamic=kernel.shared_dynamic)
     return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch)).id
 
 
 async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
-    """Hand ``launch`` to the compute engine and wait for its completion interrupt."""
-    policy, token = handle.system.policy, handle.system.token
+    """Run ``launch`` on the compute engine, one slice per grant, until it ends.
+
+    Each slice: wait for the engine (the scheduler), pin and bring back the context's memory,
+    hand the job to the engine and wait for its interrupt.  A job the scheduler preempted
+    comes back *suspended*: its pins are dropped (so a suspended launch never holds memory
+    another context's swap-in waits for) and it arrives again (docs/scheduling.md).
+    """
+    sched = handle.system.policy
+    job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle))
+    fence.job = job
+    while True:
+        await sched.compute_begin(handle)
+        try:
+            async with resident_all(handle):  # the paper: swap back every evicted object
+                await _slice(handle, job)
+        finally:
+            sched.compute_end(handle, job, suspended=job.suspended and job.error is None)
+        if not job.suspended:
+            break
+    if job.error is not None:
+        if job.error.errno == errno.ETIME:
+            sched.timed_out(handle)
+        raise job.error
+
+
+async def _slice(handle: Handle, job: LaunchJob) -> None:
+    """Give ``job`` the engine until it ends or yields; a cancelled caller cancels the job
+    and still waits for the engine to let it go (the job cannot be recalled)."""
+    token = handle.system.token
     assert token is not None
     done = trio.Event()
-    await policy.compute_begin(handle)
-    job = LaunchJob(launch, lambda j: token.run_sync_soon(done.set), tag=fence)
-    fence.job = job
+    job.notify = lambda j: token.run_sync_soon(done.set)
+    handle.system.policy.compute_started(handle, job)
+    handle.phys.compute.submit(job)
     try:
-        async with resident_all(handle):      # the paper: swap back every evicted object
-            handle.phys.compute.submit(job)
-            try:
-                await done.wait()
-            except trio.Cancelled:
-                job.cancel()
-                with trio.CancelScope(shield=True):
-                    await done.wait()
-                raise
-    finally:
-        policy.compute_end(handle)
-    if job.error is not None:
-        raise job.error
+        await done.wait()
+    except trio.Cancelled:
+        job.cancel()
+        with trio.CancelScope(shield=True):
+            await done.wait()
+        raise
 
 
 async def gsync(handle: Handle, fence_id: int, timeout: float | None = None) -> None:

@@ -51,7 +51,7 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
 def test_any_write_is_applied_whole_or_changes_nothing(data: bytes, entry: Entry) -> None:
     class V:  # the attributes procfs touches on a VirtualGpu
         memory_share = compute_bandwidth = memory_bandwidth = 25
-        period_us, memory_used = 30000, 0
+        period_us, memory_used, watchdog_ms, guest = 30000, 0, 0, 0
 
         class phys:  # noqa: N801
             memory_size, index = 1 << 30, 0

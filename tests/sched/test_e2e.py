@@ -19,9 +19,11 @@ async def _until(pred, timeout: float = 60.0) -> None:  # type: ignore[no-untype
 
 def test_higher_priority_contexts_are_dispatched_first() -> None:
     """A holder's launch is paused on the engine while three contexts queue; the
-    scheduler then dispatches them by priority, not by arrival."""
+    scheduler then dispatches them by priority, not by arrival (non-preemptive, as in the
+    paper: test_preempt.py has the preemptive order)."""
     async def body(s: rt.GdevSystem) -> None:
         sched, engine = s.policy, s.physical[0].compute
+        sched.preempter.slice_s = 0
         holder = await rt.gopen(s, 0)
         low, mid, high = [await rt.gopen(s, 0) for _ in range(3)]
         for h, p in ((low, 5), (mid, 20), (high, 35)):

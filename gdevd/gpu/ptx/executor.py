@@ -325,6 +325,9 @@ class Launch:
             if finished:
                 self._release(self.wave)
                 self.wave = None
+                # a spent budget ends the slice here too, or grids of tiny waves never yield
+                if budget is not None and budget <= 0 and self.next_block < self.total_blocks:
+                    return False
                 continue
             if budget is not None and budget <= 0:
                 return False

@@ -33,7 +33,9 @@ import trio
 
 from ...errors import GdevError
 from .. import defaults as D
+from .guest import Guests, task_is_idle
 from .policies import POLICIES, Policy
+from .preempt import Preempter, is_daemon_context
 from .state import COMPUTE, MEMORY, Entity, PRes, VRes, Waiter
 
 if TYPE_CHECKING:
@@ -51,6 +53,8 @@ class Scheduler:
         self.system = system
         self.policy: Policy = POLICIES[policy]()
         self.queueing = queueing
+        self.preempter = Preempter(self)
+        self.guests = Guests(self)
         self.band_wait = D.BAND_WAIT_US / 1e6
         self.window = D.UTIL_WINDOW_US / 1e6
         self.instances_max = D.INSTANCES_MAX
@@ -69,7 +73,9 @@ class Scheduler:
         """The scheduling entity of ``handle`` (created on first use)."""
         se = self._entities.get(handle)
         if se is None:
-            se = self._entities[handle] = Entity(handle.cid, handle.cred.pid)
+            se = self._entities[handle] = Entity(handle.cid, handle.cred.pid, handle.vgpu,
+                                                 is_daemon_context(handle))
+            se.guest_task = task_is_idle(handle.cred.pid)
         return se
 
     def vres(self, vgpu: Any, kind: str) -> VRes:
@@ -98,9 +104,19 @@ class Scheduler:
         """Wait for the compute engine, in priority order (before a launch)."""
         await self.begin(handle, COMPUTE)
 
-    def compute_end(self, handle: Handle) -> None:
-        """A launch of ``handle`` completed."""
-        self.end(handle, COMPUTE)
+    def compute_started(self, handle: Handle, job: Any) -> None:
+        """``handle``'s launch ``job`` (granted by :meth:`compute_begin`) goes to the engine:
+        it may be preempted from now on (preempt.py)."""
+        if self.policy.exclusive:
+            se = self.entity(handle)
+            self.preempter.started(self._resource(handle, COMPUTE)[1], se, job, se.daemon)
+
+    def compute_end(self, handle: Handle, job: Any = None, suspended: bool = False) -> None:
+        """A launch of ``handle`` completed, or (``suspended``) yielded the engine and will
+        arrive again: its slice is charged, but it is not counted as a launch."""
+        if job is not None:
+            self.preempter.stopped(self._resource(handle, COMPUTE)[1], job)
+        self.end(handle, COMPUTE, count=not suspended)
 
     async def memory_begin(self, handle: Handle) -> None:
         """Wait for the copy engines (MRQ) or the device (SDQ) before an engine copy."""
@@ -121,6 +137,7 @@ class Scheduler:
         se = self.entity(handle)
         vres, pres = self._resource(handle, kind)
         now = t0 = trio.current_time()
+        guest = pres.kind == COMPUTE and self.guests.is_guest(se)
         if not self.policy.exclusive:
             self._grant(None, vres, se, kind, now)
             return
@@ -136,14 +153,16 @@ class Scheduler:
                 if not self.policy.exclusive:               # switched to NULL meanwhile
                     self._grant(None, vres, se, kind, now)
                     return
-            elif not len(vres.queue):
+            elif not len(vres.queue) and (not guest or self.guests.may_run(pres)):
                 pres.buffering = None
                 self._grant(pres, vres, se, kind, now)      # uncontended: no queue at all
                 return
-        w = vres.queue.push(se, kind, se.prio.effective(now), now)
+        w = vres.queue.push(se, kind, se.prio.effective(now), now, guest)
         if pres.current is None:
             pres.buffering = None  # an arrival ends any time buffering
             self._grant_head(pres, vres, now)
+        else:
+            self.preempter.check(pres)     # the running launch may have to yield
         if not w.granted:
             await self._wait(w, handle, vres, kind)
         waited = trio.current_time() - t0
@@ -165,6 +184,9 @@ class Scheduler:
         w.entity.usage.dispatches += 1
 
     def _grant_head(self, pres: PRes, vres: VRes, now: float) -> None:
+        head = vres.queue.peek()
+        if head is not None and head.guest and not self.guests.may_run(pres):
+            return      # a guest out of its piece: granted at the next period (guest.py)
         w = vres.queue.pop()
         if w is not None:
             self._grant(pres, vres, w.entity, w.kind, now)
@@ -183,14 +205,16 @@ class Scheduler:
 
     # --- completion -----------------------------------------------------------------------
 
-    def end(self, handle: Handle, kind: str) -> None:
-        """An operation of ``kind`` that ``begin`` granted has completed (on the trio loop)."""
+    def end(self, handle: Handle, kind: str, count: bool = True) -> None:
+        """An operation of ``kind`` that ``begin`` granted has completed (on the trio loop);
+        ``count`` False for a slice of a launch that goes on later."""
         se = self._entities.get(handle)
         if se is None or not se.held[kind]:
             return
         vres = se.held[kind].pop()
         now = trio.current_time()
-        self._count(se, vres, kind)
+        if count:
+            self._count(se, vres, kind)
         rk = vres.kind
         se.instances[rk] -= 1
         if se.instances[rk] > 0:
@@ -208,6 +232,9 @@ class Scheduler:
         self.replenish(vres, now)
         vres.credit -= busy
         vres.window.add(start, now)
+        if vres.kind == COMPUTE:
+            self.guests.charge(self.pres(vres.vgpu.phys.index, COMPUTE),
+                               self.guests.is_guest(se), busy)
         if self.trace is not None:
             self.trace.append((vres.vgpu.minor, vres.kind, se.cid, start, now))
         vres.last_active = now
@@ -247,6 +274,11 @@ class Scheduler:
             vres.usage.charge(vres.kind, busy)
             vres.credit -= busy
 
+    def timed_out(self, handle: Handle) -> None:
+        """Count a launch of ``handle`` killed by its time limit (ETIME)."""
+        self.entity(handle).usage.timeouts += 1
+        self.vres(handle.vgpu, COMPUTE).usage.timeouts += 1
+
     def copied(self, handle: Handle, nbytes: int) -> None:
         """Account ``nbytes`` copied by ``handle`` on any path (direct copies included)."""
         self.entity(handle).usage.bytes_copied += nbytes
@@ -273,6 +305,13 @@ class Scheduler:
             return
         token = pres.buffering = object()
         self.system.nursery.start_soon(self._buffered_handoff, pres, token, delay)
+
+    def kick(self, pres: PRes) -> None:
+        """Hand a free ``pres`` to its first waiter (a guest's new period began)."""
+        if pres.current is None and pres.buffering is None:
+            nxt = pres.first_waiting()
+            if nxt is not None:
+                self._grant_head(pres, nxt, trio.current_time())
 
     async def _buffered_handoff(self, pres: PRes, token: object, delay: float) -> None:
         await trio.sleep(delay)
