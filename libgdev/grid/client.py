@@ -50,6 +50,8 @@ class GridClient:
         self._lock = threading.Lock()
         self.duplicates = 0
         self.resubmitted = 0
+        self._alive: set[str] = set()
+        self._alive_at = -1e9
         for _, msg in client.get_events(TOPIC):
             self._on_event((0, msg))
         client.subscribe_topic(TOPIC, self._on_event)
@@ -128,8 +130,11 @@ class GridClient:
 
     def _targets(self) -> list[tuple[str, int]]:
         """(worker, window) of the nodes to use now, fully idle first; busy ones left out."""
-        alive = set(self.client.scheduler_info(n_workers=-1)["workers"])
         now = time.monotonic()
+        if now - self._alive_at > self.poll_s:  # one scheduler round trip per poll period
+            self._alive = set(self.client.scheduler_info(n_workers=-1)["workers"])
+            self._alive_at = now
+        alive = self._alive
         with self._lock:
             states = {a: self._states.get(a, {}).get("state", "partially-idle") for a in alive}
             held = {a for a, t in self._held.items() if now - t < BUSY_HOLD_S}

@@ -43,6 +43,7 @@ class GdevNodePlugin(WorkerPlugin):
     worker name (several nodes on one machine, as in tests), else ``$GDEV_MOUNT``.
 
     ``fps`` is F; ``alpha_ms`` the dedicated null-kernel time (0: measured at start);
+    ``cpu_busy`` the CPU threshold (the paper's 30 %);
     ``cpu_source`` ``"tenants"`` or ``"system"`` (probe.py); ``wait_s`` how long a piece waits
     on a busy node before it is handed back. ``saver_files`` (by worker name) turns nodes into
     the screensaver-like baseline (node.py), ``saver_s`` its timeout."""
@@ -51,12 +52,13 @@ class GdevNodePlugin(WorkerPlugin):
 
     def __init__(self, mount: str | None = None, mounts: dict | None = None, minor: int = 0,
                  cpu_source: str = "tenants", fps: float = 30.0, alpha_ms: float = 0.0,
+                 cpu_busy: float = Thresholds.cpu_busy,
                  sample_s: float = 0.2, wait_s: float = 1.0, saver_files: dict | None = None,
                  saver_s: float = 0.0) -> None:
         self.mount, self.mounts, self.minor = mount, dict(mounts or {}), minor
         self.saver_files, self.saver_s = dict(saver_files or {}), saver_s
         self.cpu_source, self.sample_s, self.wait_s = cpu_source, sample_s, wait_s
-        self.thresholds = Thresholds(alpha_s=alpha_ms / 1e3, fps=fps)
+        self.thresholds = Thresholds(cpu_busy=cpu_busy, alpha_s=alpha_ms / 1e3, fps=fps)
         self.node: Node | None = None
 
     def setup(self, worker: Any) -> None:

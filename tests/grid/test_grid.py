@@ -34,6 +34,7 @@ def test_matmul_on_three_nodes_is_exact(grid):
     assert sorted(s["name"] for s in nodes.values()) == [str(i) for i in range(NODES)]
     assert sum(s["pieces"] for s in nodes.values()) >= 12
     assert {s["mount"] for s in nodes.values()} == {d.mount for d in grid.daemons}
+    assert all(s["guest_class"] is True for s in nodes.values())  # the daemons' guests
 
 
 def test_cuda_source_compiled_once_and_python_function_guests(grid):
