@@ -122,8 +122,11 @@ def node_snapshot(dask_worker: Any = None) -> dict:
 @click.option("--gdev-mount", default=None, help="the node's gdevd mount ($GDEV_MOUNT)")
 @click.option("--gdev-fps", default=30.0, help="F: the host's minimum frame rate")
 @click.option("--gdev-cpu", default="system", help="CPU usage source: system or tenants")
-def dask_setup(worker: Any, gdev_mount: str | None, gdev_fps: float, gdev_cpu: str) -> None:
+@click.option("--gdev-minor", default=0, help="the vGPU to open (a guest vGPU: vdN/guest = 1)")
+def dask_setup(worker: Any, gdev_mount: str | None, gdev_fps: float, gdev_cpu: str,
+               gdev_minor: int) -> None:
     """``dask worker --preload libgdev.grid.plugin``: make this worker a grid node."""
-    plugin = GdevNodePlugin(mount=gdev_mount, fps=gdev_fps, cpu_source=gdev_cpu)
+    plugin = GdevNodePlugin(mount=gdev_mount, minor=gdev_minor, fps=gdev_fps,
+                            cpu_source=gdev_cpu)
     worker.plugins[PLUGIN_NAME] = plugin
     plugin.setup(worker)

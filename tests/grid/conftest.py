@@ -59,7 +59,7 @@ def grid():
         for d in daemons:
             donate(d, GUEST_VGPU)
         with distributed.LocalCluster(n_workers=NODES, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, worker_dashboard_address=None
+                                      dashboard_address=":0", worker_dashboard_address=":0"
                                       ) as cluster, distributed.Client(cluster) as client:
             mounts = {i: d.mount for i, d in enumerate(daemons)}
             client.register_plugin(GdevNodePlugin(mounts=mounts, minor=GUEST_VGPU, wait_s=0.5,
