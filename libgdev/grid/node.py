@@ -213,7 +213,7 @@ class Node:
             self.on_change(self.snapshot())
 
     def _monitor(self) -> None:
-        context.nice_guest_thread()
+        # Not niced (unlike the pieces' thread): it must see the host come back promptly.
         while not self._stop.wait(self.sample_s):
             if self.saver_file:
                 on = _idle_for(self.saver_file) >= self.saver_s
