@@ -121,6 +121,7 @@ class Host:
         out["seconds"] += time.monotonic() - start
         if extra is not None:
             self.cuda.cuMemFree(extra)
+        if burner is not None:
             burner.stop()
 
     def _announce(self, activity: str) -> None:

@@ -73,7 +73,7 @@ class Node:
         self._time_null()  # the first launch loads the module: not a dedicated time
         t = self._thresholds
         if t.alpha_s <= 0:
-            runs = sorted(self._time_null() for _ in range(ALPHA_RUNS))
+            runs = sorted(self._time_null() or 0.0 for _ in range(ALPHA_RUNS))
             t = Thresholds(t.cpu_busy, t.vram_busy, runs[len(runs) * 9 // 10] * ALPHA_MARGIN,
                            t.full_after, t.fps)
         self.machine = StateMachine(t)

@@ -89,7 +89,7 @@ def _by_name(table: dict, name: Any) -> Any:
 
 def _node(worker: Any = None) -> Node:
     plugin = (worker or get_worker()).plugins.get(PLUGIN_NAME)
-    node = plugin.node if plugin is not None else None
+    node = getattr(plugin, "node", None)
     if node is None:
         raise RuntimeError("this worker has no gdev-grid node (register GdevNodePlugin)")
     return node
