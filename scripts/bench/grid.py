@@ -11,9 +11,9 @@ multiplying matrices in pieces for as long as the hosts run. Three runs on the s
 
 Reports guest pieces (every result checked), per node the frames kept (completed before the
 next frame tick) in interactive and busy periods, detected idle time and transitions per
-minute. Prints; writes its section of docs/benchmarks.md only with ``--write``.
+minute. Prints; writes its section of docs/benchmarks.md only with ``--write-docs``.
 
-    .venv/bin/python scripts/bench/grid.py [--days 30] [--day-s 3] [--quick] [--write]
+    .venv/bin/python scripts/bench/grid.py [--days 30] [--day-s 3] [--quick] [--write-docs]
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def main() -> None:
     p.add_argument("--fps", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=2013)
     p.add_argument("--quick", action="store_true", help="4 days (a smoke run)")
-    p.add_argument("--write", action="store_true", help="write docs/benchmarks.md's section")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     record = benchdoc.Run()
     days = 4 if args.quick else args.days
@@ -169,7 +169,7 @@ def main() -> None:
             f"- guest work, cooperative vs screensaver: {coop} vs {saver} pieces: "
             f"**{coop / max(saver, 1):.2f}x**\n")
     print(body)
-    if args.write:
+    if args.write_docs:
         benchdoc.write_section("grid.py", "GPU grid (scripts/bench/grid.py)", body, record)
 
 
