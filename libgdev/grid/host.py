@@ -12,7 +12,7 @@ The host writes its current activity to ``activity_file`` when given (the "mouse
 keyboard" log that a screensaver-like baseline watches), and at the end a JSON report: per
 activity the frame ticks and the frames completed before the next tick (the frame rate kept).
 
-    python -m libgdev.grid.host MOUNT TRACE [--fps 30] [--scale 1] [--report FILE] [--nice -10]
+    python -m libgdev.grid.host MOUNT TRACE [--fps 30] [--scale 1] [--report FILE] [--nice N]
 """
 
 from __future__ import annotations
@@ -132,10 +132,10 @@ class Host:
 
 class _Burner:
     """The busy host's CPU load: ``threads`` threads multiplying matrices until stopped, in
-    BLAS so that they run beside each other and beside the frame loop (without the GIL),
-    and a busy host stays above 30 % of a core even on a loaded machine."""
+    BLAS so that they run beside the frame loop (without the GIL): a busy host uses about a
+    core when it can get one."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._burn, daemon=True) for _ in range(threads)]
         for t in self._threads:
@@ -178,9 +178,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scale", type=float, default=1.0, help="multiply every duration")
     p.add_argument("--activity-file", default=None)
     p.add_argument("--report", default=None)
-    p.add_argument("--nice", type=int, default=-10,
-                   help="the host's CPU niceness where permitted (default -10: on a shared "
-                        "test machine the host gets the CPU it would have on its own desk)")
+    p.add_argument("--nice", type=int, default=0,
+                   help="the host's CPU niceness where permitted (a negative value favours "
+                        "the host on a shared machine, at the expense of its gdevd)")
     args = p.parse_args(argv)
     _renice(args.nice)
     with open(args.trace) as f:
