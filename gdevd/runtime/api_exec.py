@@ -143,6 +143,7 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
     fence.job = job
     while True:
         await sched.compute_begin(handle)
+        job.suspended = False               # a slice that fails before the engine: counted
         try:
             async with resident_all(handle):  # the paper: swap back every evicted object
                 await _slice(handle, job)

@@ -61,6 +61,9 @@ COMPUTE_SLICE = 4096                  # instruction steps per slice of a running
 WATCHDOG_S: float | None = None       # initial kernel_time_max (seconds); None: KERNEL_TIME_MAX_MS
 SLICE_US = 10_000                     # preemption slice (/proc/gdev/slice_us; 0: non-preemptive)
 KERNEL_TIME_MAX_MS = 30_000           # tenants' kernels are killed (ETIME) after this run time
+GUEST_FREQ = 30                       # guests' periodic mode: F periods per second (host frames)
+GUEST_PIECE_US = 10_000               # guests' periodic mode: P, engine time per period
+GUEST_MEM_THRESHOLD = 1 << 20         # hosts holding more device memory: the GPU is in use
 DECODE_CACHE = 64                     # decoded PTX modules kept per physical GPU
 CONTEXTS_MAX = 128                    # GDEV_CONTEXT_MAX_COUNT handles per physical GPU
 

@@ -69,6 +69,7 @@ class VirtualGpu:
         self.memory_share = self.compute_bandwidth = self.memory_bandwidth = share
         self.period_us = period_us
         self.watchdog_ms = 0                # kernel run-time limit on this vGPU (0: none)
+        self.guest = 0                      # 1: every context of this vGPU is a guest
         self.scheduler: Any = None          # the system's Scheduler (set by GdevSystem)
         self.memory_used = 0                # device bytes charged to this vGPU
         self.dma_used = 0                   # pinned host bytes charged to this vGPU

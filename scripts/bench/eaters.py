@@ -10,7 +10,7 @@
    priority 20 beside ``--eaters`` eaters (priority 20), per slice length: median and 95th
    percentile from glaunch to gsync return, and the eaters' launches meanwhile.
 
-Prints tables; writes its section of docs/benchmarks.md only with ``--write``.
+Prints tables; writes its section of docs/benchmarks.md only with ``--write-docs``.
 
     .venv/bin/python scripts/bench/eaters.py [--iters 200000] [--slices 1000,2000,5000,10000]
 """
@@ -171,10 +171,10 @@ def cli() -> None:
     p.add_argument("--duration", type=float, default=4.0, help="seconds per latency run")
     p.add_argument("--slices", default="1000,2000,5000,10000",
                    type=lambda t: [int(x) for x in t.split(",")], help="slices to compare, us")
-    p.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    benchdoc.add_write_flag(p)
     a = p.parse_args()
     lines = trio.run(main, a)
-    if a.write:
+    if a.write_docs:
         benchdoc.write_section("eaters.py", "GPU eaters and preemption (scripts/bench/eaters.py)",
                                "\n".join(lines), run)
 

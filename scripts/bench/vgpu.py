@@ -13,11 +13,13 @@ the scheduler's busy intervals in 1 s windows):
 * fig16: four vGPUs at 25% with kernels of different lengths, started ``duration/8`` apart.
 * pairs: back-to-back unsynchronised launches (4 in flight per context) at 10/90 and 70/25/5:
   completed work (busy time and launches) ratios.
+* eaters: one endless kernel per vGPU (GLoop's GPU eaters) at 10/90 and 70/25/5, with and
+  without preemption: busy-time ratio and error against the shares per 1 s window.
 
 Writes PNG plots (if matplotlib is installed: ``pip install -e '.[bench]'``) to
 docs/figures/ and its section of docs/benchmarks.md.
 
-    .venv/bin/python scripts/bench/vgpu.py [--duration 10] [--only fig14,pairs] [--no-write]
+    .venv/bin/python scripts/bench/vgpu.py [--duration 10] [--only fig14,pairs] [--write-docs]
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from gdevd.runtime.sched import COMPUTE, MEMORY  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
 FIG = ROOT / "docs" / "figures"
-WRITE_FIGURES = True  # --no-write leaves docs/figures alone too
+WRITE_FIGURES = True  # as a script: only with --write-docs (docs/figures too)
 MiB = 1 << 20
 
 
@@ -58,6 +60,7 @@ class Client:
     launches: int = 0
     copies: int = 0
     cid: int = 0
+    eater: bool = False     # one launch of idle(n) that outlasts the run, closed at its end
 
 
 @dataclass
@@ -82,6 +85,11 @@ async def _client(s: rt.GdevSystem, c: Client, t0: float, until: float) -> None:
     if c.copy:
         dev, host = await rt.gmalloc(h, c.copy), np.ones(c.copy, np.uint8)
     await trio.sleep_until(t0 + c.start)
+    if c.eater:
+        await rt.glaunch(h, k)
+        await trio.sleep_until(until)
+        await rt.gclose(h)                       # cancels the kernel at its next quantum
+        return
     fences: list[int] = []
     while trio.current_time() < until:
         if c.copy:
@@ -97,10 +105,13 @@ async def _client(s: rt.GdevSystem, c: Client, t0: float, until: float) -> None:
 
 
 async def scenario(clients: list[Client], shares: list[int], duration: float,
-                   policy: str = "band", queueing: str = "mrq") -> Run:
-    """Run ``clients`` on vGPUs with compute/memory ``shares`` for ``duration`` seconds."""
+                   policy: str = "band", queueing: str = "mrq", slice_us: int | None = None) -> Run:
+    """Run ``clients`` on vGPUs with compute/memory ``shares`` for ``duration`` seconds
+    (``slice_us``: the preemption slice, None for the default)."""
     cfg = rt.GdevConfig(memory=256 * MiB, vgpus=len(shares))
     async with rt.GdevSystem(cfg) as s:
+        if slice_us is not None:
+            s.policy.preempter.slice_s = slice_us / 1e6
         for v, share in zip(s.virtual, shares, strict=False):
             v.compute_bandwidth = v.memory_bandwidth = share
         s.policy.set_policy(policy)
@@ -147,7 +158,7 @@ def errors(run: Run, vgpus: list[int], first: int, kind: str = COMPUTE) -> tuple
 
 def plot(name: str, runs: dict[str, Run], kinds: tuple[str, ...] = (COMPUTE,)) -> str | None:
     """Utilisation over time, one panel per run; the PNG's path, or None without matplotlib
-    or with ``--no-write`` (the committed figures keep the full run's)."""
+    or without ``--write-docs`` (the committed figures keep the full run's)."""
     if not WRITE_FIGURES:
         return None
     try:
@@ -289,9 +300,28 @@ async def pairs(r: Report, d: float, n: int) -> None:
     r.out()
 
 
+async def eaters(r: Report, d: float) -> None:
+    r.out(f"### GPU eaters (one endless kernel per vGPU) at unequal shares, {d:g} s")
+    r.out()
+    r.out("| shares | preemption | busy-time ratio | MAE vs shares (1 s windows) |")
+    r.out("|---|---|---|---|")
+    for shares in ([10, 90], [70, 25, 5]):
+        for slice_us in (0, None):
+            clients = [Client(i, 2**32 - 1, eater=True) for i in range(len(shares))]
+            run = await scenario(clients, shares, d, slice_us=slice_us)
+            w = windows(run)
+            busy = [sum(w.get((i, COMPUTE), [0.0])) for i in range(len(shares))]
+            ratio = [100 * b / (sum(busy) or 1) for b in busy]
+            mae, _ = errors(run, list(range(len(shares))), 1)
+            r.out(f"| {'/'.join(map(str, shares))} | {'off' if slice_us == 0 else 'on'} | "
+                  f"{' / '.join(f'{x:.1f}' for x in ratio)} | {mae:.1f} |")
+    r.out()
+
+
 async def main(args: argparse.Namespace) -> list[str]:
     r = Report()
-    only = set(args.only.split(",")) if args.only else {"fig14", "fig15", "fig16", "pairs"}
+    only = set(args.only.split(",")) if args.only else {"fig14", "fig15", "fig16", "pairs",
+                                                        "eaters"}
     t = time.perf_counter()
     r.out("In-process runtime, real PTX `idle` kernels of kernels/loop.cu; utilisation is"
           " the scheduler's busy time in 1 s windows.")
@@ -304,6 +334,8 @@ async def main(args: argparse.Namespace) -> list[str]:
         await fig16(r, args.duration, args.short)
     if "pairs" in only:
         await pairs(r, args.duration / 2, args.short * 4)
+    if "eaters" in only:
+        await eaters(r, args.duration / 2)
     r.out(f"Total run time {time.perf_counter() - t:.0f} s.")
     return r.lines
 
@@ -314,7 +346,7 @@ if __name__ == "__main__":
     p.add_argument("--duration", type=float, default=10.0, help="seconds per scenario")
     p.add_argument("--short", type=int, default=50, help="idle iterations of a short kernel")
     p.add_argument("--long", type=int, default=1000, help="idle iterations of a long kernel")
-    p.add_argument("--only", help="comma-separated: fig14,fig15,fig16,pairs")
+    p.add_argument("--only", help="comma-separated: fig14,fig15,fig16,pairs,eaters")
     benchdoc.add_write_flag(p)
     a = p.parse_args()
     WRITE_FIGURES = a.write_docs

@@ -52,7 +52,7 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
 def test_any_write_is_applied_whole_or_changes_nothing(data: bytes, entry: Entry) -> None:
     class V:  # the attributes procfs touches on a VirtualGpu
         memory_share = compute_bandwidth = memory_bandwidth = 25
-        period_us, memory_used, watchdog_ms = 30000, 0, 0
+        period_us, memory_used, watchdog_ms, guest = 30000, 0, 0, 0
 
         class phys:  # noqa: N801
             memory_size, index = 1 << 30, 0
@@ -168,4 +168,20 @@ def test_metrics_carry_every_numeric_vgpu_entry() -> None:
                 assert samples[(("gpu", "0"), ("vgpu", "1"))] == int(read_entry(e,
                                                                      system.virtual[1]))
         assert fams["gdev_vgpu_proc_period"]["type"] == "untyped"
+    run(body)
+
+
+def test_a_tenants_process_name_cannot_break_the_listings() -> None:
+    from tests.daemon import promtext
+
+    async def body(system) -> None:
+        name = 'a "b"\\c\nd\x1b[2J e'               # what comm may hold (15 bytes or not)
+        h = await rt.gopen(system, 2, rt.Credentials(1234, 1234, 99, name))
+        head, row = (line.split() for line in
+                     read_entry(BY_NAME["contexts"], system).decode().splitlines())
+        assert dict(zip(head, row, strict=True))["name"] == 'a?"b"\\c?d?[2J?e'
+        fams = promtext.parse(read_entry(BY_NAME["metrics"], system).decode())
+        (labels,) = fams["gdev_context_memory_bytes"]["samples"]
+        assert dict(labels)["name"] == name and dict(labels)["uid"] == "1234"
+        await rt.gclose(h)
     run(body)

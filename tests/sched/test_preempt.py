@@ -60,7 +60,7 @@ async def _eat(h: rt.Handle, size: int, n: int) -> np.ndarray:
 
 def _eaters(slice_us: int, same_vgpu: bool) -> tuple[list, list[np.ndarray]]:
     """Two eaters side by side; (the compute trace, their results)."""
-    size, n = 512, 3000
+    size, n = 512, 10000
     results: list[np.ndarray] = []
 
     async def body(s: rt.GdevSystem) -> list:
@@ -99,6 +99,7 @@ def test_without_preemption_eaters_run_one_after_the_other() -> None:
 def test_a_more_urgent_context_preempts_at_once_and_the_launch_resumes() -> None:
     async def body(s: rt.GdevSystem) -> None:
         sched, engine = s.policy, s.physical[0].compute
+        sched.preempter.slice_s = 3600.0          # slices never expire here: priority only
         holder, high = await rt.gopen(s, 0), await rt.gopen(s, 0)
         sched.entity(high).prio.override = 35
         mh, mhi = await LoopModule.load(holder), await LoopModule.load(high)
@@ -166,4 +167,25 @@ def test_tenants_have_a_default_time_limit_and_daemon_contexts_preempt_them() ->
         await _until(lambda: engine.current is not None and engine.current.run_s > 0.7)
         assert fm in mod.pending and mod.fault is None
         await rt.gclose(mod)
+    run_system(body)
+
+
+def test_band_hands_an_expired_slice_only_to_a_vgpu_within_its_share() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        sched = s.policy
+        sched.set_policy("band")
+        a, b = (sched.vres(v, COMPUTE) for v in s.virtual[:2])
+        now = trio.current_time()
+        await trio.sleep(0.01)
+        now = trio.current_time()
+        b.credit, b.last_active = -0.001, now
+        b.window.add(now - 0.01, now)                      # b used 100% since it exists
+        a.last_active = now
+        assert sched.policy.over(sched, b, now)
+        assert not sched.policy.yields(sched, a, b, now)   # b is over: a keeps the engine
+        b.credit = 0.001
+        assert sched.policy.yields(sched, a, b, now)       # b has credit again: its turn
+        sched.set_policy("fifo")
+        b.credit = -0.001
+        assert sched.policy.yields(sched, a, b, now)       # FIFO: a round robin of slices
     run_system(body)

@@ -52,6 +52,11 @@ class Policy:
         (default, FIFO: never; direct copies do not take part in the round robin)."""
         return False
 
+    def yields(self, sched: Scheduler, holder: VRes, waiter: VRes, now: float) -> bool:
+        """Whether a launch of ``holder`` whose slice expired yields the engine to a waiter
+        of ``waiter`` (preempt.py; default: always, a round robin of slices)."""
+        return True
+
 
 class NullPolicy(Policy):
     """No virtual-GPU arbitration: launches and copies go straight to the engines (whose own
@@ -126,6 +131,12 @@ class BandPolicy(CreditPolicy):
         sched.replenish(vres, now)
         return vres.credit <= 0 and not sched.alone(vres, now) and \
             self.over(sched, vres, now)
+
+    def yields(self, sched: Scheduler, holder: VRes, waiter: VRes, now: float) -> bool:
+        """The engine goes to a waiting vGPU only if it is within its share (the share
+        deficit decides, not the turn); among vGPUs all over their shares the holder
+        keeps it (work conserving) until a waiter's credit comes back."""
+        return holder is waiter or not self.over(sched, waiter, now)
 
     def handoff_delay(self, sched: Scheduler, pres: PRes, released: VRes, nxt: VRes,
                       now: float) -> float:

@@ -10,10 +10,12 @@ the engine back from a running launch, transparently to the program:
 * A launch that holds the compute engine is the physical GPU's *running job*
   (:meth:`Preempter.started`); its *slice* starts when it gets the engine.
 * While another context waits for the same engine, the job is asked to yield
-  (``job.preempt``) once its slice expired (``slice_s``), or at once when the waiter is
-  more urgent: a higher priority on the same vGPU, or a context of the daemon itself (an
-  in-daemon module, opened with the daemon's own pid) waiting behind a tenant.  A timer task
-  fires at the slice's end when the waiter arrived before it.
+  (``job.preempt``) once its slice expired (``slice_s``) and the policy agrees
+  (``Policy.yields``: under BAND a vGPU within its share gets another slice against a
+  vGPU over its share), or at once when the waiter is more urgent: a higher priority on the
+  same vGPU, a host behind a guest (guest.py), or a context of the daemon itself (an
+  in-daemon module, opened with the daemon's own pid) behind a tenant.  A timer task fires
+  at the slice's end when the waiter arrived before it.
 * The engine stops the job at its next quantum (about a millisecond) and reports it
   *suspended*; the launch releases the engine like a completed one (its busy time charged,
   the policy's hand-over applied, so BAND and Credit see every slice) and arrives again,
@@ -73,6 +75,9 @@ class Preempter:
         """``se``'s launch ``job`` got the engine of ``pres``: its slice starts now."""
         pres.job, pres.job_entity, pres.job_daemon = job, se, daemon
         pres.slice_start = trio.current_time()
+        pres.job_guest = self.sched.guests.is_guest(se)
+        piece = self.sched.guests.piece_left(pres) if pres.job_guest else None
+        pres.piece_end = None if piece is None else pres.slice_start + piece
         self.check(pres)
 
     def stopped(self, pres: PRes, job: Any) -> None:
@@ -86,20 +91,36 @@ class Preempter:
         job = pres.job
         if job is None or job.preempt:
             return
+        now = trio.current_time()
+        if pres.piece_end is not None:                  # a guest's piece (periodic mode)
+            if now >= pres.piece_end:
+                self._request(pres, job)
+                return
+            self._arm(pres, job, pres.piece_end)
         waiter = self._most_urgent(pres)
         if waiter is None:
             return
-        now = trio.current_time()
         if self._urgent(pres, *waiter, now):
             self._request(pres, job)
             return
-        if self.slice_s <= 0:
-            return
+        if self.slice_s <= 0 or (waiter[3] and not pres.job_guest):
+            return                                      # a guest never preempts a host
         due = pres.slice_start + self.slice_s
-        if now >= due:
+        if now < due:
+            self._arm(pres, job, due)
+        elif pres.current is None or \
+                self.sched.policy.yields(self.sched, pres.current, waiter[0], now):
             self._request(pres, job)
-        elif pres.timer is not job and self.sched.system.nursery is not None:
-            pres.timer = job
+        else:                                   # within its share: another slice
+            pres.slice_start = now
+            self._arm(pres, job, now + self.slice_s)
+
+    def _arm(self, pres: PRes, job: Any, due: float) -> None:
+        """Run :meth:`check` again at ``due``, unless a timer of ``job`` fires before."""
+        if pres.timer is job and pres.timer_due <= due:
+            return
+        if self.sched.system.nursery is not None:
+            pres.timer, pres.timer_due = job, due
             self.sched.system.nursery.start_soon(self._expire, pres, job, due)
 
     def _request(self, pres: PRes, job: Any) -> None:
@@ -111,30 +132,35 @@ class Preempter:
 
     async def _expire(self, pres: PRes, job: Any, due: float) -> None:
         await trio.sleep_until(due)
-        if pres.timer is job:
-            pres.timer = None
+        if pres.timer is job and pres.timer_due == due:
+            pres.timer = None           # (a later timer of the same job stays armed)
         if pres.job is job:
             self.check(pres)
 
-    def _most_urgent(self, pres: PRes) -> tuple[Any, int, bool] | None:
-        """(vres, priority, daemon) of the most urgent waiter of ``pres``, or None."""
+    def _most_urgent(self, pres: PRes) -> tuple[Any, int, bool, bool] | None:
+        """(vres, priority, daemon, guest) of the most urgent waiter of ``pres``, or None."""
         best = None
         for v in pres.order:
             w = v.queue.peek()
             if w is None:
                 continue
             daemon = w.entity.daemon
-            key = (daemon, v is pres.current, w.prio)
+            key = (daemon, not w.guest, v is pres.current, w.prio)
             if best is None or key > best[0]:
-                best = (key, v, w.prio, daemon)
+                best = (key, v, w.prio, daemon, w.guest)
         return None if best is None else best[1:]
 
-    def _urgent(self, pres: PRes, vres: Any, prio: int, daemon: bool, now: float) -> bool:
+    def _urgent(self, pres: PRes, vres: Any, prio: int, daemon: bool, guest: bool,
+                now: float) -> bool:
         """Whether a waiter (of ``vres``, ``prio``) may take the engine before the slice
-        ends: a daemon context behind a tenant's kernel, or (preemption on) a context more
-        urgent than the running one on the same vGPU."""
+        ends: a daemon context behind a tenant's kernel, a host behind a guest's, or
+        (preemption on) a context more urgent than the running one on the same vGPU."""
         if daemon and not pres.job_daemon:
             return True
+        if pres.job_guest and not guest:
+            return True
+        if guest and not pres.job_guest:
+            return False
         if self.slice_s <= 0 or vres is not pres.current or pres.job_entity is None:
             return False
         return prio > pres.job_entity.prio.effective(now)

@@ -33,6 +33,7 @@ import trio
 
 from ...errors import GdevError
 from .. import defaults as D
+from .guest import Guests, task_is_idle
 from .policies import POLICIES, Policy
 from .preempt import Preempter, is_daemon_context
 from .state import COMPUTE, MEMORY, Entity, PRes, VRes, Waiter
@@ -53,6 +54,7 @@ class Scheduler:
         self.policy: Policy = POLICIES[policy]()
         self.queueing = queueing
         self.preempter = Preempter(self)
+        self.guests = Guests(self)
         self.band_wait = D.BAND_WAIT_US / 1e6
         self.window = D.UTIL_WINDOW_US / 1e6
         self.instances_max = D.INSTANCES_MAX
@@ -73,6 +75,7 @@ class Scheduler:
         if se is None:
             se = self._entities[handle] = Entity(handle.cid, handle.cred.pid, handle.vgpu,
                                                  is_daemon_context(handle))
+            se.guest_task = task_is_idle(handle.cred.pid)
         return se
 
     def vres(self, vgpu: Any, kind: str) -> VRes:
@@ -134,6 +137,7 @@ class Scheduler:
         se = self.entity(handle)
         vres, pres = self._resource(handle, kind)
         now = t0 = trio.current_time()
+        guest = pres.kind == COMPUTE and self.guests.is_guest(se)
         if not self.policy.exclusive:
             self._grant(None, vres, se, kind, now)
             return
@@ -149,11 +153,11 @@ class Scheduler:
                 if not self.policy.exclusive:               # switched to NULL meanwhile
                     self._grant(None, vres, se, kind, now)
                     return
-            elif not len(vres.queue):
+            elif not len(vres.queue) and (not guest or self.guests.may_run(pres)):
                 pres.buffering = None
                 self._grant(pres, vres, se, kind, now)      # uncontended: no queue at all
                 return
-        w = vres.queue.push(se, kind, se.prio.effective(now), now)
+        w = vres.queue.push(se, kind, se.prio.effective(now), now, guest)
         if pres.current is None:
             pres.buffering = None  # an arrival ends any time buffering
             self._grant_head(pres, vres, now)
@@ -180,6 +184,9 @@ class Scheduler:
         w.entity.usage.dispatches += 1
 
     def _grant_head(self, pres: PRes, vres: VRes, now: float) -> None:
+        head = vres.queue.peek()
+        if head is not None and head.guest and not self.guests.may_run(pres):
+            return      # a guest out of its piece: granted at the next period (guest.py)
         w = vres.queue.pop()
         if w is not None:
             self._grant(pres, vres, w.entity, w.kind, now)
@@ -225,6 +232,9 @@ class Scheduler:
         self.replenish(vres, now)
         vres.credit -= busy
         vres.window.add(start, now)
+        if vres.kind == COMPUTE:
+            self.guests.charge(self.pres(vres.vgpu.phys.index, COMPUTE),
+                               self.guests.is_guest(se), busy)
         if self.trace is not None:
             self.trace.append((vres.vgpu.minor, vres.kind, se.cid, start, now))
         vres.last_active = now
@@ -295,6 +305,13 @@ class Scheduler:
             return
         token = pres.buffering = object()
         self.system.nursery.start_soon(self._buffered_handoff, pres, token, delay)
+
+    def kick(self, pres: PRes) -> None:
+        """Hand a free ``pres`` to its first waiter (a guest's new period began)."""
+        if pres.current is None and pres.buffering is None:
+            nxt = pres.first_waiting()
+            if nxt is not None:
+                self._grant_head(pres, nxt, trio.current_time())
 
     async def _buffered_handoff(self, pres: PRes, token: object, delay: float) -> None:
         await trio.sleep(delay)

@@ -56,6 +56,8 @@ class Entity:
         self.cid = cid
         self.vgpu = vgpu
         self.daemon = daemon                # opened by the daemon itself (in-daemon module)
+        self.guest_task = False             # its opener runs SCHED_IDLE (guest.py)
+        self.guest_override: bool | None = None
         self.prio = TaskPriority(pid)
         self.usage = Usage()
         self.instances = dict.fromkeys(RESOURCES, 0)       # grants in flight, per kind
@@ -69,20 +71,24 @@ class Entity:
 class Waiter:
     """A context queued for a resource; the dispatcher sets ``granted`` then ``event``."""
 
-    __slots__ = ("entity", "kind", "prio", "seq", "event", "granted", "since")
+    __slots__ = ("entity", "kind", "prio", "seq", "event", "granted", "since", "guest")
 
-    def __init__(self, entity: Entity, kind: str, prio: int, seq: int, since: float) -> None:
+    def __init__(self, entity: Entity, kind: str, prio: int, seq: int, since: float,
+                 guest: bool = False) -> None:
         self.entity, self.kind, self.prio, self.seq = entity, kind, prio, seq
         self.event = trio.Event()
         self.granted = False
         self.since = since
+        self.guest = guest
 
     def __lt__(self, other: Waiter) -> bool:
-        return (-self.prio, self.seq) < (-other.prio, other.seq)
+        # invariant: every host waiter sorts before every guest waiter (guest.py)
+        return (self.guest, -self.prio, self.seq) < (other.guest, -other.prio, other.seq)
 
 
 class WaitQueue:
-    """Waiters in priority order (higher first), FIFO among equals; O(log n) operations."""
+    """Waiters in priority order (hosts before guests, then higher priority first), FIFO
+    among equals; O(log n) operations."""
 
     _seq = itertools.count()
 
@@ -90,9 +96,10 @@ class WaitQueue:
         self._heap: list[Waiter] = []
         self._gone = 0
 
-    def push(self, entity: Entity, kind: str, prio: int, now: float) -> Waiter:
+    def push(self, entity: Entity, kind: str, prio: int, now: float,
+             guest: bool = False) -> Waiter:
         """Queue ``entity``; return its waiter record."""
-        w = Waiter(entity, kind, prio, next(self._seq), now)
+        w = Waiter(entity, kind, prio, next(self._seq), now, guest)
         heapq.heappush(self._heap, w)
         return w
 
@@ -204,8 +211,11 @@ class PRes:
         self.job: Any = None
         self.job_entity: Entity | None = None
         self.job_daemon = False
+        self.job_guest = False
+        self.piece_end: float | None = None  # a running guest's end of piece (periodic mode)
         self.slice_start = 0.0
-        self.timer: Any = None               # the job whose slice-end timer is armed
+        self.timer: Any = None               # the job whose earliest timer is armed
+        self.timer_due = 0.0                 # ... and when it fires
 
     def move_to_tail(self, vres: VRes) -> None:
         """Put ``vres`` last in the order (a demotion)."""
@@ -213,8 +223,14 @@ class PRes:
         self.order.append(vres)
 
     def first_waiting(self) -> VRes | None:
-        """The first vGPU in order with a queued context."""
+        """The first vGPU in order whose most urgent waiter is a host, else the first with
+        a (guest) waiter; None if nobody waits."""
+        first_guest = None
         for v in self.order:
-            if len(v.queue):
+            w = v.queue.peek()
+            if w is None:
+                continue
+            if not w.guest:
                 return v
-        return None
+            first_guest = first_guest or v
+        return first_guest
