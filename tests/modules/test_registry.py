@@ -173,7 +173,19 @@ def test_unload_all_forces_busy_modules(kcuda_system, lower: str) -> None:
 
 def test_gpu_work_does_not_block_the_loop(kcuda_system, lower: str) -> None:
     """A write on the GPU path runs in a worker thread: the loop keeps serving other tasks
-    (FUSE requests, in the daemon) while it waits for the GPU."""
+    (FUSE requests, in the daemon) while it waits for the GPU (interpreted kernels, so the
+    wait is long enough to count the loop's ticks)."""
+    from gdevd.gpu.ptx import jit
+    old = jit.engine()
+    jit.set_engine("interp")
+    try:
+        _gpu_write_with_ticker(lower)
+    finally:
+        jit.set_engine(old)
+    kcuda_system.fsck()
+
+
+def _gpu_write_with_ticker(lower: str) -> None:
     reg = ModuleRegistry()
 
     async def main() -> None:
@@ -203,4 +215,3 @@ def test_gpu_work_does_not_block_the_loop(kcuda_system, lower: str) -> None:
         await reg.unload("ecryptfs")
 
     _run(main)
-    kcuda_system.fsck()
