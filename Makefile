@@ -39,7 +39,8 @@ LIBCUDA_C  := $(wildcard $(CLIB_SRC)/cuda/*.c)
 # libcuda.so.1 is compiled against NVIDIA's cuda.h (the prototypes and versioned names it
 # must match); without the CUDA toolkit only libgdev.so is built.
 ifneq ($(CUDA_INC),)
-clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1 $(CLIB_DIR)/libcudart.so.13
+clib: $(CLIB_DIR)/libgdev.so $(CLIB_DIR)/libcuda.so.1 $(CLIB_DIR)/libcudart.so.13 \
+      $(CLIB_DIR)/libcudart.so.12
 else
 clib: $(CLIB_DIR)/libgdev.so
 	@echo "no $(CUDA_HOME)/include/cuda.h: libcuda.so.1 not built (set CUDA_HOME)"
@@ -59,6 +60,14 @@ $(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h
 	    -Wl,--version-script=$(CLIB_SRC)/cudart/libcudart.map -o $@ $(LIBCUDART_C) \
 	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 	ln -sf libcudart.so.13 $(CLIB_DIR)/libcudart.so
+
+# CUDA 12's soname and symbol version: the same runtime for programs built by nvcc 12.
+$(CLIB_DIR)/libcudart.so.12: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h \
+                             $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
+	sed 's/libcudart.so.13/libcudart.so.12/' $(CLIB_SRC)/cudart/libcudart.map > $@.map
+	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.12 \
+	    -Wl,--version-script=$@.map -o $@ $(LIBCUDART_C) \
+	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 
 $(CLIB_DIR)/libgdev.so: $(LIBGDEV_C) $(CLIB_HDRS)
 	@mkdir -p $(CLIB_DIR)
@@ -115,6 +124,7 @@ bench: bench-deps
 	$(BENCH)/priority.py --write-docs
 	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
 	$(BENCH)/grid.py --write-docs
+	$(BENCH)/clib.py --write-docs
 	$(BENCH)/eaters.py --write-docs
 	$(BENCH)/guests.py --write-docs
 
@@ -131,6 +141,7 @@ bench-quick: bench-deps
 	$(BENCH)/priority.py --duration 1 --reps 2000
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
 	$(BENCH)/grid.py --quick
+	$(BENCH)/clib.py --calls 300 --mib 32 --reps 2 --rounds 1
 	$(BENCH)/eaters.py --iters 20000 --lat-iters 2000 --duration 1 --slices 10000
 	$(BENCH)/guests.py --duration 2
 

@@ -17,6 +17,7 @@ import logging
 import os
 import resource
 import sys
+import threading
 from typing import Any
 
 from gdevd import __version__, settings
@@ -102,33 +103,43 @@ def check_mountpoint(path: str) -> str:
     except FileNotFoundError:
         raise Refused(f"mount point {path} does not exist") from None
     except OSError as exc:
-        if exc.errno == errno.ENOTCONN:  # a FUSE mount whose daemon died
-            raise _stale(path) from None
-        raise Refused(f"mount point {path}: {exc.strerror}") from None
-    if _is_stale_mount(path):  # stat may still answer from the kernel's attribute cache
-        raise _stale(path)
+        raise _unusable(path, exc) from None
     if not os.path.isdir(path):
         raise Refused(f"mount point {path} is not a directory")
     if os.path.ismount(path):
+        if (error := _ask_mount(path)) is not None:
+            raise _unusable(path, error)
         raise Refused(f"{path} is already a mount point")
     if os.listdir(path):
         raise Refused(f"mount point {path} is not empty")
     return path
 
 
-def _stale(path: str) -> Refused:
-    return Refused(f"{path} is a stale mount (its daemon died); clear it with: "
-                   f"fusermount3 -u -z {path}")
+def _ask_mount(path: str, wait: float = 2.0) -> OSError | None:
+    """The error of a statfs of the mount at ``path`` (which always reaches its file system,
+    where a stat may be answered from the kernel's cache), or None when it answers or does
+    not within ``wait`` seconds (a live but busy daemon: the thread is left to finish)."""
+    box: list[OSError | None] = []
+
+    def ask() -> None:
+        try:
+            os.statvfs(path)
+            box.append(None)
+        except OSError as exc:
+            box.append(exc)
+    thread = threading.Thread(target=ask, daemon=True)
+    thread.start()
+    thread.join(wait)
+    return box[0] if box else None
 
 
-def _is_stale_mount(path: str) -> bool:
-    """Whether ``path`` is a FUSE mount whose daemon is gone (the kernel answers ENOTCONN;
-    the mount point's own attributes may still come from the kernel's cache)."""
-    try:
-        os.listdir(path)
-    except OSError as exc:
-        return exc.errno == errno.ENOTCONN
-    return False
+def _unusable(path: str, exc: OSError) -> Refused:
+    """Why ``path`` cannot be used: a stale FUSE mount (ENOTCONN: its daemon died) is named
+    with the command that clears it."""
+    if exc.errno == errno.ENOTCONN:
+        return Refused(f"{path} is a stale mount (its daemon died); clear it with: "
+                       f"fusermount3 -u -z {path}")
+    return Refused(f"mount point {path}: {exc.strerror}")
 
 
 def check_privileges(fuse_conf: str = "/etc/fuse.conf") -> None:

@@ -18,7 +18,6 @@ docs/memory.md), so nothing is lost.  Text entries (``shm``, ``contexts``) are t
 from __future__ import annotations
 
 import errno
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +29,8 @@ from procfs import engine as X
 from procfs import guest as G
 from procfs import metrics as M
 from procfs import sched as S
+from procfs.shares import memory_overcommit, set_bandwidth, set_memory_share
 
-log = logging.getLogger("gdevd.procfs")
 PERCENT = (0, 100)
 PERIOD_US = (1, (1 << 32) - 1)
 
@@ -87,42 +86,6 @@ def _set_attr(attr: str) -> Callable[[Any, int], None]:
     return setter
 
 
-def _siblings(vgpu: Any) -> list[Any]:
-    """The other vGPUs on ``vgpu``'s physical GPU (none when it stands alone)."""
-    system = getattr(vgpu, "system", None)
-    if system is None:
-        return []
-    return [w for w in system.virtual if w.phys is vgpu.phys and w is not vgpu]
-
-
-def _set_bandwidth(attr: str) -> Callable[[Any, int], None]:
-    """A bandwidth share's setter.  Invariant: the shares of one physical GPU's vGPUs sum to
-    at most 100 % (they are guarantees; an overcommitted guarantee guarantees nothing)."""
-    def setter(vgpu: Any, value: int) -> None:
-        others = sum(getattr(w, attr) for w in _siblings(vgpu))
-        if others + value > 100:
-            raise GdevError(errno.EINVAL, f"{attr}: {value}% would bring gpu{vgpu.phys.index}'s "
-                            f"vGPUs to {others + value}% (> 100%); at most {100 - others}% is "
-                            "free: lower another vGPU's share first")
-        setattr(vgpu, attr, value)
-    return setter
-
-
-def memory_overcommit(vgpu: Any) -> int:
-    """Percent by which the memory shares on ``vgpu``'s physical GPU exceed 100 (0 if not)."""
-    return max(0, vgpu.memory_share + sum(w.memory_share for w in _siblings(vgpu)) - 100)
-
-
-def _set_memory_share(vgpu: Any, value: int) -> None:
-    vgpu.memory_share = value  # memory_size follows (the runtime derives it from the share)
-    if over := memory_overcommit(vgpu):  # allowed: swap backs it (docs/daemon.md)
-        log.warning("memory shares of gpu%d overcommitted by %d%%: swap backs the excess",
-                    vgpu.phys.index, over)
-    system = getattr(vgpu, "system", None)
-    if system is not None and vgpu.memory_used > vgpu.memory_size:
-        system.shrink(vgpu)    # swap the excess out in the background
-
-
 def _set_ioctl_poll(system: Any, us: int) -> None:
     system.config.ioctl_poll_us = us  # read live by gdevd/ioctl/busypoll.py
 
@@ -151,13 +114,14 @@ ENTRIES: tuple[Entry, ...] = (
           lambda system: len(system.virtual)),
     Entry("compute_bandwidth", "vgpu", RW, "compute share of the physical GPU, percent "
           "(the vGPUs of one GPU total at most 100)",
-          lambda v: v.compute_bandwidth, _set_bandwidth("compute_bandwidth"), PERCENT),
+          lambda v: v.compute_bandwidth, set_bandwidth("compute_bandwidth"), PERCENT),
     Entry("memory_bandwidth", "vgpu", RW, "copy-engine share of the physical GPU, percent "
           "(the vGPUs of one GPU total at most 100)",
-          lambda v: v.memory_bandwidth, _set_bandwidth("memory_bandwidth"), PERCENT),
-    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU, percent "
-          "(may total over 100: swap backs the excess, see memory_overcommit)",
-          lambda v: v.memory_share, _set_memory_share, PERCENT),
+          lambda v: v.memory_bandwidth, set_bandwidth("memory_bandwidth"), PERCENT),
+    Entry("memory_share", "vgpu", RW, "device memory share of the physical GPU outside its "
+          "temporal swap area, percent (may total over 100: swap backs the excess, see "
+          "memory_overcommit)",
+          lambda v: v.memory_share, set_memory_share, PERCENT),
     Entry("memory_overcommit", "vgpu", RO, "percent by which the memory shares of this "
           "vGPU's physical GPU total over 100 (0: not overcommitted)", memory_overcommit),
     Entry("period", "vgpu", RW, "budget period of the vGPU scheduler, microseconds",

@@ -104,7 +104,9 @@ def hints(mount: pathlib.Path) -> None:
     py = ROOT / ".venv" / "bin" / "python"
     print("In another terminal, try:")
     print(f"  ls -l {mount}/dev; cat {mount}/proc/gdev/vd0/memory_size")
-    print(f"  echo 50 > {mount}/proc/gdev/vd0/compute_bandwidth")
+    print(f"  echo 10 > {mount}/proc/gdev/vd1/compute_bandwidth   # shares total <= 100 %,")
+    print(f"  echo 40 > {mount}/proc/gdev/vd0/compute_bandwidth   # so lower one, then raise")
+    print(f"  {ROOT / '.venv' / 'bin' / 'gdev-smi'} --mount {mount}   # GPUs, vGPUs, processes")
     print(f"  GDEV_MOUNT={mount} {py} -c 'import libgdev; h = libgdev.gopen(0); "
           f"print(hex(h.gmalloc(1 << 20)))'")
     print(f"  {py} scripts/demo_inprocess.py   # the Gdev API in-process, no daemon")

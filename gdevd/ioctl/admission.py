@@ -93,7 +93,7 @@ class Admission:
             await trio.sleep(TRIM_EVERY_S)
             if self._closed_since_trim:
                 self._closed_since_trim = 0
-                trim_heap()
+                await trio.to_thread.run_sync(trim_heap)  # it walks the heap: not on the loop
 
 
 class AcceptBackoff:

@@ -36,7 +36,7 @@ def make_socket_dir() -> str:
 def clean_stale(parent: str | None = None) -> list[str]:
     """Remove the socket directories of daemons that are gone; the paths removed."""
     parent = parent or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(parent)
     except OSError:

@@ -6,7 +6,9 @@ open and stops the engines.  All of its state belongs to the trio loop that ente
 
 Virtual GPUs carry Gdev's per-vGPU knobs (``memory_share``, ``compute_bandwidth``,
 ``memory_bandwidth`` in percent, ``period_us``); ``memory_size`` is derived from the share on
-every read, so a /proc write to ``memory_share`` takes effect at the next allocation.
+every read, so a /proc write to ``memory_share`` takes effect at the next allocation.  Shares
+are percentages of the device memory outside the temporal swap area, so the default equal
+shares (summing to 100 %) never overcommit the device.
 """
 
 from __future__ import annotations
@@ -92,8 +94,15 @@ class VirtualGpu:
 
     @property
     def memory_size(self) -> int:
-        """Device memory this vGPU may hold: its share of the physical memory, in pages."""
-        return self.phys.memory_size * self.memory_share // 100 // D.PAGE_SIZE * D.PAGE_SIZE
+        """Device memory this vGPU may hold: its share of the physical memory outside the
+        temporal swap area, in pages.  So shares summing to at most 100 % (the default)
+        never overcommit the device: a vGPU's share is there for it whatever the others do."""
+        usable = self.phys.memory_size - self._swap_reserved()
+        return usable * self.memory_share // 100 // D.PAGE_SIZE * D.PAGE_SIZE
+
+    def _swap_reserved(self) -> int:
+        area = self.system.swap.get(self.phys.index) if self.system is not None else None
+        return area.device_size if area is not None else 0
 
     @property
     def dma_memory_size(self) -> int:

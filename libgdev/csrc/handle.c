@@ -65,7 +65,7 @@ struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size)
 {
     const uint8_t *q = p;
     for (struct gdev_dma *d = h->dma; d; d = d->next)
-        if (q >= d->base && q <= d->base + d->size && size <= (uint64_t)(d->base + d->size - q))
+        if (q >= d->base && q < d->base + d->size && size <= (uint64_t)(d->base + d->size - q))
             return d;
     return NULL;
 }

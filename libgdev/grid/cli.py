@@ -15,7 +15,7 @@ COLUMNS = ("name", "state", "mode", "transitions_per_min", "pieces", "pieces_per
 
 def format_table(nodes: dict[str, dict]) -> str:
     """One line per node (by worker address) and a total line, as ``gdev-grid status``."""
-    rows = [("worker", *COLUMNS)]
+    rows: list[tuple[str, ...]] = [("worker", *COLUMNS)]
     for addr, snap in sorted(nodes.items()):
         rows.append((addr, *(str(snap.get(c, "-")) for c in COLUMNS)))
     states = [s.get("state") for s in nodes.values()]

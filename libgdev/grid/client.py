@@ -16,6 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,8 @@ class GridClient:
         self._lock = threading.Lock()
         self.duplicates = 0
         self.resubmitted = 0
+        self._alive: set[str] = set()
+        self._alive_at = -1e9
         for _, msg in client.get_events(TOPIC):
             self._on_event((0, msg))
         client.subscribe_topic(TOPIC, self._on_event)
@@ -89,47 +92,48 @@ class GridClient:
 
     def _run(self, specs: dict[int, tuple]) -> list:
         """Run every spec to one result; results in id order."""
-        job, todo, results = uuid.uuid4().hex[:12], deque(sorted(specs)), {}
-        attempts, self._failures = dict.fromkeys(specs, 0), dict.fromkeys(specs, 0)
-        inflight: dict[Any, tuple[int, str]] = {}
-        while len(results) < len(specs):
-            self._fill(job, specs, todo, results, attempts, inflight)
-            if not inflight:
+        job = _Job(specs)
+        while len(job.results) < len(specs):
+            self._fill(job)
+            if not job.inflight:
                 time.sleep(self.poll_s)
                 continue
             try:
-                wait(list(inflight), timeout=self.poll_s, return_when="FIRST_COMPLETED")
+                wait(list(job.inflight), timeout=self.poll_s, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass  # nothing finished: look at the nodes' states again
-            for fut in [f for f in inflight if f.done()]:
-                pid, addr = inflight.pop(fut)
-                self._collect(fut, pid, addr, todo, results, attempts)
-        for fut in inflight:
+            for fut in [f for f in job.inflight if f.done()]:
+                pid, addr = job.inflight.pop(fut)
+                self._collect(job, fut, pid, addr)
+        for fut in job.inflight:
             fut.cancel()
-        return [results[i] for i in sorted(specs)]
+        return [job.results[i] for i in sorted(specs)]
 
-    def _fill(self, job: str, specs: dict, todo: deque, results: dict, attempts: dict,
-              inflight: dict) -> None:
+    def _fill(self, job: _Job) -> None:
         """Submit queued pieces to the best nodes until each node's window is full."""
         load: dict[str, int] = {}
-        for _, addr in inflight.values():
+        for _, addr in job.inflight.values():
             load[addr] = load.get(addr, 0) + 1
         for addr, limit in self._targets():
-            while todo and load.get(addr, 0) < limit:
-                pid = todo.popleft()
-                if pid in results:
+            while job.todo and load.get(addr, 0) < limit:
+                pid = job.todo.popleft()
+                if pid in job.results:
                     continue
-                attempts[pid] += 1
-                fn, args = specs[pid]
-                fut = self.client.submit(fn, *args, key=f"gdev-grid-{job}-{pid}-{attempts[pid]}",
-                                         workers=[addr], allow_other_workers=True, pure=False)
-                inflight[fut] = (pid, addr)
+                job.attempts[pid] += 1
+                fn, args = job.specs[pid]
+                key = f"gdev-grid-{job.id}-{pid}-{job.attempts[pid]}"
+                fut = self.client.submit(fn, *args, key=key, workers=[addr],
+                                         allow_other_workers=True, pure=False)
+                job.inflight[fut] = (pid, addr)
                 load[addr] = load.get(addr, 0) + 1
 
     def _targets(self) -> list[tuple[str, int]]:
         """(worker, window) of the nodes to use now, fully idle first; busy ones left out."""
-        alive = set(self.client.scheduler_info(n_workers=-1)["workers"])
         now = time.monotonic()
+        if now - self._alive_at > self.poll_s:  # one scheduler round trip per poll period
+            self._alive = set(self.client.scheduler_info(n_workers=-1)["workers"])
+            self._alive_at = now
+        alive = self._alive
         with self._lock:
             states = {a: self._states.get(a, {}).get("state", "partially-idle") for a in alive}
             held = {a for a, t in self._held.items() if now - t < BUSY_HOLD_S}
@@ -137,26 +141,44 @@ class GridClient:
         usable.sort(key=lambda a: RANK[states[a]])
         return [(a, self.depth if states[a] == "fully-idle" else 1) for a in usable]
 
-    def _collect(self, fut: Any, pid: int, addr: str, todo: deque, results: dict,
-                 attempts: dict) -> None:
+    def _collect(self, job: _Job, fut: Any, pid: int, addr: str) -> None:
         """Keep a finished piece's result once; requeue interrupted and failed pieces."""
         if fut.status == "finished":
             outcome = fut.result()
             if not outcome.interrupted:
-                if pid in results:
+                if pid in job.results:
                     self.duplicates += 1
                 else:
-                    results[pid] = outcome.value
+                    job.results[pid] = outcome.value
                 return
             with self._lock:
                 self._held[addr] = time.monotonic()
         else:
-            self._failures[pid] += 1
-            if self._failures[pid] >= self.max_attempts:
-                raise GridError(f"piece {pid} failed {self._failures[pid]} times: "
+            job.failures[pid] += 1
+            if job.failures[pid] >= self.max_attempts:
+                raise GridError(f"piece {pid} failed {job.failures[pid]} times: "
                                 f"{fut.exception()!r}")
         self.resubmitted += 1
-        todo.appendleft(pid)
+        job.todo.appendleft(pid)
+
+
+@dataclass
+class _Job:
+    """One run's bookkeeping. Invariant: ``results`` holds one value per piece id, set once;
+    a piece without one is queued in ``todo`` or in flight (an ``inflight`` value)."""
+
+    specs: dict[int, tuple]
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    todo: deque = field(init=False)
+    results: dict = field(default_factory=dict)
+    attempts: dict = field(init=False)
+    failures: dict = field(init=False)
+    inflight: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.todo = deque(sorted(self.specs))
+        self.attempts = dict.fromkeys(self.specs, 0)
+        self.failures = dict.fromkeys(self.specs, 0)
 
 
 def _with_id(piece: Piece, pid: int) -> Piece:

@@ -1,12 +1,13 @@
 """The guest context: a CUDA context on one gdevd mount, opened as a guest (the one seam
 between the grid and the daemon's guest class).
 
-A context is a guest when its opener runs SCHED_IDLE, as its priority comes from its nice
-value (the opening thread runs SCHED_IDLE for the open), or when the guest verb marks it
-(``Handle.gset_guest(True)``, used when libgdev has it); the opener also lowers the context's
-priority to Gdev's lowest (0), so that host launches waiting beside a guest piece always go
-first. All are requests a daemon without a guest class simply ignores; the grid's own
-cooperative multitasking (node.py) keeps the host's frame rate either way.
+The daemon's guest class (docs/scheduling.md) makes a context a guest when its vGPU is a guest
+vGPU (``vdN/guest``, set by the node's owner) or its opening process runs SCHED_IDLE (``chrt
+--idle 0 dask worker ...``), as its priority comes from its nice value: hosts are served
+first, a host preempts a guest's kernel at once, and guests get the paper's periodic or
+continuous mode on the GPU. The grid's contexts also take Gdev's lowest priority (0); on top
+of that the node keeps its own cooperative multitasking (node.py), which also covers what
+the daemon does not see (the host's CPU).
 """
 
 from __future__ import annotations
@@ -40,17 +41,37 @@ def driver_for(mount: str) -> Any:
 
 
 def open_guest(mount: str, minor: int = 0) -> tuple[Any, Any]:
-    """(driver, context): a guest context on vGPU ``minor`` of ``mount``; the context is not
-    left current in the calling thread (callers enter :func:`current`)."""
+    """(driver, context): a context on vGPU ``minor`` of ``mount`` at Gdev's lowest priority,
+    not left current in the calling thread (callers enter :func:`current`). It is a guest of
+    the daemon's guest class when ``minor`` is a guest vGPU or this process runs SCHED_IDLE
+    (:func:`is_guest` tells)."""
     cuda = driver_for(mount)
-    with _sched_idle():
-        ctx = cuda.cuCtxCreate(0, cuda.cuDeviceGet(minor))
-    cuda.cuCtxSetPriority(ctx, GUEST_PRIORITY)
-    mark = getattr(ctx.handle, "gset_guest", None)  # the guest verb, where libgdev has it
-    if mark is not None:
-        mark(True)
+    ctx = cuda.cuCtxCreate(0, cuda.cuDeviceGet(minor))
     cuda.cuCtxPopCurrent()
+    cuda.cuCtxSetPriority(ctx, GUEST_PRIORITY)
     return cuda, ctx
+
+
+def is_guest(mount: str, pid: int | None = None) -> bool | None:
+    """Whether the daemon counts every context of process ``pid`` (default: this one) as a
+    guest (``MOUNT/proc/gdev/guests``); None when it has no such contexts or no guest class."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        mine = {cid for cid, p, _ in _table(mount, "contexts", "cid", "pid") if p == pid}
+        flags = [g for cid, g, _ in _table(mount, "guests", "cid", "guest") if cid in mine]
+    except (OSError, ValueError):
+        return None
+    return all(flags) if flags else None
+
+
+def _table(mount: str, name: str, *columns: str) -> list[tuple[int, ...]]:
+    """Integer ``columns`` of each row of the /proc/gdev table ``name`` (by its header), and
+    the row's length last."""
+    with open(os.path.join(mount, "proc", "gdev", name)) as f:
+        lines = f.read().splitlines()
+    head = lines[0].split()
+    idx = [head.index(c) for c in columns]
+    return [(*(int(r[i]) for i in idx), len(r)) for r in (line.split() for line in lines[1:])]
 
 
 GUEST_NICE = 10
@@ -85,18 +106,3 @@ def current(cuda: Any, ctx: Any) -> Iterator[None]:
 def null_kernel() -> Kernel:
     """The paper's null kernel: returns at once (``null(unsigned *out, unsigned n)``)."""
     return Kernel.from_file(KERNELS_PTX, "null", (1, 1, 1))
-
-
-@contextlib.contextmanager
-def _sched_idle() -> Iterator[None]:
-    """Run the block with the calling thread in SCHED_IDLE (where the kernel allows it)."""
-    try:
-        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (OSError, AttributeError):
-        yield  # no SCHED_IDLE here: the priority alone marks the guest
-        return
-    try:
-        yield
-    finally:
-        os.sched_setscheduler(0, policy, param)

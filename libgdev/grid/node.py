@@ -70,12 +70,14 @@ class Node:
         self._null = self._function(context.null_kernel())
         with context.current(self.cuda, self.ctx):
             self._out = self.cuda.cuMemAlloc(4)
+        self._time_null()  # the first launch loads the module: not a dedicated time
         t = self._thresholds
         if t.alpha_s <= 0:
-            runs = sorted(self._time_null() for _ in range(ALPHA_RUNS))
+            runs = sorted(self._time_null() or 0.0 for _ in range(ALPHA_RUNS))
             t = Thresholds(t.cpu_busy, t.vram_busy, runs[len(runs) * 9 // 10] * ALPHA_MARGIN,
                            t.full_after, t.fps)
         self.machine = StateMachine(t)
+        self.guest_class = context.is_guest(self.mount)
         self.started = time.monotonic()
         self._thread = threading.Thread(target=self._monitor, name="gdev-grid-monitor",
                                         daemon=True)
@@ -154,6 +156,7 @@ class Node:
                     "mode": m.mode.value, "transitions": m.transitions,
                     "transitions_per_min": round(m.per_minute(now=now), 2),
                     "alpha_ms": round(m.thresholds.alpha_s * 1e3, 3),
+                    "minor": self.minor, "guest_class": self.guest_class,
                     "last_k_ms": round(self.last_k * 1e3, 3), "cpu": round(self.cpu, 3),
                     "vram": self.vram, "uptime_s": round(up, 3), **self.stats,
                     "pieces_per_s": round(self.stats["pieces"] / up, 3),
@@ -167,12 +170,19 @@ class Node:
             self._stop.wait(self._next_slot - now)
         self._next_slot = max(time.monotonic(), self._next_slot) + period
 
-    def _time_null(self) -> float:
-        with self._gpu, context.current(self.cuda, self.ctx):
-            t0 = time.perf_counter()
-            self.cuda.cuLaunchKernel(self._null, 1, 1, 1, 1, 1, 1, 0, None, [self._out, 0])
-            self.cuda.cuCtxSynchronize()
-            k = time.perf_counter() - t0
+    def _time_null(self, blocking: bool = True) -> float | None:
+        """Time one null kernel (k, seconds); None when ``blocking`` is False and a piece
+        holds the GPU context (the monitor never waits behind pieces: it must keep sampling)."""
+        if not self._gpu.acquire(blocking=blocking):
+            return None
+        try:
+            with context.current(self.cuda, self.ctx):
+                t0 = time.perf_counter()
+                self.cuda.cuLaunchKernel(self._null, 1, 1, 1, 1, 1, 1, 0, None, [self._out, 0])
+                self.cuda.cuCtxSynchronize()
+                k = time.perf_counter() - t0
+        finally:
+            self._gpu.release()
         self.last_k = k
         return k
 
@@ -203,7 +213,7 @@ class Node:
             self.on_change(self.snapshot())
 
     def _monitor(self) -> None:
-        context.nice_guest_thread()
+        # Not niced (unlike the pieces' thread): it must see the host come back promptly.
         while not self._stop.wait(self.sample_s):
             if self.saver_file:
                 on = _idle_for(self.saver_file) >= self.saver_s
@@ -216,8 +226,9 @@ class Node:
             self._feed(StateMachine.sample, self.cpu, self.vram)
             idle_gpu = time.monotonic() - self._last_piece > self.sample_s
             if self.state is not NodeState.BUSY and idle_gpu:
-                k = self._time_null()
-                self._feed(StateMachine.null_kernel, k)
+                k = self._time_null(blocking=False)
+                if k is not None:
+                    self._feed(StateMachine.null_kernel, k)
 
 
 def _idle_for(activity_file: str) -> float:

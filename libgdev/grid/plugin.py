@@ -43,6 +43,7 @@ class GdevNodePlugin(WorkerPlugin):
     worker name (several nodes on one machine, as in tests), else ``$GDEV_MOUNT``.
 
     ``fps`` is F; ``alpha_ms`` the dedicated null-kernel time (0: measured at start);
+    ``cpu_busy`` the CPU threshold (the paper's 30 %);
     ``cpu_source`` ``"tenants"`` or ``"system"`` (probe.py); ``wait_s`` how long a piece waits
     on a busy node before it is handed back. ``saver_files`` (by worker name) turns nodes into
     the screensaver-like baseline (node.py), ``saver_s`` its timeout."""
@@ -51,12 +52,13 @@ class GdevNodePlugin(WorkerPlugin):
 
     def __init__(self, mount: str | None = None, mounts: dict | None = None, minor: int = 0,
                  cpu_source: str = "tenants", fps: float = 30.0, alpha_ms: float = 0.0,
+                 cpu_busy: float = Thresholds.cpu_busy,
                  sample_s: float = 0.2, wait_s: float = 1.0, saver_files: dict | None = None,
                  saver_s: float = 0.0) -> None:
         self.mount, self.mounts, self.minor = mount, dict(mounts or {}), minor
         self.saver_files, self.saver_s = dict(saver_files or {}), saver_s
         self.cpu_source, self.sample_s, self.wait_s = cpu_source, sample_s, wait_s
-        self.thresholds = Thresholds(alpha_s=alpha_ms / 1e3, fps=fps)
+        self.thresholds = Thresholds(cpu_busy=cpu_busy, alpha_s=alpha_ms / 1e3, fps=fps)
         self.node: Node | None = None
 
     def setup(self, worker: Any) -> None:
@@ -87,7 +89,7 @@ def _by_name(table: dict, name: Any) -> Any:
 
 def _node(worker: Any = None) -> Node:
     plugin = (worker or get_worker()).plugins.get(PLUGIN_NAME)
-    node = plugin.node if plugin is not None else None
+    node = getattr(plugin, "node", None)
     if node is None:
         raise RuntimeError("this worker has no gdev-grid node (register GdevNodePlugin)")
     return node
@@ -120,8 +122,11 @@ def node_snapshot(dask_worker: Any = None) -> dict:
 @click.option("--gdev-mount", default=None, help="the node's gdevd mount ($GDEV_MOUNT)")
 @click.option("--gdev-fps", default=30.0, help="F: the host's minimum frame rate")
 @click.option("--gdev-cpu", default="system", help="CPU usage source: system or tenants")
-def dask_setup(worker: Any, gdev_mount: str | None, gdev_fps: float, gdev_cpu: str) -> None:
+@click.option("--gdev-minor", default=0, help="the vGPU to open (a guest vGPU: vdN/guest = 1)")
+def dask_setup(worker: Any, gdev_mount: str | None, gdev_fps: float, gdev_cpu: str,
+               gdev_minor: int) -> None:
     """``dask worker --preload libgdev.grid.plugin``: make this worker a grid node."""
-    plugin = GdevNodePlugin(mount=gdev_mount, fps=gdev_fps, cpu_source=gdev_cpu)
+    plugin = GdevNodePlugin(mount=gdev_mount, minor=gdev_minor, fps=gdev_fps,
+                            cpu_source=gdev_cpu)
     worker.plugins[PLUGIN_NAME] = plugin
     plugin.setup(worker)

@@ -1,7 +1,7 @@
 """The C client libraries against the Python client, on one gdevd, as ratios within one run.
 
     python scripts/bench/clib.py [--mount MNT] [--calls N] [--mib M] [--reps R] [--rounds K]
-                                 [--no-write]
+                                 [--write-docs]
 
 Without ``--mount`` a gdevd is started on a temporary directory and stopped at the end.
 Prints, each through libcuda.so.1 (a C program, scripts/bench/clib/drv_bench.c) and through
@@ -13,7 +13,7 @@ the Python client (``libgdev.cuda``), in the same run:
   * empty-kernel launch + synchronize through libcudart.so.13 (an nvcc -cudart shared
     program, scripts/bench/clib/rt_empty.cu), beside the Python client's launch + sync.
 Each figure is the median over ``--rounds`` rounds that alternate C and Python.
-The table also replaces this script's section of docs/benchmarks.md (``--no-write`` skips).
+Prints only; ``--write-docs`` also replaces this script's section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def main() -> None:
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--no-write", action="store_true")
+    benchdoc.add_write_flag(ap)
     args = ap.parse_args()
     run = benchdoc.Run()
     drv_exe, rt_exe = build()
@@ -173,7 +173,7 @@ def main() -> None:
                     f"{py['launch'][1]:.0f} | {rt[0] / py['launch'][0]:.2f} |")
     body = "\n".join(rows) + "\n"
     print(body)
-    if not args.no_write:
+    if args.write_docs:
         benchdoc.write_section("clib.py", "C client libraries (scripts/bench/clib.py)", body, run)
 
 

@@ -5,10 +5,16 @@ Reports
   * dynamic instructions/s of a one-warp long loop (target >= 200 k/s),
   * peak RSS of a 1,048,576-thread MADD (target: within 1 GiB), measured in a child process.
 
-Prints one JSON object per line and writes its section of docs/benchmarks.md (``--no-write``
-to skip), targets beside the measured values.
+Prints one JSON object per line and writes its section of docs/benchmarks.md (with
+``--write-docs``), targets beside the measured values.
 
-Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--no-write]
+``--engines`` instead runs the interpreter and the compiling engine side by side in one run
+(wall-clock seconds, best of several; the compiled engine uses its thread pool) and prints
+ratios: one-warp loop, wide loop, MADD 1024x1024 against numpy's ``a + b``, naive MMUL 512
+against the same loop compiled with ``cc -O2``, 2 engine threads against 1, cold compile and
+warm load of kernels/aes.ptx (issue 12).
+
+Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--write-docs] [--engines]
 """
 
 from __future__ import annotations
@@ -159,7 +165,13 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller trip counts")
     benchdoc.add_write_flag(ap)
     ap.add_argument("--madd-child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--engines", action="store_true", help="interpreter vs compiled engine")
     args = ap.parse_args()
+    if args.engines:
+        import engines
+        for r in engines.run_all(args.quick):
+            print(json.dumps(r), flush=True)
+        return
     if args.madd_child:
         madd_child(args.madd_child)
         return

@@ -4,15 +4,16 @@ trace (idle nights, interactive days with short breaks, busy bursts), and a grid
 multiplying matrices in pieces for as long as the hosts run. Three runs on the same traces:
 
 * ``alone``: hosts only (their frame rate without guests, the reference on this machine);
-* ``cooperative``: the grid (busy / partially idle / fully idle, periodic and continuous);
+* ``cooperative``: the grid (busy / partially idle / fully idle, periodic and continuous),
+  its contexts on each node's guest vGPU (the daemon's guest class);
 * ``screensaver``: the baseline that runs guests only once the host has been idle for the
-  screensaver timeout (fully idle periods only).
+  screensaver timeout (fully idle periods only), on the same guest vGPUs.
 
 Reports guest pieces (every result checked), per node the frames kept (completed before the
 next frame tick) in interactive and busy periods, detected idle time and transitions per
-minute. Prints; writes its section of docs/benchmarks.md only with ``--write``.
+minute. Prints; writes its section of docs/benchmarks.md only with ``--write-docs``.
 
-    .venv/bin/python scripts/bench/grid.py [--days 30] [--day-s 3] [--quick] [--write]
+    .venv/bin/python scripts/bench/grid.py [--days 30] [--day-s 3] [--quick] [--write-docs]
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from libgdev.grid import GdevNodePlugin, GridClient  # noqa: E402
 from libgdev.grid.host import FRAME_ROWS, frame_rate_kept  # noqa: E402
 from libgdev.grid.matmul import reference  # noqa: E402
 from tests.daemon.conftest import start_gdevd, stop_gdevd  # noqa: E402
+from tests.grid.conftest import GUEST_VGPU, donate  # noqa: E402
 
 # Node profiles (fractions of the working part of a day): a desk often left alone, a writer
 # at the keyboard all day, a GPU developer whose programs keep the GPU busy at times.
@@ -70,13 +72,15 @@ def run(mode: str, traces: list[Path], tmp: Path, fps: float) -> dict:
     from distributed import Client, LocalCluster
 
     daemons, hosts = [start_gdevd() for _ in traces], []
+    for d in daemons:
+        donate(d, GUEST_VGPU)
     saver_files = {i: str(tmp / f"{mode}-activity{i}") for i in range(len(traces))}
     try:
         with LocalCluster(n_workers=len(traces), threads_per_worker=1, processes=True,
-                          dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                          dashboard_address=":0", worker_dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             plugin = GdevNodePlugin(mounts={i: d.mount for i, d in enumerate(daemons)}, fps=fps,
-                                    sample_s=0.1, wait_s=0.5,
+                                    minor=GUEST_VGPU, sample_s=0.1, wait_s=0.5,
                                     saver_files=saver_files if mode == "screensaver" else None,
                                     saver_s=SAVER_S)
             client.register_plugin(plugin)
@@ -142,7 +146,7 @@ def main() -> None:
     p.add_argument("--fps", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=2013)
     p.add_argument("--quick", action="store_true", help="4 days (a smoke run)")
-    p.add_argument("--write", action="store_true", help="write docs/benchmarks.md's section")
+    benchdoc.add_write_flag(p)
     args = p.parse_args()
     record = benchdoc.Run()
     days = 4 if args.quick else args.days
@@ -165,7 +169,7 @@ def main() -> None:
             f"- guest work, cooperative vs screensaver: {coop} vs {saver} pieces: "
             f"**{coop / max(saver, 1):.2f}x**\n")
     print(body)
-    if args.write:
+    if args.write_docs:
         benchdoc.write_section("grid.py", "GPU grid (scripts/bench/grid.py)", body, record)
 
 

@@ -10,7 +10,7 @@
 
 Writes its section of docs/benchmarks.md (between its markers).
 
-    .venv/bin/python scripts/bench/priority.py [--duration 4] [--flood 4] [--no-write]
+    .venv/bin/python scripts/bench/priority.py [--duration 4] [--flood 4] [--write-docs]
 """
 
 from __future__ import annotations

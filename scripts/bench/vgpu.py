@@ -19,7 +19,7 @@ the scheduler's busy intervals in 1 s windows):
 Writes PNG plots (if matplotlib is installed: ``pip install -e '.[bench]'``) to
 docs/figures/ and its section of docs/benchmarks.md.
 
-    .venv/bin/python scripts/bench/vgpu.py [--duration 10] [--only fig14,pairs] [--no-write]
+    .venv/bin/python scripts/bench/vgpu.py [--duration 10] [--only fig14,pairs] [--write-docs]
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from gdevd.runtime.sched import COMPUTE, MEMORY  # noqa: E402
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
 FIG = ROOT / "docs" / "figures"
-WRITE_FIGURES = True  # --no-write leaves docs/figures alone too
+WRITE_FIGURES = True  # as a script: only with --write-docs (docs/figures too)
 MiB = 1 << 20
 
 
@@ -158,7 +158,7 @@ def errors(run: Run, vgpus: list[int], first: int, kind: str = COMPUTE) -> tuple
 
 def plot(name: str, runs: dict[str, Run], kinds: tuple[str, ...] = (COMPUTE,)) -> str | None:
     """Utilisation over time, one panel per run; the PNG's path, or None without matplotlib
-    or with ``--no-write`` (the committed figures keep the full run's)."""
+    or without ``--write-docs`` (the committed figures keep the full run's)."""
     if not WRITE_FIGURES:
         return None
     try:

@@ -49,7 +49,8 @@ def compile_program(src: Path | str, out: Path, libs: Path | None, *extra: str,
     if sanitized:
         cmd[1:1] = SANITIZE.split()
     if libs is not None:
-        cmd += [f"-L{libs}", "-lgdev", f"-Wl,-rpath,{libs}", "-pthread"]
+        cmd += [f"-L{libs}", "-lgdev", f"-Wl,-rpath,{libs}"]
+    cmd.append("-pthread")
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     return out

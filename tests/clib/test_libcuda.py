@@ -118,3 +118,24 @@ def test_two_programs_on_two_vgpus_show_their_shares(gdevd, progs) -> None:
         for p in procs:
             p.stdin.close()
             assert p.wait(60) == 0
+
+
+def test_get_proc_address_by_name_and_version(progs) -> None:
+    res = run(build("drv_proc", progs), env={"PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "proc ok\n"
+
+
+def test_legacy_launch_api_in_a_primary_context(gdevd, progs) -> None:
+    """Gdev's own tests' style: cuParamSetv/i, cuFuncSetBlockShape, cuLaunchGrid."""
+    res = run(build("drv_legacy", progs, sanitized=True), str(MADD_PTX), "40",
+              env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "legacy ok same=1 active_after=0\n"
+
+
+def test_threads_share_a_context(gdevd, progs) -> None:
+    res = run(build("drv_threads", progs, sanitized=True), str(MADD_PTX), "4", "5",
+              env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "threads ok\n"

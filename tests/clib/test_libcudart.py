@@ -3,12 +3,13 @@ scripts/gdev-run and gdev-py's libcudart.so.13."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.clib.cbuild import PROGS, ROOT, clib_dir
+from tests.clib.cbuild import PROGS, ROOT, clib_dir, sanitizer_env
 from tests.clib.runner import need_cuda_h, nvcc
 
 GDEV_RUN = ROOT / "scripts" / "gdev-run"
@@ -41,7 +42,8 @@ def test_runtime_features_through_gdev_run(gdevd, rt_features) -> None:
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
-    assert out.startswith("rt_features ok device=3/4 name=Gdev Emulated GPU cc=7.5"), out
+    assert "more ok dev=1 host=1 hostfn=1 stack=4096 blocks=4 peer=0\n" in out, out
+    assert "\nrt_features ok device=3/4 name=Gdev Emulated GPU cc=7.5" in out, out
     for want in ("hits=10000", "bad_launch=cudaErrorInvalidConfiguration", "after=cudaSuccess",
                  "oom=cudaErrorMemoryAllocation", "version=13000"):
         assert want in out, out
@@ -68,3 +70,17 @@ def test_readme_example_runs_as_shown(gdevd, tmp_path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == shown.strip()
+
+
+def test_runtime_under_asan_ubsan(gdevd, rt_features) -> None:
+    """The same program on the ASan/UBSan build of the libraries (the sanitizer runtimes
+    preloaded, since nvcc's program is not instrumented)."""
+    preload = " ".join(subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True,
+                                      text=True, check=True).stdout.strip()
+                       for lib in ("libasan.so", "libubsan.so"))
+    env = sanitizer_env({**os.environ, "GDEV_CLIB_DIR": str(clib_dir(sanitized=True)),
+                         "LD_PRELOAD": preload})
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(rt_features)], env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "more ok dev=1 host=1 hostfn=1" in res.stdout

@@ -35,7 +35,7 @@ def test_madd_under_asan_ubsan(gdevd, programs, mode: str) -> None:
 @pytest.mark.parametrize("case,reason", [
     ("beyond-share", "GMALLOC"), ("bad-pointer", "GMEMCPY_TO_DEVICE"), ("bad-free", "GFREE"),
     ("unknown-kernel", "GLAUNCH"), ("bad-dma-free", "not a gmalloc_dma buffer"),
-    ("gsync-timeout-zero", ""),
+    ("gsync-timeout-zero", ""), ("dma-adjacent", ""),
 ])
 def test_error_paths(gdevd, programs, case: str, reason: str) -> None:
     exe = programs.get("gdev_errors", sanitized=True)
@@ -53,3 +53,13 @@ def test_no_daemon_names_the_mount(programs, tmp_path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert str(tmp_path / "nothing" / "dev" / "gdev0") in res.stdout
     assert "GDEV_MOUNT" in res.stdout
+
+
+@pytest.mark.parametrize("spin_us", ["0", "5000"])
+def test_madd_blocking_and_spinning(gdevd, programs, spin_us: str) -> None:
+    """LIBGDEV_SPIN_US=0 waits for every reply in recvmsg; a long window polls for each."""
+    exe = programs.get("madd_gdev")
+    env = {**gdevd.env(), "LIBGDEV_SPIN_US": spin_us}
+    res = subprocess.run([str(exe), MADD_PTX, "40"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr

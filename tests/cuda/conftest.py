@@ -25,6 +25,8 @@ from kcuda.facade import RuntimeFacade
 from libgdev.cuda import CudaDriver, bind
 
 MiB = 1 << 20
+#: a quarter of SMALL's 64 MiB outside its 10 % temporal swap area, in pages (docs/memory.md)
+VGPU_MEM = (64 * MiB - 64 * MiB // 10 // 4096 * 4096) // 4 // 4096 * 4096
 SMALL = dict(memory=64 * MiB, dma_memory=32 * MiB, vgpus=4, chunk_size=64 << 10,
              iowrite_limit=4096, ioread_limit=4096)
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"

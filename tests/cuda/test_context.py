@@ -10,7 +10,7 @@ from libgdev.cuda import CudaError, bind
 from libgdev.cuda import CUdevice_attribute as A
 from libgdev.cuda import CUresult as R
 
-from .conftest import MiB
+from .conftest import VGPU_MEM
 
 
 def _raises(result: R):  # type: ignore[no-untyped-def]
@@ -37,7 +37,7 @@ def test_devices(drv) -> None:
     assert dev == 3
     assert drv.cuDeviceGetName(dev) == "Gdev Emulated GPU"
     assert drv.cuDeviceComputeCapability(dev) == (7, 5)
-    assert drv.cuDeviceTotalMem(dev) == 16 * MiB  # a quarter of 64 MiB
+    assert drv.cuDeviceTotalMem(dev) == VGPU_MEM  # a quarter of 64 MiB less the swap area
     assert drv.cuDeviceGetAttribute(A.COMPUTE_CAPABILITY_MAJOR, dev) == 7
     assert drv.cuDeviceGetAttribute(A.MAX_THREADS_PER_BLOCK, dev) == 1024
     assert drv.cuDeviceGetAttribute(A.WARP_SIZE, dev) == 32

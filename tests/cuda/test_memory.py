@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from libgdev.cuda import CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_WRITECOMBINED, CudaError
 from libgdev.cuda import CUresult as R
 
-from .conftest import MiB
+from .conftest import VGPU_MEM, MiB
 
 
 def _raises(result: R):  # type: ignore[no-untyped-def]
@@ -19,7 +19,7 @@ def _raises(result: R):  # type: ignore[no-untyped-def]
 
 def test_alloc_free_and_info(drv, ctx) -> None:
     free0, total = drv.cuMemGetInfo()
-    assert total == 16 * MiB and free0 == total
+    assert total == VGPU_MEM and free0 == total
     d = drv.cuMemAlloc(MiB + 1)
     assert drv.cuMemGetAddressRange(d + MiB) == (d, MiB + 1)
     with _raises(R.CUDA_ERROR_NOT_FOUND):

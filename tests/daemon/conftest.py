@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import pytest
 
 START_TIMEOUT = 30.0
+#: a vGPU of the fixture's daemon: a quarter of 256 MiB outside the 10 % swap area, in pages
+VD_256M = 60_395_520
 
 
 @dataclass

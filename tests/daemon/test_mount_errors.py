@@ -61,3 +61,22 @@ def test_no_daemon_says_how_to_start_one(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     assert f"no gdevd at {mount} (GDEV_MOUNT={mount}): start it with `gdevd {mount}`" \
         in r.stdout, r.stdout
+
+
+def test_a_stale_mount_is_named_with_the_command_that_clears_it() -> None:
+    import signal
+
+    from conftest import start_gdevd, stop_gdevd
+
+    d = start_gdevd()
+    try:
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        with pytest.raises(OSError) as info:
+            libgdev.gopen(0, d.mount)
+        assert info.value.errno == errno.ENOTCONN
+        assert "stale mount" in str(info.value) and f"fusermount3 -u {d.mount}" in \
+            str(info.value), str(info.value)
+    finally:
+        subprocess.run(["fusermount3", "-u", "-z", d.mount], check=False)
+        stop_gdevd(d)

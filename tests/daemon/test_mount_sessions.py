@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import run_as
+from conftest import VD_256M, run_as
 
 import libgdev
 from libgdev import abi, gate
@@ -65,7 +65,7 @@ def test_verbs_errors_and_handle_lifecycle(gdevd) -> None:
     with libgdev.gopen(1, gdevd.mount) as h:
         assert h.abi_version() == (abi.ABI_VERSION, abi.FEATURES)
         assert h.gdevice_count() == 4 == libgdev.gdevice_count(gdevd.mount)
-        assert h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE) == 64 << 20
+        assert h.gquery(libgdev.GDEV_QUERY_DEVICE_MEM_SIZE) == VD_256M
         a = libgdev.gmalloc(h, 8192)
         assert _used(gdevd, 1) >= 8192
         with pytest.raises(FileNotFoundError) as info:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_as, start_gdevd, stop_gdevd
+from conftest import VD_256M, run_as, start_gdevd, stop_gdevd
 
 from procfs import GLOBAL, PER_VGPU
 
@@ -51,7 +51,7 @@ def test_proc_values_end_with_a_newline(gdevd) -> None:
     assert _read(gdevd.proc_path("device_count")) == "1\n"
     assert _read(gdevd.proc_path("virtual_device_count")) == "4\n"
     assert _read(gdevd.proc_path("vd1", "period")) == "30000\n"
-    assert _read(gdevd.proc_path("vd3", "memory_size")) == f"{64 << 20}\n"
+    assert _read(gdevd.proc_path("vd3", "memory_size")) == f"{VD_256M}\n"
     assert os.stat(gdevd.proc_path("vd1", "period")).st_size == len("30000\n")
 
 
@@ -73,10 +73,10 @@ def test_memory_share_changes_memory_size(gdevd) -> None:
     share, size = gdevd.proc_path("vd2", "memory_share"), gdevd.proc_path("vd2", "memory_size")
     _write(share, b"50\n")
     try:
-        assert _read(size) == f"{128 << 20}\n"
+        assert _read(size) == f"{120_795_136}\n"  # half of 256 MiB less the swap area
     finally:
         _write(share, b"25\n")
-    assert _read(size) == f"{64 << 20}\n"
+    assert _read(size) == f"{VD_256M}\n"
 
 
 def test_write_at_nonzero_offset_and_readonly_entries_refused(gdevd) -> None:
@@ -128,7 +128,7 @@ print(open({gdevd.proc_path("vd1", "period")!r}).read().strip())
     finally:
         os.chmod(gdevd.dev(2), 0o666)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:4] == ["EACCES", f"gdev1 {64 << 20}", "proc EACCES", "30000"]
+    assert r.stdout.split("\n")[:4] == ["EACCES", f"gdev1 {VD_256M}", "proc EACCES", "30000"]
 
 
 def test_cli_refuses_missing_nonempty_and_mounted(gdevd, tmp_path) -> None:
@@ -151,7 +151,8 @@ def test_sigterm_unmounts_cleanly() -> None:
     assert sorted(os.listdir(os.path.join(d.mount, "dev"))) == ["gdev0", "gdev1"]
     assert _read(d.proc_path("device_count")) == "2\n"
     assert [_read(d.proc_path(f"vd{i}", "phys")) for i in (0, 1)] == ["0\n", "1\n"]
-    assert _read(d.proc_path("vd1", "memory_size")) == f"{256 << 20}\n"  # 100% of GPU 1
+    assert _read(d.proc_path("vd1", "memory_size")) == f"{241_594_368}\n"  # 100% of GPU 1
+    # outside its 10 % swap area
     d.proc.terminate()
     assert d.proc.wait(15) == 0
     assert not os.path.ismount(d.mount)
@@ -172,7 +173,7 @@ def test_detaches_and_config_file(tmp_path) -> None:
         assert r.returncode == 0, r.stderr  # returns once the mount is ready
         assert _read(os.path.join(mount, "proc", "gdev", "virtual_device_count")) == "2\n"
         assert _read(os.path.join(mount, "proc", "gdev", "vd1", "memory_size")) == \
-            f"{32 << 20}\n"
+            f"{30_199_808}\n"  # half of 64 MiB less the swap area
     finally:
         subprocess.run(["fusermount3", "-u", mount], check=False)  # the daemon then exits
     import shutil

@@ -42,7 +42,8 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
         for v in system.virtual:
             for e in PER_VGPU:
                 int(read_entry(e, v))
-        assert read_entry(BY_NAME["memory_size"], system.virtual[0]) == b"%d\n" % (16 << 20)
+        # a quarter of 64 MiB outside the 10 % temporal swap area, in pages
+        assert read_entry(BY_NAME["memory_size"], system.virtual[0]) == b"%d\n" % 15_097_856
     run(body)
 
 
@@ -82,7 +83,7 @@ def test_offsets_readonly_and_shrinking_below_use() -> None:
             await trio.sleep(0.01)
         assert v.memory_used == 0 and v.swap.swapped_bytes == 8 << 20
         write_entry(BY_NAME["memory_share"], v, 0, b"50\n")
-        assert v.memory_size == 32 << 20
+        assert v.memory_size == 30_199_808  # half of 64 MiB less the swap area
         await rt.gclose(h)
     run(body)
 
@@ -167,4 +168,20 @@ def test_metrics_carry_every_numeric_vgpu_entry() -> None:
                 assert samples[(("gpu", "0"), ("vgpu", "1"))] == int(read_entry(e,
                                                                      system.virtual[1]))
         assert fams["gdev_vgpu_proc_period"]["type"] == "untyped"
+    run(body)
+
+
+def test_a_tenants_process_name_cannot_break_the_listings() -> None:
+    from tests.daemon import promtext
+
+    async def body(system) -> None:
+        name = 'a "b"\\c\nd\x1b[2J e'               # what comm may hold (15 bytes or not)
+        h = await rt.gopen(system, 2, rt.Credentials(1234, 1234, 99, name))
+        head, row = (line.split() for line in
+                     read_entry(BY_NAME["contexts"], system).decode().splitlines())
+        assert dict(zip(head, row, strict=True))["name"] == 'a?"b"\\c?d?[2J?e'
+        fams = promtext.parse(read_entry(BY_NAME["metrics"], system).decode())
+        (labels,) = fams["gdev_context_memory_bytes"]["samples"]
+        assert dict(labels)["name"] == name and dict(labels)["uid"] == "1234"
+        await rt.gclose(h)
     run(body)

@@ -172,6 +172,7 @@ def test_a_stale_pidfile_is_taken_over(tmp_path) -> None:
 def test_a_stale_mount_is_named_with_the_command_that_clears_it() -> None:
     d = start_gdevd()
     try:
+        os.stat(d.mount)                  # fresh cached attributes: stat alone would succeed
         d.proc.kill()                     # the daemon dies; the kernel keeps the mount
         d.proc.wait()
         r = subprocess.run([sys.executable, "-m", "gdevd", d.mount], capture_output=True,

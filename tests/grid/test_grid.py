@@ -34,6 +34,7 @@ def test_matmul_on_three_nodes_is_exact(grid):
     assert sorted(s["name"] for s in nodes.values()) == [str(i) for i in range(NODES)]
     assert sum(s["pieces"] for s in nodes.values()) >= 12
     assert {s["mount"] for s in nodes.values()} == {d.mount for d in grid.daemons}
+    assert all(s["guest_class"] is True for s in nodes.values())  # the daemons' guests
 
 
 def test_cuda_source_compiled_once_and_python_function_guests(grid):
@@ -161,3 +162,22 @@ def test_hosts_replayed_from_traces_every_result_exact(grid, tmp_path):
     for r in reports:
         report = json.loads(r.read_text())
         assert set(report) == {"idle", "interactive", "busy"}
+
+
+def test_worker_started_with_the_preload_is_a_node(grid):
+    """The deployment path of docs/grid.md: ``dask worker --preload libgdev.grid.plugin
+    --gdev-mount M --gdev-minor 1`` (here a one-worker LocalCluster with the same options)."""
+    import distributed
+
+    mount = grid.daemons[0].mount
+    argv = ["--gdev-mount", mount, "--gdev-minor", "1", "--gdev-cpu", "tenants"]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", worker_dashboard_address=":0",
+                                  preload=["libgdev.grid.plugin"], preload_argv=argv
+                                  ) as cluster, distributed.Client(cluster) as client:
+        g = GridClient(client)
+        a, b = rand((32, 16), 7), rand((16, 16), 8)
+        assert np.array_equal(g.matmul(a, b), reference(a, b))
+        (node,) = g.status().values()
+        assert node["mount"] == mount and node["minor"] == 1 and node["guest_class"] is True
+        assert node["pieces"] == 2

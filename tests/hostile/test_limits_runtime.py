@@ -151,3 +151,19 @@ def test_host_swap_is_accounted_per_vgpu() -> None:
         for h in [hog, *others]:
             await rt.gclose(h)
     run(body, swap_percent=10, host_swap=16 * MiB)
+
+
+def test_default_shares_never_overcommit_the_device() -> None:
+    """Every vGPU filling its whole share at once: no eviction, no ENOMEM, even with no host
+    swap at all (before: the shares and the swap area took 110 % of the device)."""
+    async def body(s: GdevSystem) -> None:
+        area, gpu = s.swap[0], s.physical[0]
+        assert sum(v.memory_size for v in s.virtual) + area.device_size <= gpu.memory_size
+        tenants = [await rt.gopen(s, v.minor, user(1000 + v.minor)) for v in s.virtual]
+        for h in tenants:
+            for _ in range(h.vgpu.memory_size // MiB):
+                await rt.gmalloc(h, MiB)
+        assert sum(v.swap.swap_out_count for v in s.virtual) == 0
+        for h in tenants:
+            await rt.gclose(h)
+    run(body, swap_percent=10, host_swap=0)

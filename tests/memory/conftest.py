@@ -13,8 +13,9 @@ from gdevd.runtime import GdevConfig, GdevSystem
 
 MiB = 1 << 20
 
-#: 32 MiB, four vGPUs of 8 MiB, 10 % (3.2 MiB) temporal swap, small copies on the direct path
-SWAPPY = dict(memory=32 * MiB, dma_memory=16 * MiB, vgpus=4, chunk_size=64 << 10,
+#: 9103 pages (35.6 MiB): 10 % (3.6 MiB) temporal swap and four vGPUs of exactly 8 MiB
+#: outside it; small copies on the direct path
+SWAPPY = dict(memory=9103 * 4096, dma_memory=16 * MiB, vgpus=4, chunk_size=64 << 10,
               iowrite_limit=4096, ioread_limit=4096, swap_percent=10, host_swap=256 * MiB)
 
 

@@ -179,4 +179,4 @@ def test_concurrent_contexts_overcommit_and_all_finish(swap_percent: int) -> Non
             for i in range(6):
                 nursery.start_soon(worker, s, i, errors)
         assert sum(v.swap.swap_out_count for v in s.virtual) > 0
-    run_swappy(body, swap_percent=swap_percent)
+    run_swappy(body, swap_percent=swap_percent, memory=32 * MiB)  # 6 x 5.75 MiB do not fit

@@ -60,6 +60,19 @@ def test_fma_single_rounding():
     assert got[0] != np.float32(a[0] * b[0]) + c[0]      # not two roundings
 
 
+def test_fma_f32_is_rounded_once_where_float64_would_round_twice():
+    # a*b = 2**-24 - 2**-60, so a*b + c lies just below the float32 midpoint of c and its
+    # successor; float64 rounds the sum onto the midpoint and float32 then rounds it up to
+    # even, where one rounding of the exact value goes down to c
+    a = np.array([2**-12 * (1 + 2**-18)], dtype=np.float32)
+    b = np.array([2**-12 * (1 - 2**-18)], dtype=np.float32)
+    c = np.array([1 + 2**-23], dtype=np.float32)
+    assert (a.astype(np.float64) * b + c).astype(np.float32)[0] == np.float32(1 + 2**-22)
+    got = run_snippet("fma.rn.f32 %y, %x0, %x1, %x2;", [("f32", a), ("f32", b), ("f32", c)],
+                      "f32")
+    assert got[0] == c[0]
+
+
 @pytest.mark.parametrize("body,fn", [
     ("sqrt.rn.f32 %y, %x0;", np.sqrt), ("rsqrt.approx.f32 %y, %x0;", lambda x: 1 / np.sqrt(x)),
     ("rcp.rn.f32 %y, %x0;", lambda x: 1 / x), ("ex2.approx.ftz.f32 %y, %x0;", np.exp2),

@@ -1,22 +1,17 @@
-"""Fixtures of the scheduler's tests."""
-
-from __future__ import annotations
-
-from collections.abc import Iterator
+"""The scheduling tests measure shares of busy time between launches whose lengths they
+choose by trip count; they run kernels on the interpreter, whose launch lengths those trip
+counts were chosen for (compiled kernels finish faster than a client's round trip, so no
+context would be waiting when the engine frees)."""
 
 import pytest
 
 from gdevd.gpu.ptx import jit
 
 
-@pytest.fixture
-def interpreted() -> Iterator[None]:
-    """The interpreter for every launch: measurements of shares and slices must not depend
-    on whether a kernel's native code is ready (it may be built in the background in the
-    middle of a measurement, or come from the disk cache and run 10x faster)."""
-    before = jit.engine()
+@pytest.fixture(autouse=True)
+def interpreted_kernels():
+    """PTX engine policy ``interp`` for the test (restored afterwards)."""
+    old = jit.engine()
     jit.set_engine("interp")
-    try:
-        yield
-    finally:
-        jit.set_engine(before)
+    yield
+    jit.set_engine(old)

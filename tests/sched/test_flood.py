@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 import trio
 
 from gdevd import runtime as rt
@@ -125,7 +124,6 @@ def _flood_launches(raw: Raw) -> int:
     return raw.flood(lambda: raw.launch_frame(code, out), FLOOD)
 
 
-@pytest.mark.usefixtures("interpreted")
 def test_launch_flood_of_raw_messages_cannot_starve_another_vgpu() -> None:
     def body(system: rt.GdevSystem, path: str, sessions: list) -> None:
         flooder, victim = Raw(path, sessions[0].token), Raw(path, sessions[1].token)
@@ -189,7 +187,6 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
     serve([0, 1], body)
 
 
-@pytest.mark.usefixtures("interpreted")
 def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_flood() -> None:
     """Three priority-1 contexts flood launches on vd0; a priority-20 context of vd0 gets
     the engine each time the running launch ends (about half, where FIFO would give a

@@ -85,7 +85,6 @@ def _switches(trace: list) -> int:
     return sum(a != b for a, b in zip(cids, cids[1:], strict=False))
 
 
-@pytest.mark.usefixtures("interpreted")
 @pytest.mark.parametrize("same_vgpu", [True, False])
 def test_two_eaters_interleave_with_identical_results(same_vgpu: bool) -> None:
     trace, _ = _eaters(2000, same_vgpu)

@@ -1,8 +1,9 @@
 """Floating-point arithmetic: add/sub/mul/fma/mad/div with rounding modes, .ftz and .sat,
 rcp/sqrt/rsqrt/ex2/lg2/sin/cos/tanh, abs/neg/min/max, copysign, testp.
 
-f32 results are computed in float32 (round-to-nearest) or, for directed rounding and fma,
-in float64 and rounded once to float32.  ``.approx`` functions use exact numpy ones.
+f32 results are computed in float32 (round-to-nearest) or, for directed rounding, in float64
+and rounded once to float32; ``fma.rn.f32`` is single-rounded (round-to-odd,
+:func:`fma_f32`).  ``.approx`` functions use exact numpy ones.
 """
 
 from __future__ import annotations
@@ -40,6 +41,24 @@ def round_to(x64, dt, mode: str):
         fix = back < x64
         toward = np.full_like(r, np.inf)
     return np.where(fix, np.nextafter(r, toward), r).astype(dt)
+
+
+def fma_f32(a, b, c):
+    """``a * b + c`` of float32 values rounded once to nearest (as ``fmaf``).
+
+    The product is exact in float64; the float64 sum ``s`` and its error ``e`` (TwoSum) give
+    the exact value, which is rounded to odd in float64 (towards zero, lowest bit set when
+    inexact) so that the final rounding to float32 is the correct one (Boldo-Melquiond).
+    """
+    p = np.multiply(a, b, dtype=np.float64)
+    c64 = np.asarray(c, np.float64)
+    s = p + c64
+    bb = s - p
+    e = (p - (s - bb)) + (c64 - bb)
+    inexact = (e != 0) & np.isfinite(s)
+    t = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0), s)
+    bits = np.asarray(t, np.float64).view(np.uint64) | inexact.astype(np.uint64)
+    return bits.view(np.float64).astype(np.float32)
 
 
 def _sat(x):
@@ -120,9 +139,7 @@ def dec_fma(ins: Ins):
     if t == "f64":
         fn = lambda a, b, c: a * b + c  # noqa: E731
     elif mode == "rn":
-        def fn(a, b, c):
-            p = np.multiply(a, b, dtype=np.float64)
-            return np.add(p, c, out=p if np.ndim(p) else None).astype(dt)
+        fn = fma_f32
     else:
         def fn(a, b, c):
             return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)

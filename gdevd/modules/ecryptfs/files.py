@@ -92,12 +92,33 @@ class EncryptedFile:
             return plain[off - first * EXTENT:end - first * EXTENT]
 
     def write(self, off: int, data: bytes) -> int:
-        """Write ``data`` at ``off`` (past the end: the gap reads as zeros); its length."""
+        """Write ``data`` at ``off`` (past the end: the gap reads as zeros, written
+        ZERO_CHUNK at a time); its length.  ENOSPC, and nothing written, if the lower file
+        system cannot hold the grown file."""
         with self.lock:
-            self._write(off, data)
+            if data:
+                self._check_room(off + len(data))
+                self._grow(off)
+                self._write(off, data)
             return len(data)
 
+    def _check_room(self, end: int) -> None:
+        """ENOSPC unless growing the plaintext to ``end`` fits in the lower file system's
+        space available (a tenant's write far past the end would otherwise run until the
+        disk is full)."""
+        grow = lower_size(end) - lower_size(self.header.size)
+        if grow > 0:
+            st = os.fstatvfs(self.fd)
+            if grow > st.f_bavail * st.f_frsize:
+                raise GdevError(errno.ENOSPC, f"{end} bytes do not fit in the lower directory")
+
+    def _grow(self, size: int) -> None:
+        """Zeros up to ``size``, ZERO_CHUNK at a time (memory stays bounded however far)."""
+        for pos in range(self.header.size, size, ZERO_CHUNK):
+            self._write(pos, bytes(min(ZERO_CHUNK, size - pos)))
+
     def _write(self, off: int, data: bytes) -> None:
+        """Write ``data`` at ``off`` <= the size (the extents it touches, at once)."""
         if not data:
             return
         size, end = self.header.size, off + len(data)
@@ -119,8 +140,8 @@ class EncryptedFile:
         with self.lock:
             old = self.header.size
             if size > old:
-                for pos in range(old, size, ZERO_CHUNK):
-                    self._write(pos, bytes(min(ZERO_CHUNK, size - pos)))
+                self._check_room(size)
+                self._grow(size)
                 return
             if size == old:
                 return

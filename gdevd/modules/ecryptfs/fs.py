@@ -44,6 +44,7 @@ class EcryptfsFs:
         self._next_inode = self._next_fh = inode_base
         self._handles: dict[int, int] = {}                 # fh -> inode
         self._open: dict[int, tuple[EncryptedFile, int]] = {}  # inode -> (file, open count)
+        self._listings: dict[int, list[str]] = {}  # dir inode -> names, taken at offset 0
 
     # -- bookkeeping -----------------------------------------------------------------
     def busy(self) -> int:
@@ -152,10 +153,17 @@ class EcryptfsFs:
         return inode
 
     async def readdir(self, fh: int, start_id: int, token: Any) -> None:
-        """The lower directory's files and directories, the mount record left out."""
+        """The lower directory's files and directories, the mount record left out.
+
+        The names are read once per listing (at offset 0) and later chunks continue in that
+        snapshot: a listing costs one read of the lower directory however many chunks it
+        takes, and names created meanwhile neither repeat nor shift entries."""
         rel = self._rel(fh)
-        names = sorted(n for n in self.lower.listdir(rel)
-                       if not (rel == "" and n == RECORD_NAME))
+        names = self._listings.get(fh) if start_id else None
+        if names is None:
+            names = sorted(n for n in self.lower.listdir(rel)
+                           if not (rel == "" and n == RECORD_NAME))
+            self._listings[fh] = names
         for i, name in enumerate(names[start_id:], start_id + 1):
             child = os.path.join(rel, name)
             known = child in self._inodes
@@ -169,7 +177,9 @@ class EcryptfsFs:
                 return
 
     async def releasedir(self, fh: int) -> None:
-        """Nothing to release (the handle is the inode)."""
+        """Forget the directory's snapshot (the handle is the inode: a listing still going on
+        another handle of it reads the directory again)."""
+        self._listings.pop(fh, None)
 
     async def mkdir(self, parent: int, name: bytes, mode: int, ctx: Any) -> Any:
         """A new directory owned by the caller."""
@@ -306,4 +316,5 @@ class EcryptfsFs:
         for f, _ in self._open.values():
             f.close()
         self._open.clear()
+        self._listings.clear()
         self._handles.clear()

@@ -12,7 +12,7 @@
 #include "gdev.h"
 
 #define API __attribute__((visibility("default")))
-#define GDEV_CUDA_VERSION 12080 /* cuDriverGetVersion: the CUDA API these entry points follow */
+#define GDEV_CUDA_VERSION 13000 /* cuDriverGetVersion: the cuda.h these entry points follow */
 
 struct CUmod_st;
 struct CUevent_st;
@@ -86,5 +86,6 @@ void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 int cu_initialized(void);
+int cu_device_count(void);
 
 #endif /* CUDA_INTERNAL_H */

@@ -46,6 +46,9 @@ static const struct proc procs[] = {
     P(cuStreamWaitEvent, 3020), P(cuEventCreate, 2000), P(cuEventDestroy, 4000),
     P(cuEventRecord, 2000), P(cuEventRecordWithFlags, 11010), P(cuEventQuery, 2000),
     P(cuEventSynchronize, 2000), P(cuEventElapsedTime, 2000),
+    P(cuDevicePrimaryCtxRetain, 7000), P(cuDevicePrimaryCtxRelease, 11000),
+    P(cuDevicePrimaryCtxGetState, 7000), P(cuDevicePrimaryCtxSetFlags, 11000),
+    P(cuDevicePrimaryCtxReset, 11000), P(cuCtxGetFlags, 7000),
     P(cuGetProcAddress, 12000),
 };
 #undef P

@@ -41,5 +41,7 @@ cudaError_t rt_from(CUresult r);                     /* driver result -> runtime
 cudaError_t rt_function(const void *host_fun, CUfunction *fn);
 cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size);
 void rt_forget_device(int dev);                      /* after cudaDeviceReset */
+CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                 cudaStream_t s, int async);         /* one copy of any kind */
 
 #endif /* CUDART_INTERNAL_H */

@@ -58,8 +58,8 @@ API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     CALL(cuMemGetInfo(free_bytes, total));
 }
 
-static CUresult copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
-                     cudaStream_t s, int async)
+CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                 cudaStream_t s, int async)
 {
     CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, h = (CUdeviceptr)(uintptr_t)src;
     switch (kind) {
@@ -83,7 +83,7 @@ API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpy
     IN_CTX();
     if ((unsigned)kind > cudaMemcpyDefault)
         return rt_set(cudaErrorInvalidMemcpyDirection);
-    CALL(copy(dst, src, n, kind, NULL, 0));
+    CALL(rt_copy(dst, src, n, kind, NULL, 0));
 }
 
 API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
@@ -92,7 +92,7 @@ API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaM
     IN_CTX();
     if ((unsigned)kind > cudaMemcpyDefault)
         return rt_set(cudaErrorInvalidMemcpyDirection);
-    CALL(copy(dst, src, n, kind, s, 1));
+    CALL(rt_copy(dst, src, n, kind, s, 1));
 }
 
 API cudaError_t cudaMemset(void *p, int value, size_t n)
@@ -128,7 +128,7 @@ API cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t n
     cudaError_t e = symbol_range(symbol, n, offset, &d);
     if (e)
         return e;
-    CALL(copy((void *)(uintptr_t)d, src,  n,
+    CALL(rt_copy((void *)(uintptr_t)d, src,  n,
               kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyHostToDevice, NULL, 0));
 }
 
@@ -140,7 +140,7 @@ API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t n, si
     cudaError_t e = symbol_range(symbol, n, offset, &d);
     if (e)
         return e;
-    CALL(copy(dst, (void *)(uintptr_t)d, n,
+    CALL(rt_copy(dst, (void *)(uintptr_t)d, n,
               kind == cudaMemcpyDeviceToDevice ? kind : cudaMemcpyDeviceToHost, NULL, 0));
 }
 

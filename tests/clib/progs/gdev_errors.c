@@ -1,6 +1,7 @@
 /* Error paths of libgdev.so, one per argument: each prints "<case> <return> <reason>" and
  * exits 0 when the call failed the way Gdev's conventions say. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,18 @@ int main(int argc, char **argv)
     if (!strcmp(c, "bad-dma-free")) {
         uint64_t size = gfree_dma(h, &word);
         return report(c, (long long)size, size == 0);
+    }
+    if (!strcmp(c, "dma-adjacent")) { /* the start of one buffer is not the end of another */
+        int ok = 1;
+        for (int i = 0; i < 4 && ok; i++) {
+            uint8_t *a = gmalloc_dma(h, 8192);
+            uint64_t va = gvirtget(h, a);
+            uint8_t *b = gmalloc_dma(h, 8192);
+            uint64_t vb = gvirtget(h, b);
+            ok = a && b && va && vb && gvirtget(h, a) == va && gvirtget(h, b + 8191) == vb + 8191;
+            printf("a=%p b=%p ", (void *)a, (void *)b);
+        }
+        return report(c, 0, ok);
     }
     if (!strcmp(c, "gsync-timeout-zero")) {
         struct gdev_time t = {0, 0, 0};

@@ -25,6 +25,53 @@ __global__ void saxpy(const float *x, float *y, int n)
         }                                                                          \
     } while (0)
 
+static void host_fn(void *flag)
+{
+    *(int *)flag = 1;
+}
+
+// 2D copies with padding, pointer attributes, host functions, limits, occupancy.
+static int more_features(float *x, const float *hx)
+{
+    const int w = 37, h = 5;
+    float *p, back[h][w], rows[h][w];
+    size_t pitch = 0;
+    for (int r = 0; r < h; r++)
+        for (int c = 0; c < w; c++)
+            rows[r][c] = r * 100.0f + c;
+    CK(cudaMallocPitch(&p, &pitch, w * sizeof(float), h));
+    CK(cudaMemset2D(p, pitch, 0, w * sizeof(float), h));
+    CK(cudaMemcpy2D(p, pitch, rows, sizeof rows[0], w * sizeof(float), h,
+                    cudaMemcpyHostToDevice));
+    CK(cudaMemcpy2D(back, sizeof back[0], p, pitch, w * sizeof(float), h,
+                    cudaMemcpyDeviceToHost));
+    if (pitch % 256 || memcmp(back, rows, sizeof rows)) {
+        printf("2D copy mismatch (pitch %zu)\n", pitch);
+        return 1;
+    }
+    cudaPointerAttributes a;
+    CK(cudaPointerGetAttributes(&a, x));
+    int dev_ok = a.type == cudaMemoryTypeDevice;
+    CK(cudaPointerGetAttributes(&a, hx));
+    int host_ok = a.type == cudaMemoryTypeHost && a.devicePointer;
+    int flag = 0, blocks = 0;
+    CK(cudaLaunchHostFunc(0, host_fn, &flag));
+    size_t stack = 0;
+    CK(cudaDeviceSetLimit(cudaLimitStackSize, 4096));
+    CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, saxpy, 256, 0));
+    CK(cudaFree(p));
+    void *q = nullptr;
+    int peer = -1;
+    CK(cudaMallocAsync(&q, 4096, 0));
+    CK(cudaMemsetAsync(q, 1, 4096, 0));
+    CK(cudaFreeAsync(q, 0));
+    CK(cudaDeviceCanAccessPeer(&peer, 0, 1));
+    printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d peer=%d\n", dev_ok, host_ok,
+           flag, stack, blocks, peer);
+    return 0;
+}
+
 int main()
 {
     const int n = 5000;
@@ -67,6 +114,8 @@ int main()
             printf("y[%d] = %f, want %f\n", i, hy[i], 6.0f * i);
             return 1;
         }
+    if (more_features(x, hx))
+        return 1;
     saxpy<<<1, 4096>>>(x, y, n); // too many threads per block: the launch fails
     cudaError_t bad = cudaGetLastError();
     cudaError_t after = cudaGetLastError(); // reading clears it

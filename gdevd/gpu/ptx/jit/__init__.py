@@ -21,7 +21,7 @@ import threading
 
 from gdevd.errors import GdevError
 
-from .build import build, compiler
+from . import build
 
 log = logging.getLogger(__name__)
 ENGINES = ("auto", "jit", "interp")
@@ -62,7 +62,7 @@ class JitState:
         global _warned
         with self._lock:
             if self.status == "interp" and _engine != "interp":
-                if compiler() is None:
+                if build.compiler() is None:
                     if not _warned:
                         log.warning("no C compiler found: PTX kernels run on the interpreter")
                         _warned = True
@@ -74,7 +74,7 @@ class JitState:
 
     def _compile(self) -> None:
         try:
-            self.compiled = build(self.module, self.ptx)
+            self.compiled = build.build(self.module, self.ptx)
             self.seconds = self.compiled.seconds
             self.status = "jit"
         except Exception as exc:  # a compiler failure leaves the interpreter serving

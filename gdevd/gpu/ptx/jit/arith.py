@@ -141,7 +141,8 @@ def t_mad(ins, ops) -> str:
 
 @tr("fma")
 def t_fma(ins, ops) -> str:
-    """fma/mad of f32 (through double, one rounding, as the interpreter) and f64."""
+    """fma/mad of f32 (fmaf: one rounding; directed modes through double, as the
+    interpreter) and f64 (two roundings, as the interpreter)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
@@ -149,6 +150,8 @@ def t_fma(ins, ops) -> str:
     mode = _rmode(ins)
     if t == "f64":
         fn = lambda p, q, r: f"({p} * {q} + {r})"  # noqa: E731
+    elif not mode:
+        fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
         fn = lambda p, q, r: f"rnd_f32((double){p} * (double){q} + (double){r}, {mode})"  # noqa: E731
     return ops.wr(d, t, fpost(ins, t, fn, x, y, z))
@@ -483,3 +486,34 @@ def _packing(ins, ops, t: str, d, a) -> str:
     writes = " ".join(ops.wr(x, pt, f"(({UT[w // n]})(v_ >> {bits * k}))")
                       for k, x in enumerate(d.items))
     return f"{{ {UT[w]} v_ = {ops.rd(a, f'b{8 * w}')}; {writes} }}"
+
+
+@tr("bfi")
+def t_bfi(ins, ops) -> str:
+    """Bit-field insert: b with len bits at pos replaced by a's low bits (as ops_bits)."""
+    t = ins.type()
+    d, a, b, c, e = ins.args[:5]
+    bits = 8 * width(t)
+    x, y = ops.rd(a, t), ops.rd(b, t)
+    pos, ln = ops.rd(c, "u32"), ops.rd(e, "u32")
+    return ops.wr(d, t, f"__extension__({{ uint64_t p_ = {pos} & 0xFF, l_ = {ln} & 0xFF; "
+                  f"if (l_ > {bits}) l_ = {bits}; uint64_t m_ = l_ >= 64 ? ~0ull : "
+                  f"(1ull << l_) - 1; m_ = p_ >= {bits} ? 0 : m_ << (p_ > 63 ? 63 : p_); "
+                  f"uint64_t r_ = ((uint64_t)({UT[bits // 8]}){y} & ~m_) | "
+                  f"(((uint64_t)({UT[bits // 8]}){x} << (p_ > 63 ? 63 : p_)) & m_); "
+                  f"({CT[t]})({UT[bits // 8]})r_; }})")
+
+
+@tr("bfe")
+def t_bfe(ins, ops) -> str:
+    """Bit-field extract of unsigned types (signed forms stay on the interpreter)."""
+    t = ins.type()
+    if is_s(t):
+        raise Unsupported("signed bfe")
+    d, a, b, c = ins.args[:4]
+    bits = 8 * width(t)
+    x = f"(uint64_t)({UT[bits // 8]}){ops.rd(a, t)}"
+    pos, ln = ops.rd(b, "u32"), ops.rd(c, "u32")
+    return ops.wr(d, t, f"__extension__({{ uint64_t p_ = {pos} & 0xFF, l_ = {ln} & 0xFF; "
+                  f"uint64_t s_ = p_ >= {bits} ? 0 : ({x}) >> (p_ > 63 ? 63 : p_); "
+                  f"uint64_t m_ = l_ >= 64 ? ~0ull : (1ull << l_) - 1; ({CT[t]})(s_ & m_); }})")

@@ -16,7 +16,7 @@ import re
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
-from . import memops  # noqa: F401  (registers the memory translators)
+from . import memops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .operands import Operands, Unsupported
 
@@ -59,13 +59,14 @@ def symbols(module, info) -> tuple[dict[str, tuple[str, int]], dict[str, int], i
     return syms, pv, end
 
 
-def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, bool]:
-    """(C statement for lane i, needs its own loop) of one non-control instruction."""
+def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, str]:
+    """(C, kind) of one non-control instruction: kind ``pure`` (a statement for lane i that
+    may share a loop), ``ordered`` (starts a new lane loop) or ``raw`` (its own loops)."""
     if instr.opcode.startswith(("builtin.", "barred.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
-        return "", False
+        return "", "pure"
     fn = TRANSLATORS.get(ins.base)
     if fn is None:
         raise Unsupported(f"instruction {ins.base}")
@@ -73,23 +74,36 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, bool]:
         stmt = fn(ins, ops)
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
         raise Unsupported(f"{instr.opcode}: {exc!r}") from exc
+    kind = "ordered" if ins.base in ORDERED else "pure"
+    if isinstance(stmt, tuple):
+        kind, stmt = stmt
+    if kind == "raw" and instr.guard is not None:
+        raise Unsupported(f"guarded {ins.base}")
     if instr.guard is not None and stmt:
         name, neg = instr.guard
         lv, _ = ops.reg(name)
         stmt = f"if ({'!' if neg else ''}{lv}) {{ {stmt} }}"
-    return stmt, ins.base in ORDERED
+    return stmt, kind
 
 
-def _loops(stmts: list[tuple[str, bool]]) -> list[str]:
-    """Group statements into lane loops, a new loop at each ordered instruction."""
-    groups: list[list[str]] = []
-    for s, ordered in stmts:
+def _loops(stmts: list[tuple[str, str]]) -> list[str]:
+    """Group statements into lane loops, a new loop at each ordered instruction; raw
+    statements stand alone."""
+    out: list[str] = []
+    group: list[str] = []
+    for s, kind in stmts:
         if not s:
             continue
-        if ordered or not groups:
-            groups.append([])
-        groups[-1].append(s)
-    return ["LOOP(" + " ".join(g) + ");" for g in groups]
+        if kind != "pure" and group:
+            out.append("LOOP(" + " ".join(group) + ");")
+            group = []
+        if kind == "raw":
+            out.append(s)
+        else:
+            group.append(s)
+    if group:
+        out.append("LOOP(" + " ".join(group) + ");")
+    return out
 
 
 def _guard_c(ops: Operands, guard) -> str:

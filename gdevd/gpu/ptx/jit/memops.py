@@ -79,12 +79,14 @@ def t_ld(ins, ops) -> str:
             not all(isinstance(d, Reg | Sink) for d in dests):
         raise Unsupported("ld operands")
     src = _param_src(ops, space, a, w * count)
+    kind = "pure"          # a named parameter: lane-local (or uniform), cannot fault
     if src is None:
         align = w * count if count in (2, 4) else w
         src = pointer(space, address(ops, a), align, w * count, ACC_R)
+        kind = "ordered"
     loads = " ".join(f"{{ {UT[w]} v_; memcpy(&v_, p_ + {k * w}, {w}); "
                      f"{ops.wr(d, t, from_bits('v_', t))} }}" for k, d in enumerate(dests))
-    return f"{{ const uint8_t *p_ = {src}; if (!p_) FAULT({ins.line}); {loads} }}"
+    return kind, f"{{ const uint8_t *p_ = {src}; if (!p_) FAULT({ins.line}); {loads} }}"
 
 
 def _param_src(ops, space: str, a: Addr, size: int) -> str | None:

@@ -1,0 +1,69 @@
+"""Translation of warp-collective instructions (shfl, vote, activemask) to C.
+
+These read other lanes, so each is a *raw* statement with its own loops instead of a
+statement inside the block's lane loop: shfl first copies the source register of every lane
+of the block (the interpreter reads all lanes, active or not), then computes each active
+lane's source lane; vote and activemask first count, per 32-lane warp, the active lanes and
+those whose predicate holds.  The member mask is the set of executing lanes, as in
+:mod:`gdevd.gpu.ptx.ops_warp`.
+"""
+
+from __future__ import annotations
+
+from ..syntax import Pair, Sink
+from .arith import tr
+from .operands import Unsupported
+
+RAW = "raw"
+
+
+@tr("shfl")
+def t_shfl(ins, ops):
+    """shfl[.sync].{up,down,bfly,idx}.b32 d[|p], a, b, c[, mask]."""
+    modes = [m for m in ("up", "down", "bfly", "idx") if m in ins.flags]
+    if len(modes) != 1:
+        raise Unsupported("shfl mode")
+    dst = ins.args[0]
+    d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
+    a, b, c = ins.args[1:4]
+    j = {"up": "lane_ - b_", "down": "lane_ + b_", "bfly": "lane_ ^ b_",
+         "idx": "min_ | (b_ & ~seg_)"}[modes[0]]
+    ok = "j_ >= max_" if modes[0] == "up" else "j_ <= max_"
+    return RAW, (
+        f"{{ uint32_t src_[1024]; for (int i = 0; i < n; i++) src_[i] = {ops.rd(a, 'b32')}; "
+        f"LOOP(int64_t lane_ = i & 31, b_ = (int64_t)({ops.rd(b, 'u32')}) & 31, "
+        f"c_ = (int64_t)({ops.rd(c, 'u32')}); int64_t seg_ = (c_ >> 8) & 31, "
+        f"clamp_ = c_ & 31; int64_t max_ = (lane_ & seg_) | (clamp_ & ~seg_), "
+        f"min_ = lane_ & seg_; int64_t j_ = {j}; int64_t start_ = i - lane_; "
+        f"int64_t size_ = n - start_ < 32 ? n - start_ : 32; "
+        f"int ok_ = ({ok}) && j_ < size_ && j_ >= 0; if (!ok_) j_ = lane_; "
+        f"uint32_t v_ = src_[start_ + j_]; {ops.wr(d, 'b32', 'v_')} "
+        f"{ops.wr(p, 'pred', 'ok_')}); }}")
+
+
+_VOTE = {"all": "wt_[i >> 5] == wa_[i >> 5]", "any": "wt_[i >> 5] > 0",
+         "uni": "(wt_[i >> 5] == 0 || wt_[i >> 5] == wa_[i >> 5])", "ballot": "wb_[i >> 5]"}
+
+
+def _census(pred: str) -> str:
+    return ("uint32_t wt_[32] = {0}, wa_[32] = {0}, wb_[32] = {0}; "
+            f"LOOP(int p_ = ({pred}) != 0; wa_[i >> 5]++; wt_[i >> 5] += p_; "
+            "wb_[i >> 5] |= (uint32_t)p_ << (i & 31););")
+
+
+@tr("vote")
+def t_vote(ins, ops):
+    """vote[.sync].{all,any,uni,ballot}."""
+    modes = [m for m in _VOTE if m in ins.flags]
+    if len(modes) != 1:
+        raise Unsupported("vote mode")
+    d, a = ins.args[:2]
+    t = "b32" if modes[0] == "ballot" else "pred"
+    return RAW, (f"{{ {_census(ops.rd(a, 'pred'))} "
+                 f"LOOP({ops.wr(d, t, _VOTE[modes[0]])}); }}")
+
+
+@tr("activemask")
+def t_activemask(ins, ops):
+    """activemask.b32: the executing lanes of the warp."""
+    return RAW, f"{{ {_census('1')} LOOP({ops.wr(ins.args[0], 'b32', 'wb_[i >> 5]')}); }}"

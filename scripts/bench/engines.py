@@ -1,0 +1,210 @@
+"""Interpreter vs compiling engine, side by side in one run (``compute.py --engines``).
+
+Every figure is wall-clock seconds, best of ``REPEAT`` launches on the same arrays, so the
+ratios within one run hold on a loaded machine even when the absolute numbers do not.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+from gdevd.gpu.mmu import Mmu
+from gdevd.gpu.ptx import load_module
+from gdevd.gpu.ptx.jit import launch as jlaunch
+from gdevd.gpu.ptx.jit.build import compiler  # noqa: I001
+from gdevd.gpu.vram import Vram
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BENCH = ROOT / "tests" / "ptx" / "data" / "bench.ptx"
+KERNELS = ROOT / "kernels"
+BASE = 1 << 32
+REPEAT = 5
+
+
+class Dev:
+    """Device memory mapped at BASE with a bump allocator."""
+
+    def __init__(self, size: int) -> None:
+        size = (size + 4095) // 4096 * 4096
+        self.vram = Vram(size)
+        self.mmu = Mmu()
+        self.mmu.set_aperture(0, self.vram.buffer)
+        self.mmu.map(BASE, 0, size)
+        self.top = BASE
+
+    def put(self, arr: np.ndarray) -> int:
+        va = self.top
+        self.top += (arr.nbytes + 4095) // 4096 * 4096
+        self.mmu.write(va, arr.tobytes())
+        return va
+
+
+def pack(*vals: tuple[int, int]) -> bytes:
+    """(value, size) pairs at natural alignment."""
+    out = bytearray()
+    for v, size in vals:
+        out += bytes(-len(out) % size) + int(v).to_bytes(size, "little")
+    return bytes(out)
+
+
+def best(make, repeat: int = REPEAT) -> tuple[float, object]:
+    """(best wall seconds, stats) of ``repeat`` launches made by ``make()``."""
+    out = None
+    for _ in range(repeat):
+        launch = make()
+        t0 = time.perf_counter()
+        while not launch.run(1 << 20):
+            pass
+        dt = time.perf_counter() - t0
+        if out is None or dt < out[0]:
+            out = (dt, launch.stats)
+    return out
+
+
+def modules(path: pathlib.Path, name: str):
+    """(interpreted module, compiled module) of one PTX file."""
+    text = path.read_text()
+    interp, comp = load_module(text, name), load_module(text, name)
+    comp.start_compile(wait=True)
+    assert comp.jit.status == "jit", comp.jit.error
+    return interp, comp
+
+
+def side_by_side(name: str, interp, comp, kernel, grid, block, params, dev, rate_of,
+                 repeat=REPEAT) -> dict:
+    """One kernel on both engines: seconds, the rate ``rate_of(stats, s)``, the speed-up."""
+    ti, si = best(lambda: interp.launch(kernel, grid, block, params, dev.mmu, 0), 2)
+    tj, _ = best(lambda: comp.launch(kernel, grid, block, params, dev.mmu, 0), repeat)
+    return {"bench": name, "interp_s": round(ti, 4), "jit_s": round(tj, 5),
+            "interp_rate": round(rate_of(si, ti)), "jit_rate": round(rate_of(si, tj)),
+            "speedup": round(ti / tj, 1)}
+
+
+def bench_loops(quick: bool) -> list[dict]:
+    interp, comp = modules(BENCH, "bench")
+    trip = 2000 if quick else 20000
+    dev = Dev(1 << 20)
+    out = dev.put(np.zeros(64, np.uint32))
+    warp = side_by_side("one-warp-loop (warp-instr/s)", interp, comp, "fmad_loop", (1, 1, 1),
+                        (32, 1, 1), pack((out, 8), (trip, 4)), dev,
+                        lambda st, s: st.instructions / s)
+    threads = 1 << 16
+    dev = Dev(threads * 4 + 8192)
+    out = dev.put(np.zeros(threads, np.uint32))
+    p = pack((out, 8), (threads, 4), (64, 4))
+    wide = side_by_side("wide-loop 65536 threads (thread-instr/s)", interp, comp, "loop",
+                        (threads // 256, 1, 1), (256, 1, 1), p, dev,
+                        lambda st, s: st.thread_instructions / s)
+    rows = [warp, wide]
+    for n in (1, 2):
+        jlaunch.set_threads(n)
+        t, _ = best(lambda: comp.launch("loop", (threads // 256, 1, 1), (256, 1, 1), p,
+                                        dev.mmu, 0))
+        rows.append({"bench": f"wide-loop on {n} engine thread(s)", "jit_s": round(t, 5)})
+    jlaunch.set_threads(os.cpu_count() or 1)
+    rows.append({"bench": "2 threads vs 1", "ratio": round(rows[-2]["jit_s"] / rows[-1]["jit_s"],
+                                                           2)})
+    return rows
+
+
+def bench_madd() -> dict:
+    interp, comp = modules(BENCH, "bench")
+    n = 1024
+    a = np.arange(n * n, dtype=np.uint32)
+    b = a * 3
+    dev = Dev(3 * a.nbytes + 8192)
+    pa, pb, pc = dev.put(a), dev.put(b), dev.put(np.zeros_like(a))
+    p = pack((pa, 8), (pb, 8), (pc, 8), (n, 4))
+    row = side_by_side("MADD 1024x1024", interp, comp, "madd", (n // 16, n // 16, 1),
+                       (16, 16, 1), p, dev, lambda st, s: st.thread_instructions / s)
+    assert np.array_equal(np.frombuffer(dev.mmu.read(pc, a.nbytes), np.uint32), a + b)
+    tn = min(_timed(lambda: a + b) for _ in range(20))
+    row.update(numpy_s=round(tn, 5), jit_vs_numpy=round(row["jit_s"] / tn, 1))
+    return row
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+C_MMUL = """
+#include <stdint.h>
+void mmul(const uint32_t *a, const uint32_t *b, uint32_t *c, uint32_t n) {
+    for (uint32_t row = 0; row < n; row++)
+        for (uint32_t col = 0; col < n; col++) {
+            uint32_t sum = 0;
+            for (uint32_t k = 0; k < n; k++) sum += a[row * n + k] * b[k * n + col];
+            c[row * n + col] = sum;
+        }
+}
+"""
+
+
+def bench_mmul(n: int) -> dict:
+    interp, comp = modules(KERNELS / "mmul.ptx", "mmul")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 1 << 32, n * n, dtype=np.uint32)
+    b = rng.integers(0, 1 << 32, n * n, dtype=np.uint32)
+    dev = Dev(3 * a.nbytes + 8192)
+    pa, pb, pc = dev.put(a), dev.put(b), dev.put(np.zeros_like(a))
+    p = pack((pa, 8), (pb, 8), (pc, 8), (n, 4))
+    g = ((n + 15) // 16, (n + 15) // 16, 1)
+    tj, _ = best(lambda: comp.launch("multiply", g, (16, 16, 1), p, dev.mmu, 0), 2)
+    got = np.frombuffer(dev.mmu.read(pc, a.nbytes), np.uint32)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, so = pathlib.Path(tmp) / "m.c", pathlib.Path(tmp) / "m.so"
+        src.write_text(C_MMUL)
+        subprocess.run([compiler(), "-O2", "-shared", "-fPIC", "-o", str(so), str(src)],
+                       check=True)
+        lib = ctypes.CDLL(str(so))
+        c = np.zeros_like(a)
+        ptr = ctypes.c_void_p
+        tc = min(_timed(lambda: lib.mmul(ptr(a.ctypes.data), ptr(b.ctypes.data),
+                                         ptr(c.ctypes.data), ctypes.c_uint32(n)))
+                 for _ in range(2))
+    assert np.array_equal(got, c)
+    return {"bench": f"naive MMUL {n}", "jit_s": round(tj, 4), "c_O2_s": round(tc, 4),
+            "jit_vs_c": round(tj / tc, 2), "threads": jlaunch.THREADS}
+
+
+def bench_aes_compile() -> dict:
+    text = (KERNELS / "aes.ptx").read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.environ.get("GDEV_JIT_CACHE")
+        os.environ["GDEV_JIT_CACHE"] = tmp
+        try:
+            mod = load_module(text, "aes")
+            t0 = time.perf_counter()
+            mod.start_compile(wait=True)
+            cold = time.perf_counter() - t0
+            mod2 = load_module(text, "aes")
+            t0 = time.perf_counter()
+            mod2.start_compile(wait=True)
+            warm = time.perf_counter() - t0
+        finally:
+            if old is None:
+                os.environ.pop("GDEV_JIT_CACHE")
+            else:
+                os.environ["GDEV_JIT_CACHE"] = old
+    return {"bench": "aes.ptx compile", "cold_s": round(cold, 2), "warm_ms": round(warm * 1e3, 1),
+            "kernels_compiled": len(mod2.jit.compiled.kernels)}
+
+
+
+
+def run_all(quick: bool) -> list[dict]:
+    """Every side-by-side measurement."""
+    rows = bench_loops(quick)
+    rows.append(bench_madd())
+    rows.append(bench_mmul(256 if quick else 512))
+    rows.append(bench_aes_compile())
+    return rows
