@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +14,10 @@ import libgdev
 from gdevd import runtime as rt
 from libgdev.cuda.backend import GdevBackend, ModuleBackend
 from libgdev.handle import Handle
+from libgdev.kernel import GdevKernel
 from libgdev.verbs import CUDA_VERBS, HANDLE_VERBS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_runtime_exports_every_verb_as_a_coroutine() -> None:
@@ -41,3 +46,14 @@ def test_every_backend_satisfies_the_cuda_protocol() -> None:
     for ns in (gdevd.gdev, libgdev, kcuda.facade.RuntimeFacade(None, None)):
         backend = ModuleBackend(ns)
         assert all(callable(getattr(backend, v)) for v in protocol)
+
+
+def test_there_is_one_launch_descriptor() -> None:
+    defined = [str(p.relative_to(ROOT)) for pkg in ("libgdev", "gdevd", "kcuda", "procfs")
+               for p in sorted((ROOT / pkg).rglob("*.py"))
+               if any(isinstance(n, ast.ClassDef) and n.name == "GdevKernel"
+                      for n in ast.walk(ast.parse(p.read_text())))]
+    assert defined == ["libgdev/kernel.py"]
+    assert libgdev.GdevKernel is rt.GdevKernel is gdevd.gdev.GdevKernel is GdevKernel
+    assert kcuda.facade.RuntimeFacade.GdevKernel is GdevKernel
+    assert "libgdev.kernel" in libgdev.PROTOCOL

@@ -4,6 +4,8 @@
 ``va = await gmalloc(h, n)``, ... (Gdev's names, handle first, errors as GdevError).
 """
 
+from libgdev.kernel import GdevKernel
+
 from .api_copy import (
     gmemcpy,
     gmemcpy_async,
@@ -13,7 +15,7 @@ from .api_copy import (
     gmemcpy_to_device_async,
 )
 from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune, query
-from .api_exec import GdevKernel, gbarrier, glaunch, gsync
+from .api_exec import gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
 from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget

@@ -1,4 +1,4 @@
-"""Gdev verbs for execution: glaunch, gsync, gbarrier, and the GdevKernel descriptor.
+"""Gdev verbs for execution: glaunch, gsync, gbarrier, and the check of a GdevKernel.
 
 A launch reads its code (PTX text) from the context's own address space, as the GPU fetches
 code from device memory, decodes it once per distinct module (the physical GPU's decode
@@ -9,41 +9,19 @@ everything the handle issued before has finished.  Faults surface at ``gsync``/`
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
+from libgdev.kernel import Dim3, GdevKernel
+
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
 from .residency import resident_all, touching
-
-Dim3 = tuple[int, int, int]
-
-
-@dataclasses.dataclass
-class GdevKernel:
-    """A launch descriptor, like Gdev's ``struct gdev_kernel``.
-
-    ``code_addr``/``code_size``: the PTX module's text in device memory (uploaded by the
-    caller with ``gmalloc`` + ``gmemcpy_to_device``); ``data_addr``: the module's data
-    segment as laid out by ``mod.data_layout()`` (0 if the module has none); ``name``: the
-    entry; ``grid``/``block``: (x, y, z); ``shared_dynamic``: bytes of dynamic shared
-    memory; ``params``: the parameter buffer, laid out as the kernel's ``.param`` list.
-    """
-
-    code_addr: int
-    code_size: int
-    name: str
-    grid: Dim3 = (1, 1, 1)
-    block: Dim3 = (1, 1, 1)
-    params: bytes | memoryview = b""
-    data_addr: int = 0
-    shared_dynamic: int = 0
 
 
 def _check_dim3(what: str, dims: Any) -> Dim3:
