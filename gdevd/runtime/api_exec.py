@@ -10,7 +10,6 @@ everything the handle issued before has finished.  Faults surface at ``gsync``/`
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -19,6 +18,7 @@ from libgdev.kernel import Dim3, GdevKernel
 
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
+from ..gpu.ptx import load_module
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
 from .residency import resident_all, touching
@@ -52,22 +52,13 @@ def _check_kernel(k: Any) -> None:
         raise GdevError(errno.EINVAL, "code_size must be > 0")
 
 
-def default_loader() -> Callable[[str], Any]:
-    """The PTX executor's ``load_module`` (ENOSYS if the executor is not installed)."""
-    try:
-        from ..gpu.ptx import load_module  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise GdevError(errno.ENOSYS, f"no PTX executor: {e}") from None
-    return load_module  # type: ignore[no-any-return]
-
-
 async def _decode(handle: Handle, code: bytes) -> Any:
     """The decoded module of ``code``: from the GPU's cache, else parsed on a worker thread."""
     cache = handle.phys.modules
     key = cache.key(code)
     mod = cache.lookup(key)
     if mod is None:
-        loader = handle.system.module_loader or default_loader()
+        loader = handle.system.module_loader or load_module
         try:
             text = code.rstrip(b"\0").decode("utf-8")
         except UnicodeDecodeError:

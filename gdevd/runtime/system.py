@@ -27,10 +27,12 @@ from . import defaults as D
 from .allocator import ExtentAllocator
 from .completions import CopyCompletions
 from .config import GdevConfig
+from .invariants import check_system
 from .sched import Scheduler
 from .shm import ShmTable
-from .swap import migrator
+from .swap import migrator, shrink
 from .swaparea import SwapArea, SwapCounters
+from .teardown import gclose
 
 if TYPE_CHECKING:
     from .handle import Handle
@@ -149,7 +151,6 @@ class GdevSystem:
         return self
 
     async def __aexit__(self, *exc: object) -> bool | None:
-        from .api_ctx import gclose  # the verbs import this module
         try:
             with trio.CancelScope(shield=True):
                 for handle in list(self.handles.values()):
@@ -197,7 +198,6 @@ class GdevSystem:
 
     def shrink(self, vgpu: VirtualGpu) -> None:
         """Swap out what ``vgpu`` holds beyond its (just shrunk) share, in the background."""
-        from .swap import shrink
         if self.nursery is not None:
             self.nursery.start_soon(shrink, self, vgpu)
 
@@ -221,5 +221,4 @@ class GdevSystem:
 
     def check_invariants(self) -> None:
         """Assert the memory manager's invariants (run at the end of every test, like fsck)."""
-        from .invariants import check_system
         check_system(self)
