@@ -12,9 +12,9 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
+from gdevd.facade import RuntimeFacade
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import Opener, SessionTable
-from kcuda.facade import RuntimeFacade
 from libgdev import abi
 from libgdev.connection import Connection
 from libgdev.cuda import CudaError, CUresult, bind
