@@ -36,7 +36,7 @@ async def gopen(system: GdevSystem, minor: int, cred: Credentials | None = None)
     handle = Handle(system, vgpu, cred)
     system.handles[handle.cid] = handle
     vgpu.handles.add(handle)
-    system.policy.entity(handle)    # the guest class is the opener's policy at the open
+    system.scheduler.entity(handle)    # the guest class is the opener's policy at the open
     return handle
 
 

@@ -107,7 +107,7 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
     comes back *suspended*: its pins are dropped (so a suspended launch never holds memory
     another context's swap-in waits for) and it arrives again (docs/scheduling.md).
     """
-    sched = handle.system.policy
+    sched = handle.system.scheduler
     job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle))
     fence.job = job
     while True:
@@ -133,7 +133,7 @@ async def _slice(handle: Handle, job: LaunchJob) -> None:
     assert token is not None
     done = trio.Event()
     job.notify = lambda j: token.run_sync_soon(done.set)
-    handle.system.policy.compute_started(handle, job)
+    handle.system.scheduler.compute_started(handle, job)
     handle.phys.compute.submit(job)
     try:
         await done.wait()

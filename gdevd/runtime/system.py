@@ -125,7 +125,7 @@ class GdevSystem:
         self.virtual: list[VirtualGpu] = []
         self.allocators: dict[int, ExtentAllocator] = {}   # phys index -> VRAM allocator
         self.handles: dict[int, Handle] = {}               # cid -> open context
-        self.policy = Scheduler(self)       # system.policy: the seam every launch/copy uses
+        self.scheduler = Scheduler(self)    # the seam every launch/copy uses
         self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
         self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
@@ -185,7 +185,7 @@ class GdevSystem:
                 for _ in range(c.vgpus):
                     vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
                     vgpu.system = self
-                    vgpu.scheduler = self.policy
+                    vgpu.scheduler = self.scheduler
                     self.virtual.append(vgpu)
         except BaseException:
             self._teardown()
@@ -210,7 +210,7 @@ class GdevSystem:
         """``handle``'s Gdev priority now (0-40, higher is more urgent), as the scheduler sees
         it: the opener's nice value and real-time policy, or a per-context override.  The memory
         manager picks swap victims by it."""
-        return self.policy.entity(handle).prio.effective(trio.current_time())
+        return self.scheduler.entity(handle).prio.effective(trio.current_time())
 
     def vgpu(self, minor: int) -> VirtualGpu:
         """The vGPU ``minor``, or ``GdevError(ENODEV)``."""
