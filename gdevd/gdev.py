@@ -143,7 +143,7 @@ class Handle:
 
     def __exit__(self, *exc: object) -> None:
         if not self.handle.closed:
-            _facade().gclose(self.handle)
+            _facade().call(rt.gclose, self.handle)
 
     def __repr__(self) -> str:
         return f"<gdev.Handle {self.handle!r}>"
