@@ -9,8 +9,9 @@ The same verbs as :mod:`gdevd.runtime`, without ``await``::
 
 The runtime is owned by one trio loop; here that loop runs on a background "kernel thread"
 (``gdev.boot(config)`` starts it explicitly, ``gdev.shutdown()`` stops it, closing every
-context still open) and each call is forwarded with ``trio.from_thread.run``.  Errors are
-the runtime's :class:`~gdevd.errors.GdevError`.  Do not call these from inside that loop.
+context still open) and each call is forwarded to that loop by :class:`.facade.RuntimeFacade`
+(the one sync face of the runtime).  Errors are the runtime's :class:`~gdevd.errors.GdevError`;
+calling from inside that loop is a RuntimeError.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from libgdev.verbs import HANDLE_VERBS
 
 from . import runtime as rt
 from .errors import GdevError
+from .facade import RuntimeFacade
 from .runtime import constants as _constants
 from .runtime.constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .runtime.system import Credentials, GdevSystem
@@ -43,6 +45,7 @@ class _KernelThread:
         self.config = config
         self.system: GdevSystem | None = None
         self.token: trio.lowlevel.TrioToken | None = None
+        self.facade: RuntimeFacade | None = None    # set once the system runs
         self._stop: trio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -63,6 +66,7 @@ class _KernelThread:
             async with GdevSystem(self.config) as system:
                 self.system, self._stop = system, trio.Event()
                 self.token = trio.lowlevel.current_trio_token()
+                self.facade = RuntimeFacade(system, self.token)
                 self._ready.set()
                 await self._stop.wait()
         except BaseException as e:  # reported to start(); the thread then ends
@@ -70,9 +74,6 @@ class _KernelThread:
             self._ready.set()
             if self.system is not None:
                 raise
-
-    def call(self, afn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        return trio.from_thread.run(functools.partial(afn, *args, **kw), trio_token=self.token)
 
     def stop(self) -> None:
         assert self._stop is not None
@@ -124,6 +125,13 @@ def _running() -> _KernelThread:
     return _kernel
 
 
+def _facade() -> RuntimeFacade:
+    """The running system's sync facade, booting the default system if needed."""
+    facade = _running().facade
+    assert facade is not None
+    return facade
+
+
 class Handle:
     """A context opened by :func:`gopen`; a context manager that closes it."""
 
@@ -135,7 +143,7 @@ class Handle:
 
     def __exit__(self, *exc: object) -> None:
         if not self.handle.closed:
-            _running().call(rt.gclose, self.handle)
+            _facade().call(rt.gclose, self.handle)
 
     def __repr__(self) -> str:
         return f"<gdev.Handle {self.handle!r}>"
@@ -145,34 +153,32 @@ def _unwrap(x: Any) -> Any:
     return x.handle if isinstance(x, Handle) else x
 
 
-def _verb(afn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(afn)
+def _verb(name: str) -> Callable[..., Any]:
+    @functools.wraps(getattr(rt, name))
     def verb(*args: Any, **kw: Any) -> Any:
-        return _running().call(afn, *map(_unwrap, args), **kw)
+        return getattr(_facade(), name)(*map(_unwrap, args), **kw)
     return verb
 
 
 def gopen(minor: int = 0, cred: Credentials | None = None) -> Handle:
     """Open a context on vGPU ``minor`` of the running system (booting it if needed)."""
-    kernel = _running()
-    return Handle(kernel.call(rt.gopen, kernel.system, minor, cred))
+    return Handle(_facade().gopen(minor, cred))
 
 
 def gdevice_count() -> int:
     """The number of virtual GPUs of the running system."""
-    kernel = _running()
-    return int(kernel.call(rt.gdevice_count, kernel.system))
+    return _facade().gdevice_count()
 
 
 def check_invariants() -> None:
     """Run the system's invariant checker in its loop."""
     async def check() -> None:
         system().check_invariants()
-    _running().call(check)
+    _facade().call(check)
 
 
-for _name in HANDLE_VERBS:  # Gdev's verbs, one per runtime verb (libgdev.verbs)
-    globals()[_name] = _verb(getattr(rt, _name))
+for _name in HANDLE_VERBS:  # Gdev's verbs, one per facade verb (libgdev.verbs)
+    globals()[_name] = _verb(_name)
 del _name
 
 __all__ = [

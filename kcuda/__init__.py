@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gdevd.facade import RuntimeFacade
 from libgdev.cuda import (
     CU_EVENT_BLOCKING_SYNC,
     CU_EVENT_DEFAULT,
@@ -30,8 +31,6 @@ from libgdev.cuda import (
 )
 from libgdev.cuda.driver import API_NAMES, CudaDriver
 from libgdev.cuda.errors import fail
-
-from .facade import RuntimeFacade
 
 _facade: RuntimeFacade | None = None
 

@@ -9,10 +9,10 @@
 Errors are OSError subclasses that also derive from :class:`GdevError`.
 
 The package holds two things.  The *protocol surface* (:data:`PROTOCOL`: the ABI, the gate,
-the spin policy, Gdev's constants and the error root) is what gdevd imports too; each of
-those modules imports only the others.  The client (handle, connection, host memory, the
-CUDA layer) is loaded on first use of a name below, so importing the protocol surface from
-the daemon does not import the client.
+the spin policy, Gdev's constants, the launch descriptor and the error root) is what gdevd
+imports too; each of those modules imports only the others.  The client (handle,
+connection, host memory, the CUDA layer) is loaded on first use of a name below, so
+importing the protocol surface from the daemon does not import the client.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from typing import Any
 from libgdev.constants import *  # noqa: F403
 from libgdev.errors import GdevError, ProtocolViolation, error_from_errno
 from libgdev.gate import DEFAULT_MOUNT, mount_point
+from libgdev.kernel import GdevKernel
 from libgdev.verbs import HANDLE_VERBS
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
 PROTOCOL = ("libgdev.abi", "libgdev.constants", "libgdev.errors", "libgdev.gate",
-            "libgdev.moduletable", "libgdev.spin", "libgdev.verbs")
+            "libgdev.kernel", "libgdev.moduletable", "libgdev.spin", "libgdev.verbs")
 
 # Gdev's verbs as module-level functions taking the handle first (libgdev.verbs).
 VERBS = HANDLE_VERBS
-_LAZY = {"Handle": "libgdev.handle", "GdevKernel": "libgdev.handle",
-         "DmaBuffer": "libgdev.hostmem"}
+_LAZY = {"Handle": "libgdev.handle", "DmaBuffer": "libgdev.hostmem"}
 
 
 def gopen(minor: int, mount: str | None = None) -> Any:
@@ -80,5 +80,5 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["DEFAULT_MOUNT", "GdevError", "ProtocolViolation", "gdevice_count", "gopen",
-           "mount_point", *_LAZY, *VERBS]
+__all__ = ["DEFAULT_MOUNT", "GdevError", "GdevKernel", "ProtocolViolation", "gdevice_count",
+           "gopen", "mount_point", *_LAZY, *VERBS]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from libgdev import abi, gate, transfer
@@ -19,26 +18,13 @@ from libgdev.connection import Connection
 from libgdev.constants import GDEV_IPC_STAT
 from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
+from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
 
 # Pageable copies up to this size ride inside the message (Gdev's direct I/O); larger ones
 # stream through the staging slots.  Measured crossover on a 2-CPU VM: inline and staged cost
 # the same at 16 KiB; staged wins from 64 KiB (HtoD 139 vs 171 us; at 1 MiB DtoH 0.23 vs 1.9 ms).
 DIRECT_MAX = 32 << 10
-
-
-@dataclass
-class GdevKernel:
-    """A launch descriptor (Gdev's ``struct gdev_kernel``, reduced to what PTX needs)."""
-
-    code_addr: int
-    code_size: int
-    name: str
-    grid: tuple[int, int, int] = (1, 1, 1)
-    block: tuple[int, int, int] = (1, 1, 1)
-    data_addr: int = 0
-    shared_dynamic: int = 0
-    params: bytes = b""
 
 
 class Handle(ModuleVerbs):

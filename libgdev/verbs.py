@@ -1,8 +1,8 @@
 """The one table of Gdev's verbs (protocol surface): every facade is derived from it.
 
 Each verb takes the handle first (``gdev_api.h`` order) and has the same name and contract
-in the runtime (``gdevd.runtime``, async), the in-process facade (``gdevd.gdev``), the
-daemon's facade for in-daemon users (``kcuda.facade``) and the client (``libgdev``, module
+in the runtime (``gdevd.runtime``, async), its one sync facade (``gdevd.facade``, under
+``kcuda`` and the in-process ``gdevd.gdev``) and the client (``libgdev``, module
 functions and :class:`libgdev.Handle` methods).  ``gopen`` and ``gdevice_count`` are not in
 the table: how a context is opened differs per facade (a minor and a mount, or a system).
 ``tests/test_verbs.py`` holds every facade to the table.

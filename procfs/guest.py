@@ -13,9 +13,9 @@ from gdevd.errors import GdevError
 
 def guests(system: Any) -> str:
     """``cid guest override`` per open context (override ``-`` when none)."""
-    g = system.policy.guests
+    g = system.scheduler.guests
     lines = ["cid guest override"]
-    for h, se in system.policy.entities():
+    for h, se in system.scheduler.entities():
         o = se.guest_override
         lines.append(f"{h.cid} {int(g.is_guest(se))} {'-' if o is None else int(o)}")
     return "\n".join(lines) + "\n"
@@ -36,13 +36,13 @@ def set_guest(system: Any, value: tuple[int, bool | None]) -> None:
     handle = system.handles.get(cid)
     if handle is None:
         raise GdevError(errno.ESRCH, f"no context {cid}")
-    system.policy.entity(handle).guest_override = guest
+    system.scheduler.entity(handle).guest_override = guest
 
 
 def modes(system: Any) -> str:
     """Per GPU: ``gpuN MODE transitions T`` and its last transitions (``+seconds mode``,
     seconds ago)."""
-    g, now = system.policy.guests, trio.current_time()
+    g, now = system.scheduler.guests, trio.current_time()
     lines = []
     for gpu in system.physical:
         st = g.state_of(gpu.index)
@@ -55,10 +55,10 @@ def modes(system: Any) -> str:
 
 
 def knob(attr: str, scale: float) -> tuple[Any, Any]:
-    """(getter, setter) of ``system.policy.guests.<attr>`` shown as ``value * scale``."""
+    """(getter, setter) of ``system.scheduler.guests.<attr>`` shown as ``value * scale``."""
     def get(system: Any) -> int:
-        return round(getattr(system.policy.guests, attr) * scale)
+        return round(getattr(system.scheduler.guests, attr) * scale)
 
     def put(system: Any, value: int) -> None:
-        setattr(system.policy.guests, attr, value / scale)
+        setattr(system.scheduler.guests, attr, value / scale)
     return get, put

@@ -133,7 +133,7 @@ def render(system: Any) -> str:
                         [(_vgpu_labels(v), get(v)) for v in system.virtual])
     lines += _other_entries(system)
     now, owned = trio.current_time(), S.residency(system)
-    entities = system.policy.entities()
+    entities = system.scheduler.entities()
     for name, kind, help_, get in CONTEXT_METRICS:
         lines += family(f"gdev_context_{name}", kind, help_,
                         [(_context_labels(h), get(h, se, owned.get(h.cid, (0, 0)), now))

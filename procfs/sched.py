@@ -1,6 +1,6 @@
 """Getters, setters and formats of the scheduler's /proc/gdev entries (declared in table.py).
 
-Global entries receive the system (its scheduler is ``system.policy``); per-vGPU entries
+Global entries receive the system (its scheduler is ``system.scheduler``); per-vGPU entries
 receive the :class:`~gdevd.runtime.system.VirtualGpu` (its scheduler is ``vgpu.scheduler``).
 Text entries parse one word; a bad word is EINVAL and changes nothing.
 """
@@ -59,72 +59,72 @@ def format_text(value: str) -> bytes:
 
 def get_policy(system: Any) -> str:
     """The vGPU policy's name."""
-    return str(system.policy.policy.name)
+    return str(system.scheduler.policy.name)
 
 
 def set_policy(system: Any, name: str) -> None:
     """Switch the vGPU policy (EINVAL if unknown)."""
-    system.policy.set_policy(name)
+    system.scheduler.set_policy(name)
 
 
 def get_queueing(system: Any) -> str:
     """``mrq`` or ``sdq``."""
-    return str(system.policy.queueing)
+    return str(system.scheduler.queueing)
 
 
 def set_queueing(system: Any, mode: str) -> None:
     """Switch the queueing mode (EINVAL if unknown)."""
-    system.policy.set_queueing(mode)
+    system.scheduler.set_queueing(mode)
 
 
 def get_band_wait(system: Any) -> int:
     """BAND's time buffering, microseconds."""
-    return round(system.policy.band_wait * 1e6)
+    return round(system.scheduler.band_wait * 1e6)
 
 
 def set_band_wait(system: Any, us: int) -> None:
     """Set BAND's time buffering (microseconds, bounds checked by the table)."""
-    system.policy.band_wait = us / 1e6
+    system.scheduler.band_wait = us / 1e6
 
 
 def get_window(system: Any) -> int:
     """The utilisation window, microseconds."""
-    return round(system.policy.window * 1e6)
+    return round(system.scheduler.window * 1e6)
 
 
 def set_window(system: Any, us: int) -> None:
     """Set the utilisation window (microseconds)."""
-    system.policy.window = us / 1e6
+    system.scheduler.window = us / 1e6
 
 
 def get_instances(system: Any) -> int:
     """Operations in flight per context per resource."""
-    return int(system.policy.instances_max)
+    return int(system.scheduler.instances_max)
 
 
 def set_instances(system: Any, n: int) -> None:
     """Set the operations in flight per context per resource."""
-    system.policy.instances_max = n
+    system.scheduler.instances_max = n
 
 
 def get_slice(system: Any) -> int:
     """The preemption slice of running kernels, microseconds (0: non-preemptive)."""
-    return round(system.policy.preempter.slice_s * 1e6)
+    return round(system.scheduler.preempter.slice_s * 1e6)
 
 
 def set_slice(system: Any, us: int) -> None:
     """Set the preemption slice (microseconds; 0 restores the paper's non-preemption)."""
-    system.policy.preempter.slice_s = us / 1e6
+    system.scheduler.preempter.slice_s = us / 1e6
 
 
 def get_time_max(system: Any) -> int:
     """The run-time limit of tenants' kernels, milliseconds (0: none)."""
-    return round(system.policy.preempter.kernel_time_max * 1e3)
+    return round(system.scheduler.preempter.kernel_time_max * 1e3)
 
 
 def set_time_max(system: Any, ms: int) -> None:
     """Set the run-time limit of tenants' kernels (milliseconds; 0: none)."""
-    system.policy.preempter.kernel_time_max = ms / 1e3
+    system.scheduler.preempter.kernel_time_max = ms / 1e3
 
 
 def device_bytes(handle: Any) -> int:
@@ -134,7 +134,7 @@ def device_bytes(handle: Any) -> int:
 
 def contexts(system: Any) -> str:
     """The context table: one header line and one line per open context."""
-    sched, now = system.policy, trio.current_time()
+    sched, now = system.scheduler, trio.current_time()
     lines = ["cid pid vgpu prio memory compute_ms copy_ms launches copies bytes wait_ms "
              "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in uid name"]
     owned = residency(system)
@@ -168,7 +168,7 @@ def residency(system: Any) -> dict[int, tuple[int, int]]:
 
 def priorities(system: Any) -> str:
     """``cid prio override`` per open context (override ``-`` when none)."""
-    sched, now = system.policy, trio.current_time()
+    sched, now = system.scheduler, trio.current_time()
     lines = ["cid prio override"]
     for h, se in sched.entities():
         o = se.prio.override
@@ -191,7 +191,7 @@ def set_priority(system: Any, value: tuple[int, int | None]) -> None:
     handle = system.handles.get(cid)
     if handle is None:
         raise GdevError(errno.ESRCH, f"no context {cid}")
-    system.policy.entity(handle).prio.set_override(prio, privileged=True,
+    system.scheduler.entity(handle).prio.set_override(prio, privileged=True,
                                                    now=trio.current_time())
 
 

@@ -4,6 +4,8 @@
 ``va = await gmalloc(h, n)``, ... (Gdev's names, handle first, errors as GdevError).
 """
 
+from libgdev.kernel import GdevKernel
+
 from .api_copy import (
     gmemcpy,
     gmemcpy_async,
@@ -12,8 +14,8 @@ from .api_copy import (
     gmemcpy_to_device,
     gmemcpy_to_device_async,
 )
-from .api_ctx import gclose, gdevice_count, gopen, gquery, gtune, query
-from .api_exec import GdevKernel, gbarrier, glaunch, gsync
+from .api_ctx import gdevice_count, gopen, gquery, gtune, query
+from .api_exec import gbarrier, glaunch, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
 from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
@@ -25,6 +27,7 @@ from .memory import DmaBuffer
 from .sched.api import gget_priority, gset_guest, gset_priority
 from .shm import ShmidDs
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
+from .teardown import gclose
 
 __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",

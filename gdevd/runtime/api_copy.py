@@ -60,19 +60,19 @@ def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
 def _count(handle: Handle, path: str, size: int) -> None:
     handle.copy_stats[path] += 1
     handle.copy_stats[path + "_bytes"] += size
-    handle.system.policy.copied(handle, size)      # the scheduler's per-context/vGPU bytes
+    handle.system.scheduler.copied(handle, size)      # the scheduler's per-context/vGPU bytes
 
 
 async def _direct(handle: Handle, path: str, size: int, fn: Any, *args: Any) -> None:
     """Run a small copy on the trio loop itself, accounted (and, for a vGPU over its share,
-    time-buffered) by the policy as memory-engine work (docs/scheduling.md, "Direct copies").
+    time-buffered) by the scheduler as memory-engine work (docs/scheduling.md, "Direct copies").
     Its schedule points come from pinning (residency.PIN_BURST)."""
-    policy = handle.system.policy
-    started = await policy.direct_begin(handle)
+    sched = handle.system.scheduler
+    started = await sched.direct_begin(handle)
     try:
         fn(*args)
     finally:
-        policy.direct_end(handle, started)
+        sched.direct_end(handle, started)
     _count(handle, path, size)
 
 
@@ -82,26 +82,26 @@ def _small_device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
 
 async def _engine_copy(handle: Handle, path: str, size: int, fn: Any, *args: Any,
                        **kw: Any) -> None:
-    """Run a blocking copy on a worker thread between the policy's memory hooks."""
-    policy = handle.system.policy
-    await policy.memory_begin(handle)
+    """Run a blocking copy on a worker thread between the scheduler's memory hooks."""
+    sched = handle.system.scheduler
+    await sched.memory_begin(handle)
     try:
         await trio.to_thread.run_sync(lambda: fn(*args, **kw))
     finally:
-        policy.memory_end(handle)
+        sched.memory_end(handle)
     _count(handle, path, size)
 
 
 async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit: Any,
                       *args: Any) -> None:
     """Submit an async job to a copy engine and sleep until its completion interrupt."""
-    policy = handle.system.policy
-    await policy.memory_begin(handle)
+    sched = handle.system.scheduler
+    await sched.memory_begin(handle)
     try:
         seq = submit(*args)
         await handle.system.completions[handle.phys.index][engine.name].wait(seq)
     finally:
-        policy.memory_end(handle)
+        sched.memory_end(handle)
     _count(handle, path, size)
 
 

@@ -1,4 +1,4 @@
-"""Gdev verbs for execution: glaunch, gsync, gbarrier, and the GdevKernel descriptor.
+"""Gdev verbs for execution: glaunch, gsync, gbarrier, and the check of a GdevKernel.
 
 A launch reads its code (PTX text) from the context's own address space, as the GPU fetches
 code from device memory, decodes it once per distinct module (the physical GPU's decode
@@ -9,41 +9,19 @@ everything the handle issued before has finished.  Faults surface at ``gsync``/`
 
 from __future__ import annotations
 
-import dataclasses
 import errno
-from collections.abc import Callable
 from typing import Any
 
 import trio
 
+from libgdev.kernel import Dim3, GdevKernel
+
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
+from ..gpu.ptx import load_module
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
 from .residency import resident_all, touching
-
-Dim3 = tuple[int, int, int]
-
-
-@dataclasses.dataclass
-class GdevKernel:
-    """A launch descriptor, like Gdev's ``struct gdev_kernel``.
-
-    ``code_addr``/``code_size``: the PTX module's text in device memory (uploaded by the
-    caller with ``gmalloc`` + ``gmemcpy_to_device``); ``data_addr``: the module's data
-    segment as laid out by ``mod.data_layout()`` (0 if the module has none); ``name``: the
-    entry; ``grid``/``block``: (x, y, z); ``shared_dynamic``: bytes of dynamic shared
-    memory; ``params``: the parameter buffer, laid out as the kernel's ``.param`` list.
-    """
-
-    code_addr: int
-    code_size: int
-    name: str
-    grid: Dim3 = (1, 1, 1)
-    block: Dim3 = (1, 1, 1)
-    params: bytes | memoryview = b""
-    data_addr: int = 0
-    shared_dynamic: int = 0
 
 
 def _check_dim3(what: str, dims: Any) -> Dim3:
@@ -74,22 +52,13 @@ def _check_kernel(k: Any) -> None:
         raise GdevError(errno.EINVAL, "code_size must be > 0")
 
 
-def default_loader() -> Callable[[str], Any]:
-    """The PTX executor's ``load_module`` (ENOSYS if the executor is not installed)."""
-    try:
-        from ..gpu.ptx import load_module  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise GdevError(errno.ENOSYS, f"no PTX executor: {e}") from None
-    return load_module  # type: ignore[no-any-return]
-
-
 async def _decode(handle: Handle, code: bytes) -> Any:
     """The decoded module of ``code``: from the GPU's cache, else parsed on a worker thread."""
     cache = handle.phys.modules
     key = cache.key(code)
     mod = cache.lookup(key)
     if mod is None:
-        loader = handle.system.module_loader or default_loader()
+        loader = handle.system.module_loader or load_module
         try:
             text = code.rstrip(b"\0").decode("utf-8")
         except UnicodeDecodeError:
@@ -138,7 +107,7 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
     comes back *suspended*: its pins are dropped (so a suspended launch never holds memory
     another context's swap-in waits for) and it arrives again (docs/scheduling.md).
     """
-    sched = handle.system.policy
+    sched = handle.system.scheduler
     job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle))
     fence.job = job
     while True:
@@ -164,7 +133,7 @@ async def _slice(handle: Handle, job: LaunchJob) -> None:
     assert token is not None
     done = trio.Event()
     job.notify = lambda j: token.run_sync_soon(done.set)
-    handle.system.policy.compute_started(handle, job)
+    handle.system.scheduler.compute_started(handle, job)
     handle.phys.compute.submit(job)
     try:
         await done.wait()

@@ -16,13 +16,13 @@ import trio
 
 from ..errors import GdevError
 from . import defaults as D
-from .api_ctx import release_block, settle_object, unmap_object
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
 from .limits import check_pinned
 from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
 from .residency import map_block
 from .swap import alloc_pages, settle
+from .teardown import release_block, settle_object, unmap_object
 
 
 def check_size(size: object) -> int:

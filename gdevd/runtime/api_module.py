@@ -24,11 +24,12 @@ from typing import Any
 
 import trio
 
+from libgdev.kernel import GdevKernel
 from libgdev.moduletable import Function, Global, ModuleTable, Param
 
 from ..errors import GdevError
 from .api_copy import gmemcpy_to_device
-from .api_exec import GdevKernel, _check_kernel, _decode, launch_decoded
+from .api_exec import _check_kernel, _decode, launch_decoded
 from .api_mem import gfree, gmalloc
 from .handle import Handle
 

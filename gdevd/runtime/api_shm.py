@@ -16,11 +16,11 @@ import trio
 
 from ..errors import GdevError
 from . import constants as C
-from .api_ctx import drop_segment, release_block, settle_object, unmap_object
 from .api_mem import map_new, new_block
 from .handle import Handle, check_handle
 from .shm import ShmidDs
 from .swap import settle
+from .teardown import drop_segment, release_block, settle_object, unmap_object
 
 
 async def gshmget(handle: Handle, key: int, size: int, flags: int) -> int:

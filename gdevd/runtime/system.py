@@ -27,10 +27,12 @@ from . import defaults as D
 from .allocator import ExtentAllocator
 from .completions import CopyCompletions
 from .config import GdevConfig
+from .invariants import check_system
 from .sched import Scheduler
 from .shm import ShmTable
-from .swap import migrator
+from .swap import migrator, shrink
 from .swaparea import SwapArea, SwapCounters
+from .teardown import gclose
 
 if TYPE_CHECKING:
     from .handle import Handle
@@ -123,7 +125,7 @@ class GdevSystem:
         self.virtual: list[VirtualGpu] = []
         self.allocators: dict[int, ExtentAllocator] = {}   # phys index -> VRAM allocator
         self.handles: dict[int, Handle] = {}               # cid -> open context
-        self.policy = Scheduler(self)       # system.policy: the seam every launch/copy uses
+        self.scheduler = Scheduler(self)    # the seam every launch/copy uses
         self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
         self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
@@ -149,7 +151,6 @@ class GdevSystem:
         return self
 
     async def __aexit__(self, *exc: object) -> bool | None:
-        from .api_ctx import gclose  # the verbs import this module
         try:
             with trio.CancelScope(shield=True):
                 for handle in list(self.handles.values()):
@@ -184,7 +185,7 @@ class GdevSystem:
                 for _ in range(c.vgpus):
                     vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
                     vgpu.system = self
-                    vgpu.scheduler = self.policy
+                    vgpu.scheduler = self.scheduler
                     self.virtual.append(vgpu)
         except BaseException:
             self._teardown()
@@ -197,7 +198,6 @@ class GdevSystem:
 
     def shrink(self, vgpu: VirtualGpu) -> None:
         """Swap out what ``vgpu`` holds beyond its (just shrunk) share, in the background."""
-        from .swap import shrink
         if self.nursery is not None:
             self.nursery.start_soon(shrink, self, vgpu)
 
@@ -210,7 +210,7 @@ class GdevSystem:
         """``handle``'s Gdev priority now (0-40, higher is more urgent), as the scheduler sees
         it: the opener's nice value and real-time policy, or a per-context override.  The memory
         manager picks swap victims by it."""
-        return self.policy.entity(handle).prio.effective(trio.current_time())
+        return self.scheduler.entity(handle).prio.effective(trio.current_time())
 
     def vgpu(self, minor: int) -> VirtualGpu:
         """The vGPU ``minor``, or ``GdevError(ENODEV)``."""
@@ -221,5 +221,4 @@ class GdevSystem:
 
     def check_invariants(self) -> None:
         """Assert the memory manager's invariants (run at the end of every test, like fsck)."""
-        from .invariants import check_system
         check_system(self)

@@ -2,7 +2,7 @@
 
 The CUDA driver API is implemented once (this package) over the synchronous Gdev verbs, which
 exist in three places with the same names and contracts: ``gdevd.gdev`` (in-process facade),
-``libgdev`` (relay to the daemon) and, inside the daemon, ``kcuda.facade`` (the daemon's own
+``libgdev`` (relay to the daemon) and, inside the daemon, ``gdevd.facade`` (the daemon's own
 runtime reached with ``trio.from_thread.run``).  :class:`GdevBackend` is that contract as a
 Protocol; :class:`ModuleBackend` adapts any object or module that has the verbs as attributes.
 """

@@ -73,7 +73,7 @@ class Eater:
 
 def system(slice_us: int) -> rt.GdevSystem:
     s = rt.GdevSystem(rt.GdevConfig(vgpus=1))
-    s.policy.preempter.slice_s = slice_us / 1e6
+    s.scheduler.preempter.slice_s = slice_us / 1e6
     return s
 
 

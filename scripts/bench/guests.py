@@ -93,9 +93,9 @@ async def scenario(a: argparse.Namespace, with_host: bool, with_guest: bool,
                 n.start_soon(run_host)
             if with_guest:
                 n.start_soon(run_guest)
-        st = s.policy.guests.state_of(0)
+        st = s.scheduler.guests.state_of(0)
         res["log"] = [] if st is None else [(t - t0, m) for t, m in st.log]
-        res["share"] = s.policy.vres(s.virtual[0], COMPUTE).usage.compute_s
+        res["share"] = s.scheduler.vres(s.virtual[0], COMPUTE).usage.compute_s
     return res
 
 

@@ -60,7 +60,7 @@ async def interference(policy: str, flood: int, duration: float, short: int,
                        long: int) -> tuple[float, float, float]:
     """High-priority launches per second, median and p95 latency (ms)."""
     async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20, vgpus=1)) as s:
-        s.policy.set_policy(policy)
+        s.scheduler.set_policy(policy)
         h = await rt.gopen(s, 0)
         await rt.gset_priority(h, 40)
         k = await _kernel(h, short)
@@ -86,9 +86,9 @@ async def interference(policy: str, flood: int, duration: float, short: int,
 async def sched_cost(policy: str, reps: int) -> tuple[float, float]:
     """Wall and CPU (this thread's) microseconds per uncontended begin + end pair."""
     async with rt.GdevSystem(rt.GdevConfig(memory=16 << 20)) as s:
-        s.policy.set_policy(policy)
+        s.scheduler.set_policy(policy)
         h = await rt.gopen(s, 0)
-        sched = s.policy
+        sched = s.scheduler
         for _ in range(100):
             await sched.begin(h, COMPUTE)
             sched.end(h, COMPUTE)
@@ -106,7 +106,7 @@ async def sched_cost(policy: str, reps: int) -> tuple[float, float]:
 async def round_trip(policy: str, reps: int, short: int) -> float:
     """Median milliseconds of a synchronous launch of ``idle short`` alone."""
     async with rt.GdevSystem(rt.GdevConfig(memory=16 << 20)) as s:
-        s.policy.set_policy(policy)
+        s.scheduler.set_policy(policy)
         h = await rt.gopen(s, 0)
         k = await _kernel(h, short)
         lat = []

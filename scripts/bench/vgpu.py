@@ -111,13 +111,13 @@ async def scenario(clients: list[Client], shares: list[int], duration: float,
     cfg = rt.GdevConfig(memory=256 * MiB, vgpus=len(shares))
     async with rt.GdevSystem(cfg) as s:
         if slice_us is not None:
-            s.policy.preempter.slice_s = slice_us / 1e6
+            s.scheduler.preempter.slice_s = slice_us / 1e6
         for v, share in zip(s.virtual, shares, strict=False):
             v.compute_bandwidth = v.memory_bandwidth = share
-        s.policy.set_policy(policy)
-        s.policy.set_queueing(queueing)
+        s.scheduler.set_policy(policy)
+        s.scheduler.set_queueing(queueing)
         trace: list[tuple[int, str, int, float, float]] = []
-        s.policy.trace = trace
+        s.scheduler.trace = trace
         t0 = trio.current_time() + 0.5            # after every client loaded its module
         async with trio.open_nursery() as n:
             for c in clients:

@@ -20,8 +20,8 @@ import pytest
 import trio
 
 import kcuda
+from gdevd.facade import RuntimeFacade
 from gdevd.runtime import GdevConfig, GdevSystem
-from kcuda.facade import RuntimeFacade
 from libgdev.cuda import CudaDriver, bind
 
 MiB = 1 << 20

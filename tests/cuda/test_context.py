@@ -18,7 +18,7 @@ def _raises(result: R):  # type: ignore[no-untyped-def]
 
 
 def test_calls_before_cuinit_fail(kernel_thread) -> None:
-    from kcuda.facade import RuntimeFacade
+    from gdevd.facade import RuntimeFacade
 
     d = bind(RuntimeFacade(kernel_thread.system, kernel_thread.token))
     assert d.cuDriverGetVersion() == 4000  # needs no cuInit

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from gdevd.errors import GdevError
-from kcuda.facade import RuntimeFacade
+from gdevd.facade import RuntimeFacade
 from libgdev.cuda import CudaError, bind
 from libgdev.cuda import CUresult as R
 

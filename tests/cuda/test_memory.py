@@ -183,7 +183,7 @@ def test_async_copies_in_streams(drv, ctx) -> None:
 @given(st.data())
 def test_copies_match_a_bytearray_model(kernel_thread, data) -> None:
     """Random HtoD/DtoD/memset/DtoH sequences on one allocation equal a bytearray model."""
-    from kcuda.facade import RuntimeFacade
+    from gdevd.facade import RuntimeFacade
     from libgdev.cuda import bind
 
     drv = bind(RuntimeFacade(kernel_thread.system, kernel_thread.token))

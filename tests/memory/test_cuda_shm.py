@@ -64,9 +64,9 @@ def test_cushm_round_trip_and_errors(drv) -> None:  # type: ignore[no-untyped-de
     system = gdev.system()
     shm = next(e for e in ENTRIES if e.name == "shm")
     ctxs = next(e for e in ENTRIES if e.name == "contexts")
-    text = gdev._running().call(_read, shm, system)
+    text = gdev._facade().call(_read, shm, system)
     assert str(sid) in text and len(text.splitlines()) == 2
-    assert len(gdev._running().call(_read, ctxs, system).splitlines()) == 3
+    assert len(gdev._facade().call(_read, ctxs, system).splitlines()) == 3
     drv.cuShmCtl(sid, CU_IPC_RMID)
     drv.cuShmDt(d2)
     drv.cuCtxDestroy(b)

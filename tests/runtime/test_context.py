@@ -9,6 +9,7 @@ import pytest
 from gdevd import runtime as rt
 from gdevd.runtime import constants as C
 from gdevd.runtime import defaults as D
+from gdevd.runtime.sched import Scheduler
 
 from .conftest import MiB, raises_errno, run_system
 
@@ -22,6 +23,14 @@ def test_gopen_gives_distinct_contexts_and_counts_vgpus() -> None:
         assert s.virtual[0].handles == {a}
         await rt.gclose(a)
         assert s.virtual[0].handles == set() and a.cid not in s.handles
+    run_system(body)
+
+
+def test_the_system_scheduler_is_named_for_what_it_is() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        assert isinstance(s.scheduler, Scheduler) and not hasattr(s, "policy")
+        assert all(v.scheduler is s.scheduler for v in s.virtual)
+        assert s.scheduler.policy.name == D.SCHED_POLICY    # the vGPU policy is the scheduler's
     run_system(body)
 
 

@@ -20,7 +20,7 @@ def _make_over(sched, vres) -> None:  # type: ignore[no-untyped-def]
 
 def test_direct_copies_are_charged_to_the_memory_resource() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         sched.trace = []
         h = await rt.gopen(s, 0)
         va = await rt.gmalloc(h, 4096)
@@ -38,7 +38,7 @@ def test_direct_copies_are_charged_to_the_memory_resource() -> None:
 
 def test_only_an_over_share_vgpu_with_company_is_time_buffered() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         h0, h1 = await rt.gopen(s, 0), await rt.gopen(s, 1)
         a0, a1 = await rt.gmalloc(h0, 4096), await rt.gmalloc(h1, 4096)
         v0, v1 = (sched.vres(v, MEMORY) for v in s.virtual[:2])
@@ -52,7 +52,7 @@ def test_only_an_over_share_vgpu_with_company_is_time_buffered() -> None:
         assert sched.entity(h0).usage.wait_s == sched.band_wait
         assert sched.entity(h1).usage.wait_s == 0              # within its share
         assert v0.usage.copies == 2 and v0.usage.copy_s > 0 and v1.usage.copies == 1
-        s.policy.set_policy("null")                            # no arbitration: no delay
+        s.scheduler.set_policy("null")                            # no arbitration: no delay
         _make_over(sched, v0)
         await rt.gmemcpy_to_device(h0, a0, host, 64)
         assert sched.entity(h0).usage.wait_s == sched.band_wait

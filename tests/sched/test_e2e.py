@@ -22,7 +22,7 @@ def test_higher_priority_contexts_are_dispatched_first() -> None:
     scheduler then dispatches them by priority, not by arrival (non-preemptive, as in the
     paper: test_preempt.py has the preemptive order)."""
     async def body(s: rt.GdevSystem) -> None:
-        sched, engine = s.policy, s.physical[0].compute
+        sched, engine = s.scheduler, s.physical[0].compute
         sched.preempter.slice_s = 0
         holder = await rt.gopen(s, 0)
         low, mid, high = [await rt.gopen(s, 0) for _ in range(3)]
@@ -54,7 +54,7 @@ def test_higher_priority_contexts_are_dispatched_first() -> None:
 
 def test_contexts_of_two_vgpus_take_turns_with_real_launches() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
         ma, mb = await LoopModule.load(a), await LoopModule.load(b)
 

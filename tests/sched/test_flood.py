@@ -91,7 +91,7 @@ def serve(minors: list[int], body: Callable[..., Any]) -> Any:
     worker thread against the live server; end every session; check the invariants."""
     async def main(path: str) -> Any:
         async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20)) as system:
-            system.policy.trace = []
+            system.scheduler.trace = []
             table = SessionTable(system, path)
             async with trio.open_nursery() as nursery:
                 await nursery.start(IoctlServer(table, path).serve)
@@ -143,7 +143,7 @@ def test_launch_flood_of_raw_messages_cannot_starve_another_vgpu() -> None:
         sent = with_flood[0]
         assert sent < FLOOD                        # backpressure: the daemon stopped reading
         assert most <= sent < D.FENCE_COUNT        # launches in flight: bounded
-        trace = system.policy.trace
+        trace = system.scheduler.trace
         share = busy_share(trace, COMPUTE, {sessions[1].handle.cid}, {fh.cid})
         assert share >= 0.35, share
         flooder.sock.close()                       # ends the session, cancels its launches
@@ -177,10 +177,10 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
                                buf_id=f.buf_id, host_kind=abi.HOST_DMA)[0] == 0
         th.join()
         assert result[0] < FLOOD                              # backpressure
-        se = system.policy.entity(fh)
+        se = system.scheduler.entity(fh)
         assert se.usage.copies == fh.copy_stats["direct"]     # every direct copy counted
         assert se.usage.copy_s > 0 and vh.copy_stats["pinned"] == 15
-        share = busy_share(system.policy.trace, MEMORY, {vh.cid}, {fh.cid})
+        share = busy_share(system.scheduler.trace, MEMORY, {vh.cid}, {fh.cid})
         assert share >= 0.35, share
         flooder.sock.close()
         victim.sock.close()
@@ -209,7 +209,7 @@ def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_floo
         for th in threads:
             th.join()
         cids = {h.cid for h in handles[1:]}
-        share = busy_share(system.policy.trace, COMPUTE, {handles[0].cid}, cids)
+        share = busy_share(system.scheduler.trace, COMPUTE, {handles[0].cid}, cids)
         assert share >= 0.35, share
         for r in raws:
             r.sock.close()

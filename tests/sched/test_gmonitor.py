@@ -28,7 +28,7 @@ def test_table_shows_utilisation_against_shares(tmp_path: Path) -> None:
     async def body(s: rt.GdevSystem) -> None:
         a = await rt.gopen(s, 2)
         await rt.gopen(s, 2)
-        await client(s.policy, a, 1e-3, trio.current_time() + 1.5, gap=1e-3)
+        await client(s.scheduler, a, 1e-3, trio.current_time() + 1.5, gap=1e-3)
         await _dump(s, tmp_path)
     run(body)
     out = io.StringIO()

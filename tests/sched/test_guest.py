@@ -28,18 +28,18 @@ def test_a_sched_idle_opener_makes_a_guest_and_proc_and_the_verb_override_it() -
         os.sched_setscheduler(child.pid, os.SCHED_IDLE, os.sched_param(0))
 
         async def body(s: rt.GdevSystem) -> None:
-            g = s.policy.guests
+            g = s.scheduler.guests
             idle = await rt.gopen(s, 0, cred=rt.Credentials(0, 0, child.pid))
             os.sched_setscheduler(child.pid, os.SCHED_OTHER, os.sched_param(0))
             host = await rt.gopen(s, 0)           # (the class is the opener's at the open)
-            assert g.is_guest(s.policy.entity(idle)) and not g.is_guest(s.policy.entity(host))
+            assert g.is_guest(s.scheduler.entity(idle)) and not g.is_guest(s.scheduler.entity(host))
             assert await rt.gset_guest(host, True) is True
             assert await rt.gset_guest(host, None) is False
             s.virtual[1].guest = 1                                  # a guest vGPU
-            assert g.is_guest(s.policy.entity(await rt.gopen(s, 1)))
+            assert g.is_guest(s.scheduler.entity(await rt.gopen(s, 1)))
             entry = BY_NAME[("global", "guests")]
             write_entry(entry, s, 0, b"%d 0\n" % idle.cid)
-            assert not g.is_guest(s.policy.entity(idle))
+            assert not g.is_guest(s.scheduler.entity(idle))
             assert b"%d 0 0\n" % idle.cid in read_entry(entry, s)
             with raises_errno(errno.EINVAL):
                 write_entry(entry, s, 0, b"%d maybe" % idle.cid)
@@ -54,7 +54,7 @@ def test_a_sched_idle_opener_makes_a_guest_and_proc_and_the_verb_override_it() -
 
 def test_a_host_preempts_a_running_guest_at_once_even_without_slices() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         sched.preempter.slice_s = 0                       # the paper's non-preemptive mode
         guest, host = await rt.gopen(s, 0), await rt.gopen(s, 1)
         await rt.gset_guest(guest, True)
@@ -72,7 +72,7 @@ def test_a_host_preempts_a_running_guest_at_once_even_without_slices() -> None:
 
 def test_guests_go_continuous_on_an_idle_gpu_and_periodic_beside_a_host() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         g = sched.guests
         guest = await rt.gopen(s, 0)
         await rt.gset_guest(guest, True)

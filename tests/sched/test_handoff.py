@@ -17,7 +17,7 @@ from .sim import run
 
 def test_a_buffered_compute_handoff_survives_a_copy_on_the_same_gpu() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         a, b, m = [await rt.gopen(s, i) for i in range(3)]
         await sched.begin(a, COMPUTE)
         granted = trio.Event()

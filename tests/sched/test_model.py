@@ -44,7 +44,7 @@ def check(sched: Any, s: rt.GdevSystem) -> None:
 def test_random_workloads_keep_the_invariants(clients: list[tuple[Any, ...]], policy: str,
                                               queueing: str, shares: list[int]) -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         sched.set_policy(policy)
         sched.set_queueing(queueing)
         for v, share in zip(s.virtual, shares, strict=True):

@@ -15,12 +15,12 @@ def _short_long(policy: str, seconds: float = 6.0) -> list[float]:
     """Two vGPUs at 50/50, 1 ms kernels against 10 ms kernels: busy-time shares."""
     async def body(s: rt.GdevSystem) -> list[float]:
         await set_shares(s, [50, 50])
-        s.policy.set_policy(policy)
+        s.scheduler.set_policy(policy)
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
         async with trio.open_nursery() as n:
-            n.start_soon(client, s.policy, a, 1e-3, seconds)
-            n.start_soon(client, s.policy, b, 10e-3, seconds)
-        return shares(s.policy, [a, b])
+            n.start_soon(client, s.scheduler, a, 1e-3, seconds)
+            n.start_soon(client, s.scheduler, b, 10e-3, seconds)
+        return shares(s.scheduler, [a, b])
     return run(body)  # type: ignore[no-any-return]
 
 
@@ -41,9 +41,9 @@ def test_band_enforces_unequal_shares_of_back_to_back_launches() -> None:
         await set_shares(s, [10, 90])
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
         async with trio.open_nursery() as n:
-            n.start_soon(client, s.policy, a, 5e-3, 5.0)
-            n.start_soon(client, s.policy, b, 5e-3, 5.0)
-        return shares(s.policy, [a, b])
+            n.start_soon(client, s.scheduler, a, 5e-3, 5.0)
+            n.start_soon(client, s.scheduler, b, 5e-3, 5.0)
+        return shares(s.scheduler, [a, b])
     small, big = run(body)
     assert abs(small - 10) < 3 and abs(big - 90) < 3
 
@@ -55,8 +55,8 @@ def test_a_vgpu_alone_is_never_throttled_and_idle_shares_are_used() -> None:
         a = await rt.gopen(s, 0)
         await rt.gopen(s, 1)                       # open but idle
         t0 = trio.current_time()
-        await client(s.policy, a, 2e-3, t0 + 2.0, gap=0)
-        return s.policy.entity(a).usage.compute_s / (trio.current_time() - t0)
+        await client(s.scheduler, a, 2e-3, t0 + 2.0, gap=0)
+        return s.scheduler.entity(a).usage.compute_s / (trio.current_time() - t0)
     assert run(body) > 0.99
 
 
@@ -64,12 +64,12 @@ def test_mrq_enforces_compute_and_copy_shares_separately() -> None:
     """MRQ: compute of one vGPU overlaps copies of another (sum above 100%); SDQ cannot."""
     def busy(queueing: str) -> float:
         async def body(s: rt.GdevSystem) -> float:
-            s.policy.set_queueing(queueing)
+            s.scheduler.set_queueing(queueing)
             a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
             async with trio.open_nursery() as n:
-                n.start_soon(client, s.policy, a, 3e-3, 2.0, COMPUTE)
-                n.start_soon(client, s.policy, b, 3e-3, 2.0, MEMORY)
-            ua, ub = s.policy.entity(a).usage, s.policy.entity(b).usage
+                n.start_soon(client, s.scheduler, a, 3e-3, 2.0, COMPUTE)
+                n.start_soon(client, s.scheduler, b, 3e-3, 2.0, MEMORY)
+            ua, ub = s.scheduler.entity(a).usage, s.scheduler.entity(b).usage
             return (ua.compute_s + ub.copy_s + ub.compute_s) / 2.0
         return run(body)  # type: ignore[no-any-return]
     assert busy("mrq") > 1.9
@@ -81,9 +81,9 @@ def test_four_vgpus_staggered_get_fair_shares_of_what_is_active() -> None:
         hs = [await rt.gopen(s, i) for i in range(4)]
         async with trio.open_nursery() as n:
             for i, h in enumerate(hs):
-                n.start_soon(_late, s.policy, h, (1 + i) * 2e-3, i * 1.0, 6.0)
+                n.start_soon(_late, s.scheduler, h, (1 + i) * 2e-3, i * 1.0, 6.0)
         # over the last two seconds all four ran: each about a quarter
-        return [s.policy.vres(v, COMPUTE).usage.compute_s for v in s.virtual]
+        return [s.scheduler.vres(v, COMPUTE).usage.compute_s for v in s.virtual]
     busy = run(body)
     assert busy[0] > busy[1] > busy[2] > busy[3] > 0
 
@@ -98,15 +98,15 @@ def test_live_compute_bandwidth_changes_take_effect() -> None:
         await set_shares(s, [50, 50])
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 1)
         async with trio.open_nursery() as n:
-            n.start_soon(client, s.policy, a, 2e-3, 8.0)
-            n.start_soon(client, s.policy, b, 2e-3, 8.0)
+            n.start_soon(client, s.scheduler, a, 2e-3, 8.0)
+            n.start_soon(client, s.scheduler, b, 2e-3, 8.0)
             await trio.sleep(4.0)
-            first = shares(s.policy, [a, b])
-            ua0 = s.policy.entity(a).usage.compute_s
-            ub0 = s.policy.entity(b).usage.compute_s
+            first = shares(s.scheduler, [a, b])
+            ua0 = s.scheduler.entity(a).usage.compute_s
+            ub0 = s.scheduler.entity(b).usage.compute_s
             await set_shares(s, [20, 80])
-        ua = s.policy.entity(a).usage.compute_s - ua0
-        ub = s.policy.entity(b).usage.compute_s - ub0
+        ua = s.scheduler.entity(a).usage.compute_s - ua0
+        ub = s.scheduler.entity(b).usage.compute_s - ub0
         return first, [100 * ua / (ua + ub), 100 * ub / (ua + ub)]
     first, second = run(body)
     assert abs(first[0] - 50) < 3
@@ -117,9 +117,9 @@ def test_utilisation_is_reported_over_the_window() -> None:
     async def body(s: rt.GdevSystem) -> tuple[int, int, int]:
         await set_shares(s, [50, 50])
         a = await rt.gopen(s, 0)
-        await client(s.policy, a, 1e-3, trio.current_time() + 2.0, gap=1e-3)
+        await client(s.scheduler, a, 1e-3, trio.current_time() + 2.0, gap=1e-3)
         busy = s.virtual[0].compute_bandwidth_used
-        await trio.sleep(s.policy.window + 0.1)
+        await trio.sleep(s.scheduler.window + 0.1)
         return busy, s.virtual[0].compute_bandwidth_used, s.virtual[0].memory_bandwidth_used
     busy, idle, copies = run(body)
     assert 45 <= busy <= 55 and idle == 0 and copies == 0
@@ -133,9 +133,9 @@ def test_idle_shares_go_to_the_active_vgpus_in_proportion() -> None:
             await rt.gopen(s, i)                  # open, idle
         t0 = trio.current_time()
         async with trio.open_nursery() as n:
-            n.start_soon(client, s.policy, a, 1e-3, t0 + 3.0)
-            n.start_soon(client, s.policy, b, 8e-3, t0 + 3.0)
+            n.start_soon(client, s.scheduler, a, 1e-3, t0 + 3.0)
+            n.start_soon(client, s.scheduler, b, 8e-3, t0 + 3.0)
         wall = trio.current_time() - t0
-        return [s.policy.entity(h).usage.compute_s / wall * 100 for h in (a, b)]
+        return [s.scheduler.entity(h).usage.compute_s / wall * 100 for h in (a, b)]
     ua, ub = run(body)
     assert abs(ua - 50) < 4 and abs(ub - 50) < 4

@@ -64,8 +64,8 @@ def _eaters(slice_us: int, same_vgpu: bool) -> tuple[list, list[np.ndarray]]:
     results: list[np.ndarray] = []
 
     async def body(s: rt.GdevSystem) -> list:
-        s.policy.preempter.slice_s = slice_us / 1e6
-        s.policy.trace = []
+        s.scheduler.preempter.slice_s = slice_us / 1e6
+        s.scheduler.trace = []
         hs = [await rt.gopen(s, 0), await rt.gopen(s, 0 if same_vgpu else 1)]
 
         async def one(h: rt.Handle) -> None:
@@ -73,7 +73,7 @@ def _eaters(slice_us: int, same_vgpu: bool) -> tuple[list, list[np.ndarray]]:
         async with trio.open_nursery() as nursery:
             for h in hs:
                 nursery.start_soon(one, h)
-        return [(cid, t0, t1) for _, kind, cid, t0, t1 in s.policy.trace if kind == COMPUTE]
+        return [(cid, t0, t1) for _, kind, cid, t0, t1 in s.scheduler.trace if kind == COMPUTE]
     trace = run_system(body)
     model = loop_model(size, n)
     assert all(np.array_equal(r, model) for r in results)     # bit-identical to the model
@@ -98,7 +98,7 @@ def test_without_preemption_eaters_run_one_after_the_other() -> None:
 
 def test_a_more_urgent_context_preempts_at_once_and_the_launch_resumes() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched, engine = s.policy, s.physical[0].compute
+        sched, engine = s.scheduler, s.physical[0].compute
         sched.preempter.slice_s = 3600.0          # slices never expire here: priority only
         holder, high = await rt.gopen(s, 0), await rt.gopen(s, 0)
         sched.entity(high).prio.override = 35
@@ -136,8 +136,8 @@ def test_the_vgpu_watchdog_kills_only_the_overrunning_context() -> None:
         with pytest.raises(KernelFault) as info:
             await rt.gsync(h, fid)
         assert info.value.errno == errno.ETIME
-        assert s.policy.vres(s.virtual[0], COMPUTE).usage.timeouts == 1
-        assert s.policy.vres(s.virtual[1], COMPUTE).usage.timeouts == 0
+        assert s.scheduler.vres(s.virtual[0], COMPUTE).usage.timeouts == 1
+        assert s.scheduler.vres(s.virtual[1], COMPUTE).usage.timeouts == 0
         with pytest.raises(KernelFault):          # the fault is sticky for its context only
             await rt.glaunch(h, m.idle(1))
     run_system(body)
@@ -148,7 +148,7 @@ def test_tenants_have_a_default_time_limit_and_daemon_contexts_preempt_them() ->
     an in-daemon module's context, and it dies at the system-wide limit; the daemon's own
     contexts are not limited."""
     async def body(s: rt.GdevSystem) -> None:
-        pre, engine = s.policy.preempter, s.physical[0].compute
+        pre, engine = s.scheduler.preempter, s.physical[0].compute
         pre.slice_s = 0
         assert pre.kernel_time_max > 0                          # on by default
         pre.kernel_time_max = 0.5
@@ -172,7 +172,7 @@ def test_tenants_have_a_default_time_limit_and_daemon_contexts_preempt_them() ->
 
 def test_band_hands_an_expired_slice_only_to_a_vgpu_within_its_share() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         sched.set_policy("band")
         a, b = (sched.vres(v, COMPUTE) for v in s.virtual[:2])
         now = trio.current_time()

@@ -12,9 +12,9 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
+from gdevd.facade import RuntimeFacade
 from gdevd.ioctl.server import IoctlServer
 from gdevd.ioctl.session import Opener, SessionTable
-from kcuda.facade import RuntimeFacade
 from libgdev import abi
 from libgdev.connection import Connection
 from libgdev.cuda import CudaError, CUresult, bind
@@ -60,7 +60,7 @@ def _serve(client: Any) -> None:
                     finally:
                         conn.close()
                 await trio.to_thread.run_sync(run_client)
-                assert system.policy.entity(session.handle).prio.override == 7
+                assert system.scheduler.entity(session.handle).prio.override == 7
                 await sessions.end_all()
                 nursery.cancel_scope.cancel()
     trio.run(main)
@@ -95,7 +95,7 @@ def test_cuda_extension_sets_the_contexts_priority() -> None:
         drv.cuInit(0)
         ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(1))
         assert drv.cuCtxSetPriority(None, 12) == 12 == drv.cuCtxGetPriority()
-        se = kt.run_sync(lambda: kt.system.policy.entity(ctx.handle))
+        se = kt.run_sync(lambda: kt.system.scheduler.entity(ctx.handle))
         assert se.prio.override == 12
         for bad in (41, -1, 2.5, True):
             with pytest.raises(CudaError) as info:

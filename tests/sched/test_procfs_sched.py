@@ -31,7 +31,7 @@ def test_policy_and_queueing_switch_at_run_time() -> None:
         assert read_entry(E["queueing"], s) == b"mrq\n"
         for name in ("credit", "fifo", "null", "band"):
             write_entry(E["scheduler"], s, 0, name.encode() + b"\n")
-            assert s.policy.policy.name == name
+            assert s.scheduler.policy.name == name
         write_entry(E["queueing"], s, 0, b"SDQ\n")
         assert read_entry(E["queueing"], s) == b"sdq\n"
         for bad in (b"rr\n", b"", b"band fifo", b"b\xe4nd", b"x" * 40):
@@ -43,11 +43,11 @@ def test_policy_and_queueing_switch_at_run_time() -> None:
 def test_tunables_take_effect_and_are_bounded() -> None:
     async def body(s: rt.GdevSystem) -> None:
         write_entry(E["band_wait_us"], s, 0, b"250\n")
-        assert s.policy.band_wait == pytest.approx(250e-6)
+        assert s.scheduler.band_wait == pytest.approx(250e-6)
         write_entry(E["util_window_us"], s, 0, b"500000")
-        assert s.policy.window == pytest.approx(0.5)
+        assert s.scheduler.window == pytest.approx(0.5)
         write_entry(E["instances_max"], s, 0, b"4")
-        assert s.policy.instances_max == 4
+        assert s.scheduler.instances_max == 4
         _einval("band_wait_us", s, b"2000000")
         _einval("util_window_us", s, b"10")
         _einval("instances_max", s, b"0")
@@ -58,7 +58,7 @@ def test_contexts_list_every_context_with_its_accounting() -> None:
     async def body(s: rt.GdevSystem) -> None:
         a, b = await rt.gopen(s, 0), await rt.gopen(s, 2)
         await rt.gmalloc(a, 1 << 20)
-        await client(s.policy, a, 3e-3, trio.current_time() + 0.03)
+        await client(s.scheduler, a, 3e-3, trio.current_time() + 0.03)
         lines = read_entry(E["contexts"], s).decode().splitlines()
         head = lines[0].split()
         rows = {int(r.split()[0]): dict(zip(head, r.split(), strict=True)) for r in lines[1:]}
@@ -77,7 +77,7 @@ def test_priority_override_through_proc() -> None:
     async def body(s: rt.GdevSystem) -> None:
         a = await rt.gopen(s, 0)
         write_entry(E["priority"], s, 0, b"%d 33\n" % a.cid)
-        assert s.policy.entity(a).prio.effective(trio.current_time()) == 33
+        assert s.scheduler.entity(a).prio.effective(trio.current_time()) == 33
         assert b"%d 33 33\n" % a.cid in read_entry(E["priority"], s)
         write_entry(E["priority"], s, 0, b"%d -\n" % a.cid)
         assert b"%d 20 -\n" % a.cid in read_entry(E["priority"], s)
@@ -89,10 +89,10 @@ def test_priority_override_through_proc() -> None:
 def test_used_bandwidth_entries_read_the_measurement() -> None:
     async def body(s: rt.GdevSystem) -> None:
         a = await rt.gopen(s, 1)
-        await client(s.policy, a, 1e-3, trio.current_time() + 1.5, gap=3e-3)
+        await client(s.scheduler, a, 1e-3, trio.current_time() + 1.5, gap=3e-3)
         assert read_entry(E["compute_bandwidth_used"], s.virtual[1]) == b"25\n"
         assert read_entry(E["memory_bandwidth_used"], s.virtual[1]) == b"0\n"
-        assert s.policy.vres(s.virtual[1], COMPUTE).usage.launches > 0
+        assert s.scheduler.vres(s.virtual[1], COMPUTE).usage.launches > 0
     run(body)
 
 

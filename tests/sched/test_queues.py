@@ -38,13 +38,13 @@ async def _arrive_all(sched, holder, waiters, order):  # type: ignore[no-untyped
 def test_waiters_are_dispatched_by_priority_then_arrival(prios: list[int]) -> None:
     """Model: the dispatch order is the arrivals sorted by (-priority, arrival)."""
     async def body(s: rt.GdevSystem) -> tuple[list[int], list[int]]:
-        s.policy.set_policy("fifo")
+        s.scheduler.set_policy("fifo")
         holder = await rt.gopen(s, 0)
         hs = [await rt.gopen(s, 0) for _ in prios]
         for h, p in zip(hs, prios, strict=True):
-            s.policy.entity(h).prio.override = p
+            s.scheduler.entity(h).prio.override = p
         order: list[int] = []
-        await _arrive_all(s.policy, holder, hs, order)
+        await _arrive_all(s.scheduler, holder, hs, order)
         model = [h.cid for _, _, h in sorted((-p, i, h) for i, (p, h) in
                                              enumerate(zip(prios, hs, strict=True)))]
         return order, model
@@ -54,7 +54,7 @@ def test_waiters_are_dispatched_by_priority_then_arrival(prios: list[int]) -> No
 
 def test_a_cancelled_waiter_leaves_the_queue_and_others_proceed() -> None:
     async def body(s: rt.GdevSystem) -> list[int]:
-        sched = s.policy
+        sched = s.scheduler
         holder, a, b = [await rt.gopen(s, 0) for _ in range(3)]
         await sched.begin(holder, COMPUTE)
         order: list[int] = []
@@ -76,7 +76,7 @@ def test_a_cancelled_waiter_leaves_the_queue_and_others_proceed() -> None:
 
 def test_a_context_closed_while_waiting_gets_ecanceled_and_releases() -> None:
     async def body(s: rt.GdevSystem) -> None:
-        sched = s.policy
+        sched = s.scheduler
         holder, a = await rt.gopen(s, 0), await rt.gopen(s, 0)
         await sched.begin(holder, COMPUTE)
         async with trio.open_nursery() as n:
@@ -95,7 +95,7 @@ def test_a_context_closed_while_waiting_gets_ecanceled_and_releases() -> None:
 
 def test_switching_to_null_releases_every_waiter() -> None:
     async def body(s: rt.GdevSystem) -> int:
-        sched = s.policy
+        sched = s.scheduler
         holder = await rt.gopen(s, 0)
         others = [await rt.gopen(s, i % 4) for i in range(5)]
         await sched.begin(holder, MEMORY)
@@ -120,16 +120,16 @@ def test_unknown_policy_and_queueing_are_refused() -> None:
     async def body(s: rt.GdevSystem) -> None:
         for bad in ("BAND ", "rr", ""):
             with pytest.raises(GdevError):
-                s.policy.set_policy(bad)
+                s.scheduler.set_policy(bad)
             with pytest.raises(GdevError):
-                s.policy.set_queueing(bad)
-        assert s.policy.policy.name == "band" and s.policy.queueing == "mrq"
+                s.scheduler.set_queueing(bad)
+        assert s.scheduler.policy.name == "band" and s.scheduler.queueing == "mrq"
     run(body)
 
 
 def test_several_launches_in_flight_count_as_one_makespan() -> None:
     async def body(s: rt.GdevSystem) -> tuple[float, int]:
-        sched = s.policy
+        sched = s.scheduler
         h = await rt.gopen(s, 0)
         for _ in range(3):
             await sched.begin(h, COMPUTE)

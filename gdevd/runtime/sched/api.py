@@ -25,7 +25,7 @@ async def gset_priority(handle: Handle, prio: int | None) -> int:
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
-    se = handle.system.policy.entity(handle)
+    se = handle.system.scheduler.entity(handle)
     return int(se.prio.set_override(prio, privileged=handle.cred.uid == 0,
                                     now=trio.current_time()))
 
@@ -34,7 +34,7 @@ async def gget_priority(handle: Handle) -> int:
     """The priority the scheduler uses for ``handle`` now (override or task's).  EBADF."""
     await trio.lowlevel.checkpoint()
     check_handle(handle)
-    return int(handle.system.policy.entity(handle).prio.effective(trio.current_time()))
+    return int(handle.system.scheduler.entity(handle).prio.effective(trio.current_time()))
 
 
 async def gset_guest(handle: Handle, guest: bool | None) -> bool:
@@ -48,7 +48,7 @@ async def gset_guest(handle: Handle, guest: bool | None) -> bool:
     check_handle(handle)
     if guest is not None and not isinstance(guest, bool):
         raise GdevError(errno.EINVAL, f"guest must be True, False or None: {guest!r}")
-    sched = handle.system.policy
+    sched = handle.system.scheduler
     se = sched.entity(handle)
     if guest is False and handle.cred.uid != 0:
         saved, se.guest_override = se.guest_override, None

@@ -1,4 +1,4 @@
-"""The API-driven scheduler: ``system.policy``, invoked around every launch and engine copy.
+"""The API-driven scheduler: ``system.scheduler``, invoked around every launch and engine copy.
 
 Theory of operation
 -------------------
@@ -46,7 +46,7 @@ QUEUEING = ("mrq", "sdq")
 
 
 class Scheduler:
-    """Gdev's scheduler for one system; install as ``system.policy``."""
+    """Gdev's scheduler for one system; install as ``system.scheduler``."""
 
     def __init__(self, system: GdevSystem, policy: str = D.SCHED_POLICY,
                  queueing: str = D.SCHED_QUEUEING) -> None:
@@ -98,7 +98,7 @@ class Scheduler:
         rk = COMPUTE if self.queueing == "sdq" else kind
         return self.vres(handle.vgpu, rk), self.pres(handle.phys.index, rk)
 
-    # --- the seam (system.policy) ----------------------------------------------------------
+    # --- the seam (system.scheduler) -------------------------------------------------------
 
     async def compute_begin(self, handle: Handle) -> None:
         """Wait for the compute engine, in priority order (before a launch)."""

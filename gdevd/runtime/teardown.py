@@ -1,0 +1,103 @@
+"""Closing a context and giving back what it held: gclose, and the unmapping and release
+steps that gfree, gunref and the shared-memory verbs share with it.
+
+This module sits below the system (:mod:`.system` calls :func:`gclose` on the contexts still
+open when it exits), so it imports the system only for type checking.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .handle import Handle, check_handle
+from .memory import DeviceBlock, MemObject
+from .residency import unmap_block
+from .swap import settle
+
+if TYPE_CHECKING:
+    from .system import GdevSystem
+
+
+async def gclose(handle: Handle) -> None:
+    """Close a context: cancel its launches, wait for its copies, free everything it held.
+
+    Errors: EBADF if it was closed already.  Cancellation-safe: the teardown is shielded.
+    """
+    check_handle(handle)
+    handle.closed = True
+    handle.cancel_pending()
+    with trio.CancelScope(shield=True):
+        await handle.drain()
+        while True:     # settle every block, with no await between the last check and release
+            moving = [o for o in handle.objects if getattr(o.block, "busy", None) is not None]
+            if not moving:
+                break
+            await settle_object(handle, moving[0])
+        release_all(handle)
+
+
+def release_all(handle: Handle) -> None:
+    """Drop every mapping of a (closed, drained, settled) context and its address space;
+    the shared segments it created are marked for removal."""
+    for obj in list(handle.objects):
+        unmap_object(handle, obj)
+    for seg in handle.system.shm.creator_closed(handle):
+        drop_segment(handle.system, seg)
+    handle.mmu.close()
+    handle.set_bounce(0, 0)
+    handle.vgpu.handles.discard(handle)
+    handle.system.handles.pop(handle.cid, None)
+
+
+async def settle_object(handle: Handle, obj: MemObject) -> None:
+    """Wait until no swap migration moves the pages of ``obj`` (before unmapping it)."""
+    if isinstance(obj.block, DeviceBlock):
+        await settle(obj.block)
+
+
+def unmap_object(handle: Handle, obj: MemObject) -> int:
+    """Unmap ``obj`` from ``handle``; release its block when no reference is left.
+
+    Returns the object's size.  The caller has drained the handle's stream and settled the
+    block (:func:`settle_object`), and does not await in between.
+    """
+    block = obj.block
+    if isinstance(block, DeviceBlock):
+        assert block.busy is None, f"{block} is migrating"
+        unmap_block(handle, obj)
+    else:
+        handle.mmu.unmap(obj.va, obj.size)
+    handle.objects.remove(obj)
+    handle.vas.free([(obj.va, obj.size)])
+    if obj.aperture:
+        handle.mmu.set_aperture(obj.aperture, None)
+        handle.free_apertures.append(obj.aperture)
+    block.refs -= 1
+    due = handle.system.shm.detached(obj.shm, handle, obj) if obj.shm is not None else []
+    if block.refs == 0:
+        release_block(handle.system, block)
+    for seg in due:
+        drop_segment(handle.system, seg)
+    return obj.size
+
+
+def drop_segment(system: GdevSystem, seg: Any) -> None:
+    """Drop the segment table's reference on a destroyed segment's block."""
+    block = seg.block
+    block.refs -= 1
+    block.shm = None
+    if block.refs == 0:
+        release_block(system, block)
+
+
+def release_block(system: GdevSystem, block: Any) -> None:
+    """Give a block with no reference left back: VRAM, swap, charge (device) or fd (DMA)."""
+    if isinstance(block, DeviceBlock):
+        index = block.gpu.index
+        system.blocks[index].discard(block)
+        block.release(system.allocators[index], system.swap[index])
+        system.swap[index].notify()
+    else:
+        block.release()
