@@ -4,10 +4,11 @@ between the grid and the daemon's guest class).
 The daemon's guest class (docs/scheduling.md) makes a context a guest when it asks to be one
 (``cuCtxSetGuest``, the ABI's SET_GUEST), its vGPU is a guest vGPU (``vdN/guest``, set by the
 node's owner) or its opening process runs SCHED_IDLE (``chrt --idle 0 dask worker ...``), as
-its priority comes from its nice value: hosts are served first, a host preempts a guest's kernel at once, and guests get the paper's periodic or
-continuous mode on the GPU. The grid's contexts also take Gdev's lowest priority (0); on top
-of that the node keeps its own cooperative multitasking (node.py), which also covers what
-the daemon does not see (the host's CPU).
+its priority comes from its nice value: hosts are served first, a host preempts a guest's
+kernel at once, and guests get the paper's periodic or continuous mode on the GPU. The grid's
+contexts ask to be guests and take Gdev's lowest priority (0); on top of that the node keeps
+its own cooperative multitasking (node.py), which also covers what the daemon does not see
+(the host's CPU).
 """
 
 from __future__ import annotations
