@@ -320,6 +320,7 @@ COMMAND_WRAPPERS = {
     "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
     "GSHMGET": Handle.gshmget, "GSHMAT": Handle.gshmat, "GSHMDT": Handle.gshmdt,
     "GSHMCTL": Handle.gshmctl,
-    "SET_PRIORITY": Handle.gset_priority, "MODULE_LOAD": Handle.gmodule_load,
+    "SET_PRIORITY": Handle.gset_priority, "SET_GUEST": Handle.gset_guest,
+    "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
 }
