@@ -54,8 +54,9 @@ FEATURE_SHM = 1 << 4  # GSHMGET/AT/DT/CTL (System V shared device memory)
 FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
 FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
 FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
+FEATURE_GUEST = 1 << 8  # SET_GUEST: a context makes itself a guest (or a host again)
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
-            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG)
+            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -67,6 +68,9 @@ GSYNC_TIMEOUT = 0x1  # gsync request flag: timeout_us is valid (else wait foreve
 PRIO_CLEAR = 0x1  # SET_PRIORITY flag: drop the override (prio must be 0)
 PRIO_GET = 0x2  # SET_PRIORITY flag: change nothing, only report (prio must be 0)
 PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
+GUEST_CLEAR = 0x1  # SET_GUEST flag: drop the override (guest must be 0)
+GUEST_GET = 0x2  # SET_GUEST flag: change nothing, only report (guest must be 0)
+GUEST_FLAGS = GUEST_CLEAR | GUEST_GET
 
 TOKEN_SIZE = 32
 Tail = bytes | memoryview  # a message's variable part, as handlers and callers see it
@@ -217,6 +221,8 @@ COMMANDS: tuple[Command, ...] = (
                ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
                ("shared_dynamic", "I"), ("params_len", "I"), ("_pad0", "I"), tail=True),
             _FENCE),
+    Command(0x09, "SET_GUEST", _L("guest", ("guest", "I"), ("flags", "I")),
+            _L("guest_reply", ("guest", "I"), ("_pad0", "I"))),
     Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
     Command(0x100, "GMALLOC", _SIZE, _ADDR),
     Command(0x101, "GFREE", _ADDR, _SIZE),

@@ -105,6 +105,21 @@ class Handle(ModuleVerbs):
         """The priority the daemon's scheduler uses for this context now."""
         return self._call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).prio
 
+    def gset_guest(self, guest: bool | None) -> bool:
+        """Make this context a guest (True: it runs in the hosts' idle cycles), a host
+        (False), or (None) what its opener's policy and its vGPU say; whether it is a guest
+        now.  EPERM to make a SCHED_IDLE opener's or a guest vGPU's context a host without
+        root, EINVAL for anything but True, False or None."""
+        if guest is None:
+            return bool(self._call("SET_GUEST", guest=0, flags=abi.GUEST_CLEAR).guest)
+        if not isinstance(guest, bool):
+            raise error_from_errno(errno.EINVAL, f"guest must be True, False or None: {guest!r}")
+        return bool(self._call("SET_GUEST", guest=int(guest), flags=0).guest)
+
+    def gget_guest(self) -> bool:
+        """Whether the daemon's scheduler counts this context a guest now."""
+        return bool(self._call("SET_GUEST", guest=0, flags=abi.GUEST_GET).guest)
+
     def gquery(self, type: int) -> int:
         """Gdev's gquery: a GDEV_QUERY_* value."""
         return self._call("GQUERY", type=type).result
@@ -291,6 +306,7 @@ COMMAND_WRAPPERS = {
     "GUNREF": Handle.gunref, "GVIRTGET": Handle.gvirtget,
     "GSHMGET": Handle.gshmget, "GSHMAT": Handle.gshmat, "GSHMDT": Handle.gshmdt,
     "GSHMCTL": Handle.gshmctl,
-    "SET_PRIORITY": Handle.gset_priority, "MODULE_LOAD": Handle.gmodule_load,
+    "SET_PRIORITY": Handle.gset_priority, "SET_GUEST": Handle.gset_guest,
+    "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
 }

@@ -10,16 +10,18 @@ the table: how a context is opened differs per facade (a minor and a mount, or a
 
 from __future__ import annotations
 
-# Gdev's verbs, then the priority calls and the module verbs (not in Gdev).
+# Gdev's verbs, then the priority calls, the module verbs and the guest calls (not in Gdev).
 HANDLE_VERBS = (
     "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",
     "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
     "gmemcpy", "gmemcpy_async", "glaunch", "gsync", "gbarrier", "gquery", "gtune",
     "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
     "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
+    "gset_guest", "gget_guest",
 )
 
 # What the CUDA layer needs of a backend (libgdev.cuda.backend.GdevBackend); gmemcpy_async
 # is optional there (ModuleBackend runs it synchronously without).
 CUDA_VERBS = ("gdevice_count", "gopen", *(v for v in HANDLE_VERBS if v not in (
-    "gtune", "gref", "gunref", "gset_priority", "gget_priority", "gmemcpy_async")))
+    "gtune", "gref", "gunref", "gset_priority", "gget_priority", "gset_guest", "gget_guest",
+    "gmemcpy_async")))

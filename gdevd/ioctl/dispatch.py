@@ -120,6 +120,19 @@ async def _set_priority(call: Call, req: Any, tail: abi.Tail) -> Out:
     return Out({"prio": await backend.rt.gset_priority(h, prio)})
 
 
+@handler("SET_GUEST")
+async def _set_guest(call: Call, req: Any, tail: abi.Tail) -> Out:
+    # guest is 0 or 1 and set only without flags; one flag at a time
+    if req.flags & ~abi.GUEST_FLAGS or req.guest > 1 or (req.flags and req.guest) or \
+            req.flags == abi.GUEST_FLAGS:
+        raise _einval(f"bad SET_GUEST flags 0x{req.flags:x} with guest {req.guest}")
+    h = call.s.handle
+    if req.flags & abi.GUEST_GET:
+        return Out({"guest": int(await backend.rt.gget_guest(h))})
+    guest = None if req.flags & abi.GUEST_CLEAR else bool(req.guest)
+    return Out({"guest": int(await backend.rt.gset_guest(h, guest))})
+
+
 @handler("MODULE_LOAD")
 async def _module_load(call: Call, req: Any, tail: abi.Tail) -> Out:
     name, image = backend.module_image(call.s, req, tail)

@@ -24,7 +24,7 @@ from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
 from .limits import limits_text
 from .memory import DmaBuffer
-from .sched.api import gget_priority, gset_guest, gset_priority
+from .sched.api import gget_guest, gget_priority, gset_guest, gset_priority
 from .shm import ShmidDs
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 from .teardown import gclose
@@ -38,5 +38,5 @@ __all__ = [
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
     "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
-    "gset_guest",
+    "gset_guest", "gget_guest",
 ]

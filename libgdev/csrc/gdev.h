@@ -108,6 +108,8 @@ int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t index,
 /* gdev-py additions. */
 int gset_priority(Ghandle h, int prio); /* 0..40, or -1 to clear; the effective priority */
 int gget_priority(Ghandle h);
+int gset_guest(Ghandle h, int flag);    /* 1 guest, 0 host, -1 clear; 1 if a guest now */
+int gget_guest(Ghandle h);              /* 1 if a guest now, 0 if a host */
 const char *gdev_last_error(void);      /* the calling thread's last failure, in words */
 
 #ifdef __cplusplus

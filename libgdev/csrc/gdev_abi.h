@@ -20,6 +20,9 @@
 #define GDEV_ABI_PRIO_CLEAR 1
 #define GDEV_ABI_PRIO_GET 2
 #define GDEV_ABI_PRIO_FLAGS 3
+#define GDEV_ABI_GUEST_CLEAR 1
+#define GDEV_ABI_GUEST_GET 2
+#define GDEV_ABI_GUEST_FLAGS 3
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
@@ -30,7 +33,8 @@
 #define GDEV_ABI_FEATURE_PRIORITY 32
 #define GDEV_ABI_FEATURE_MODULES 64
 #define GDEV_ABI_FEATURE_ERROR_MSG 128
-#define GDEV_ABI_FEATURES 255
+#define GDEV_ABI_FEATURE_GUEST 0x100u
+#define GDEV_ABI_FEATURES 0x1ffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -204,6 +208,22 @@ struct gdev_abi_fence {
 _Static_assert(offsetof(struct gdev_abi_fence, id) == 0, "fence.id");
 _Static_assert(offsetof(struct gdev_abi_fence, _pad0) == 4, "fence._pad0");
 _Static_assert(sizeof(struct gdev_abi_fence) == 8, "fence size");
+
+struct gdev_abi_guest {
+    uint32_t guest;
+    uint32_t flags;
+};
+_Static_assert(offsetof(struct gdev_abi_guest, guest) == 0, "guest.guest");
+_Static_assert(offsetof(struct gdev_abi_guest, flags) == 4, "guest.flags");
+_Static_assert(sizeof(struct gdev_abi_guest) == 8, "guest size");
+
+struct gdev_abi_guest_reply {
+    uint32_t guest;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_guest_reply, guest) == 0, "guest_reply.guest");
+_Static_assert(offsetof(struct gdev_abi_guest_reply, _pad0) == 4, "guest_reply._pad0");
+_Static_assert(sizeof(struct gdev_abi_guest_reply) == 8, "guest_reply size");
 
 struct gdev_abi_handle {
     uint64_t handle;
@@ -480,6 +500,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_MODULE_LOAD 0x6
 #define GDEV_CMD_MODULE_UNLOAD 0x7
 #define GDEV_CMD_MODULE_LAUNCH 0x8
+#define GDEV_CMD_SET_GUEST 0x9
 #define GDEV_CMD_GET_HANDLE 0x10
 #define GDEV_CMD_GMALLOC 0x100
 #define GDEV_CMD_GFREE 0x101
@@ -520,6 +541,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_MODULE_UNLOAD_REPLY_SIZE 0
 #define GDEV_CMD_MODULE_LAUNCH_REQUEST_SIZE 48
 #define GDEV_CMD_MODULE_LAUNCH_REPLY_SIZE 8
+#define GDEV_CMD_SET_GUEST_REQUEST_SIZE 8
+#define GDEV_CMD_SET_GUEST_REPLY_SIZE 8
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
 #define GDEV_CMD_GMALLOC_REQUEST_SIZE 8
@@ -578,6 +601,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(MODULE_LOAD, 0x6, module_load, module, 32, 40, 1, 1, 0) \
     X(MODULE_UNLOAD, 0x7, module_ref, empty, 8, 0, 0, 0, 0) \
     X(MODULE_LAUNCH, 0x8, module_launch, fence, 48, 8, 1, 0, 0) \
+    X(SET_GUEST, 0x9, guest, guest_reply, 8, 8, 0, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \
     X(GFREE, 0x101, addr, size, 8, 8, 0, 0, 0) \

@@ -186,3 +186,21 @@ GDEV_EXPORT int gget_priority(Ghandle h)
 {
     return priority(h, 0, GDEV_ABI_PRIO_GET);
 }
+
+static int guest(Ghandle h, uint32_t flag, uint32_t flags)
+{
+    struct gdev_abi_guest req = {.guest = flag, .flags = flags};
+    struct gdev_abi_guest_reply out;
+    int err = call(h, GDEV_CMD_SET_GUEST, &req, sizeof req, &out, sizeof out);
+    return err ? err : (int)out.guest;
+}
+
+GDEV_EXPORT int gset_guest(Ghandle h, int flag)
+{
+    return flag < 0 ? guest(h, 0, GDEV_ABI_GUEST_CLEAR) : guest(h, flag ? 1 : 0, 0);
+}
+
+GDEV_EXPORT int gget_guest(Ghandle h)
+{
+    return guest(h, 0, GDEV_ABI_GUEST_GET);
+}

@@ -121,7 +121,8 @@ class ContextAPI(DriverCore):
 
 
 class PriorityAPI(DriverCore):
-    """Gdev's extension to the driver API: a context's scheduling priority.
+    """Gdev's extensions to the driver API: a context's scheduling priority and its guest
+    class (docs/scheduling.md).
 
     Priorities are Gdev's 0-40, higher is more urgent (docs/scheduling.md); by default a
     context has its opening process's priority (from nice and real-time priority).
@@ -145,6 +146,25 @@ class PriorityAPI(DriverCore):
         """The effective priority of ``ctx`` (None: the current context)."""
         ctx = self._current() if ctx is None else self._context(ctx)
         return int(self._priority_verb("gget_priority")(ctx.handle))
+
+    @api
+    def cuCtxSetGuest(self, ctx: Context | None, guest: bool | None) -> bool:
+        """Make ``ctx`` (None: the current context) a guest of the daemon's guest class
+        (True: it runs in the hosts' idle cycles), a host again (False), or (None) what its
+        opener's policy and vGPU say; whether it is a guest now.  CUDA_ERROR_NOT_PERMITTED
+        to make a SCHED_IDLE opener's or a guest vGPU's context a host without root,
+        CUDA_ERROR_INVALID_VALUE for anything but a bool or None, CUDA_ERROR_NOT_SUPPORTED
+        if the backend has no guest class."""
+        ctx = self._current() if ctx is None else self._context(ctx)
+        if guest is not None and not isinstance(guest, bool):
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"guest {guest!r}")
+        return bool(self._priority_verb("gset_guest")(ctx.handle, guest))
+
+    @api
+    def cuCtxGetGuest(self, ctx: Context | None = None) -> bool:
+        """Whether ``ctx`` (None: the current context) is a guest now."""
+        ctx = self._current() if ctx is None else self._context(ctx)
+        return bool(self._priority_verb("gget_guest")(ctx.handle))
 
     def _priority_verb(self, name: str):  # type: ignore[no-untyped-def]
         verb = getattr(getattr(self.backend, "ns", self.backend), name, None)

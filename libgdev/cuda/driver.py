@@ -14,6 +14,7 @@ from typing import Any
 from .context import ContextAPI, PriorityAPI
 from .core import DriverCore
 from .device import DeviceAPI
+from .errors import ErrorAPI
 from .event import EventAPI
 from .launch import LaunchAPI
 from .memory import MemoryAPI
@@ -23,7 +24,7 @@ from .stream import StreamAPI
 
 
 class CudaDriver(DeviceAPI, ContextAPI, PriorityAPI, MemoryAPI, ModuleAPI, LaunchAPI,
-                 StreamAPI, EventAPI, ShmAPI, DriverCore):
+                 StreamAPI, EventAPI, ShmAPI, ErrorAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

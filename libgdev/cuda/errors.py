@@ -55,6 +55,43 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_UNKNOWN = 999
 
 
+# What NVIDIA's driver answers to cuGetErrorName / cuGetErrorString (the name is the member's).
+ERROR_STRINGS: dict[CUresult, str] = {
+    CUresult.CUDA_SUCCESS: "no error",
+    CUresult.CUDA_ERROR_INVALID_VALUE: "invalid argument",
+    CUresult.CUDA_ERROR_OUT_OF_MEMORY: "out of memory",
+    CUresult.CUDA_ERROR_NOT_INITIALIZED: "initialization error",
+    CUresult.CUDA_ERROR_DEINITIALIZED: "driver shutting down",
+    CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE: "CUDA-capable device(s) is/are busy or unavailable",
+    CUresult.CUDA_ERROR_NO_DEVICE: "no CUDA-capable device is detected",
+    CUresult.CUDA_ERROR_INVALID_DEVICE: "invalid device ordinal",
+    CUresult.CUDA_ERROR_INVALID_IMAGE: "device kernel image is invalid",
+    CUresult.CUDA_ERROR_INVALID_CONTEXT: "invalid device context",
+    CUresult.CUDA_ERROR_CONTEXT_ALREADY_CURRENT: "context already current",
+    CUresult.CUDA_ERROR_MAP_FAILED: "mapping of buffer object failed",
+    CUresult.CUDA_ERROR_UNMAP_FAILED: "unmapping of buffer object failed",
+    CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU:
+        "no kernel image is available for execution on the device",
+    CUresult.CUDA_ERROR_INVALID_PTX: "a PTX JIT compilation failed",
+    CUresult.CUDA_ERROR_INVALID_SOURCE: "device kernel image is invalid",
+    CUresult.CUDA_ERROR_FILE_NOT_FOUND: "file not found",
+    CUresult.CUDA_ERROR_OPERATING_SYSTEM: "OS call failed or operation not supported on this OS",
+    CUresult.CUDA_ERROR_INVALID_HANDLE: "invalid resource handle",
+    CUresult.CUDA_ERROR_ILLEGAL_STATE: "the operation cannot be performed in the present state",
+    CUresult.CUDA_ERROR_NOT_FOUND: "named symbol not found",
+    CUresult.CUDA_ERROR_NOT_READY: "device not ready",
+    CUresult.CUDA_ERROR_ILLEGAL_ADDRESS: "an illegal memory access was encountered",
+    CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: "too many resources requested for launch",
+    CUresult.CUDA_ERROR_LAUNCH_TIMEOUT: "the launch timed out and was terminated",
+    CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED: "context is destroyed",
+    CUresult.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
+    CUresult.CUDA_ERROR_NOT_PERMITTED: "operation not permitted",
+    CUresult.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
+    CUresult.CUDA_ERROR_TIMEOUT: "wait operation timed out",
+    CUresult.CUDA_ERROR_UNKNOWN: "unknown error",
+}
+
+
 class CudaError(Exception):
     """A failed CUDA driver API call.  ``.result`` is the :class:`CUresult`."""
 
@@ -162,3 +199,27 @@ def module_api(fn: Callable[P, R]) -> Callable[P, R]:
 def fail(result: CUresult, detail: str = "") -> CudaError:
     """Build a CudaError for a check made by the CUDA layer itself (``raise fail(...)``)."""
     return CudaError(result, detail)
+
+
+class ErrorAPI:
+    """cuGetErrorName / cuGetErrorString: NVIDIA's name and text of a CUresult (they need no
+    cuInit, as in CUDA)."""
+
+    @api
+    def cuGetErrorName(self, error: int) -> str:
+        """CUDA's name of ``error`` (``"CUDA_ERROR_OUT_OF_MEMORY"``); CUDA_ERROR_INVALID_VALUE
+        for a value that is not a CUresult this layer knows."""
+        return _known(error).name
+
+    @api
+    def cuGetErrorString(self, error: int) -> str:
+        """NVIDIA's description of ``error`` (``"out of memory"``); CUDA_ERROR_INVALID_VALUE
+        for a value that is not a CUresult this layer knows."""
+        return ERROR_STRINGS[_known(error)]
+
+
+def _known(error: int) -> CUresult:
+    if isinstance(error, bool) or not isinstance(error, int) or \
+            error not in CUresult._value2member_map_:
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"not a CUresult: {error!r}")
+    return CUresult(error)

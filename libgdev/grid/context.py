@@ -1,13 +1,14 @@
 """The guest context: a CUDA context on one gdevd mount, opened as a guest (the one seam
 between the grid and the daemon's guest class).
 
-The daemon's guest class (docs/scheduling.md) makes a context a guest when its vGPU is a guest
-vGPU (``vdN/guest``, set by the node's owner) or its opening process runs SCHED_IDLE (``chrt
---idle 0 dask worker ...``), as its priority comes from its nice value: hosts are served
-first, a host preempts a guest's kernel at once, and guests get the paper's periodic or
-continuous mode on the GPU. The grid's contexts also take Gdev's lowest priority (0); on top
-of that the node keeps its own cooperative multitasking (node.py), which also covers what
-the daemon does not see (the host's CPU).
+The daemon's guest class (docs/scheduling.md) makes a context a guest when it asks to be one
+(``cuCtxSetGuest``, the ABI's SET_GUEST), its vGPU is a guest vGPU (``vdN/guest``, set by the
+node's owner) or its opening process runs SCHED_IDLE (``chrt --idle 0 dask worker ...``), as
+its priority comes from its nice value: hosts are served first, a host preempts a guest's
+kernel at once, and guests get the paper's periodic or continuous mode on the GPU. The grid's
+contexts ask to be guests and take Gdev's lowest priority (0); on top of that the node keeps
+its own cooperative multitasking (node.py), which also covers what the daemon does not see
+(the host's CPU).
 """
 
 from __future__ import annotations
@@ -41,14 +42,15 @@ def driver_for(mount: str) -> Any:
 
 
 def open_guest(mount: str, minor: int = 0) -> tuple[Any, Any]:
-    """(driver, context): a context on vGPU ``minor`` of ``mount`` at Gdev's lowest priority,
-    not left current in the calling thread (callers enter :func:`current`). It is a guest of
-    the daemon's guest class when ``minor`` is a guest vGPU or this process runs SCHED_IDLE
-    (:func:`is_guest` tells)."""
+    """(driver, context): a context on vGPU ``minor`` of ``mount`` at Gdev's lowest priority
+    that has made itself a guest of the daemon's guest class (whatever its vGPU and this
+    process's policy; :func:`is_guest` tells), not left current in the calling thread
+    (callers enter :func:`current`)."""
     cuda = driver_for(mount)
     ctx = cuda.cuCtxCreate(0, cuda.cuDeviceGet(minor))
     cuda.cuCtxPopCurrent()
     cuda.cuCtxSetPriority(ctx, GUEST_PRIORITY)
+    cuda.cuCtxSetGuest(ctx, True)
     return cuda, ctx
 
 

@@ -35,7 +35,7 @@ def test_madd_under_asan_ubsan(gdevd, programs, mode: str) -> None:
 @pytest.mark.parametrize("case,reason", [
     ("beyond-share", "GMALLOC"), ("bad-pointer", "GMEMCPY_TO_DEVICE"), ("bad-free", "GFREE"),
     ("unknown-kernel", "GLAUNCH"), ("bad-dma-free", "not a gmalloc_dma buffer"),
-    ("gsync-timeout-zero", ""), ("dma-adjacent", ""),
+    ("gsync-timeout-zero", ""), ("dma-adjacent", ""), ("guest", ""),
 ])
 def test_error_paths(gdevd, programs, case: str, reason: str) -> None:
     exe = programs.get("gdev_errors", sanitized=True)

@@ -42,15 +42,19 @@ def test_runtime_verbs_and_the_unprivileged_rule() -> None:
     run(body)
 
 
-def _serve(client: Any) -> None:
+def serve(client: Any, minor: int = 0, check: Any = None, guest_vgpu: bool = False) -> None:
+    """Run ``client(conn)`` in a thread against a real ioctl server, over a session of this
+    process on vGPU ``minor`` (``guest_vgpu``: vGPU 1 is a guest vGPU); then
+    ``check(system, session)`` on the loop."""
     async def main() -> None:
         path = os.path.join(tempfile.mkdtemp(prefix="gdevd-sched-"), "s")
         async with rt.GdevSystem(rt.GdevConfig(memory=16 << 20)) as system:
+            system.virtual[1].guest = int(guest_vgpu)
             sessions = SessionTable(system, path)
             async with trio.open_nursery() as nursery:
                 await nursery.start(IoctlServer(sessions, path).serve)
                 me = Opener(os.getuid(), os.getgid(), os.getpid(), os.getpid())
-                session = await sessions.open(0, me)
+                session = await sessions.open(minor, me)
 
                 def run_client() -> None:
                     conn = Connection.connect(path)
@@ -60,7 +64,8 @@ def _serve(client: Any) -> None:
                     finally:
                         conn.close()
                 await trio.to_thread.run_sync(run_client)
-                assert system.scheduler.entity(session.handle).prio.override == 7
+                if check is not None:
+                    check(system, session)
                 await sessions.end_all()
                 nursery.cancel_scope.cancel()
     trio.run(main)
@@ -85,7 +90,10 @@ def test_set_priority_over_the_ioctl_socket() -> None:
         assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_CLEAR).fields.prio == \
             rt.sched.priority.task_priority(os.getpid())
         assert conn.call("SET_PRIORITY", prio=7, flags=0).fields.prio == 7
-    _serve(client)
+
+    def check(system: Any, session: Any) -> None:
+        assert system.scheduler.entity(session.handle).prio.override == 7
+    serve(client, check=check)
 
 
 def test_cuda_extension_sets_the_contexts_priority() -> None:

@@ -4,7 +4,8 @@
 None clears the override so the opener's nice/RT priority applies again) and returns the
 effective priority; ``gget_priority(h)`` returns it.  Only a context opened by root may
 raise its priority above its task's own (EPERM otherwise), as only root may lower a nice
-value.  ``gset_guest(h, flag)`` makes a context a guest or a host (guest.py).
+value.  ``gset_guest(h, flag)`` makes a context a guest or a host (guest.py);
+``gget_guest(h)`` tells which it is.
 """
 
 from __future__ import annotations
@@ -57,3 +58,11 @@ async def gset_guest(handle: Handle, guest: bool | None) -> bool:
             raise GdevError(errno.EPERM, "only root may make a guest context a host")
     se.guest_override = guest
     return bool(sched.guests.is_guest(se))
+
+
+async def gget_guest(handle: Handle) -> bool:
+    """Whether ``handle`` is a guest now (its override, else its opener and vGPU).  EBADF."""
+    await trio.lowlevel.checkpoint()
+    check_handle(handle)
+    sched = handle.system.scheduler
+    return bool(sched.guests.is_guest(sched.entity(handle)))
