@@ -10,7 +10,7 @@ import pytest
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
-from kcuda.facade import RuntimeFacade
+from gdevd.facade import RuntimeFacade
 from libgdev import abi
 from libgdev.connection import Connection
 from libgdev.cuda import CudaError, CUresult, bind

@@ -197,7 +197,7 @@ def test_an_expired_slice_goes_only_to_a_waiter_at_least_as_urgent(waiter_prio: 
     """Same vGPU: a less urgent waiter never takes the engine from a running launch (no
     priority inversion at slice expiry); an equal one gets its turn."""
     async def body(s: rt.GdevSystem) -> None:
-        sched, engine = s.policy, s.physical[0].compute
+        sched, engine = s.scheduler, s.physical[0].compute
         sched.preempter.slice_s = 0.002
         holder, other = await rt.gopen(s, 0), await rt.gopen(s, 0)
         sched.entity(holder).prio.override = 20
