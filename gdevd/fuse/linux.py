@@ -12,12 +12,12 @@ Module subtrees route these operations to themselves before this class sees them
 from __future__ import annotations
 
 import errno
-from typing import Any
+from typing import Any, NoReturn
 
 import pyfuse3
 
 
-def _refuse(err: int) -> Any:
+def _refuse(err: int) -> NoReturn:
     raise pyfuse3.FUSEError(err)
 
 

@@ -53,7 +53,7 @@ class JitState:
         self.status = "interp"
         self.seconds = 0.0
         self.error = ""
-        self.compiled = None
+        self.compiled: build.Compiled | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
 

@@ -62,7 +62,7 @@ def compiler() -> str | None:
 
 @functools.cache
 def _compiler_version() -> str:
-    cc = compiler()
+    cc = compiler() or "cc"
     out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
     return out.stdout.splitlines()[0] if out.stdout else cc or ""
 
@@ -115,7 +115,7 @@ def _compile(src: str, out: Path) -> None:
         c_file = Path(tmp) / "module.c"
         c_file.write_text(src)
         so = Path(tmp) / "module.so"
-        cmd = [compiler(), *FLAGS, f"-I{HERE}", f"-I{CSRC}", "-o", str(so), str(c_file)]
+        cmd = [compiler() or "cc", *FLAGS, f"-I{HERE}", f"-I{CSRC}", "-o", str(so), str(c_file)]
         res = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if res.returncode:
             raise RuntimeError(f"cc failed: {res.stderr[-2000:]}")

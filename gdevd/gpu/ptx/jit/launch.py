@@ -63,7 +63,7 @@ class _Chunk:
         info = launch.info
         self.ctx = ctx = ffi.new("struct jctx *")
         stride = (nt * 8 + 63) // 64 * 64
-        self.bufs = {
+        self.bufs: dict[str, np.ndarray] = {
             "regs": np.zeros(max(len(info.regs), 1) * stride, np.uint8),
             "pc": np.zeros(nt, np.int32), "act": np.zeros(nt, np.int32),
             "cc": np.zeros(nt, np.uint8),

@@ -68,7 +68,7 @@ def _check(ins, extra: frozenset = frozenset()) -> None:
 
 
 @tr("ld", "ldu")
-def t_ld(ins, ops) -> str:
+def t_ld(ins, ops) -> tuple[str, str]:
     """Loads of scalars and vectors from every state space."""
     _check(ins)
     space, t, count = space_of(ins), ins.type(), _vec(ins)
