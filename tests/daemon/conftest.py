@@ -41,6 +41,21 @@ class Gdevd:
         return {**os.environ, "GDEV_MOUNT": self.mount}
 
 
+def read_text(path: str) -> str:
+    """The whole text of a (/proc) file."""
+    with open(path) as f:
+        return f.read()
+
+
+def write_once(path: str, data: bytes) -> None:
+    """One ``write()`` of ``data`` at offset 0 of a truncated file, as ``echo > path`` does."""
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def _can_mount() -> str | None:
     if not os.path.exists("/dev/fuse"):
         return "no /dev/fuse on this machine"

@@ -5,7 +5,6 @@ the interpreter's results."""
 from __future__ import annotations
 
 import errno
-import os
 import time
 
 import numpy as np
@@ -13,21 +12,11 @@ import pytest
 from test_mount_launch import launch_spin, spin_model
 
 import libgdev
+from tests.daemon.conftest import read_text as _read
+from tests.daemon.conftest import write_once as _write
 
 pytestmark = pytest.mark.mount
 
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def test_engine_policy_through_proc(gdevd) -> None:

@@ -11,21 +11,11 @@ import sys
 import pytest
 
 import libgdev
+from tests.daemon.conftest import read_text as _read
+from tests.daemon.conftest import write_once as _write
 
 pytestmark = pytest.mark.mount
 
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def test_policy_and_queueing_switch_through_proc(gdevd) -> None:

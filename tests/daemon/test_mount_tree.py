@@ -13,6 +13,8 @@ import pytest
 from conftest import VD_256M, run_as, start_gdevd, stop_gdevd
 
 from procfs import GLOBAL, PER_VGPU
+from tests.daemon.conftest import read_text as _read
+from tests.daemon.conftest import write_once as _write
 
 pytestmark = pytest.mark.mount
 
@@ -23,18 +25,6 @@ VD_ENTRIES = {"compute_bandwidth", "memory_bandwidth", "memory_share", "period",
 GLOBAL_ENTRIES = {"device_count", "virtual_device_count", "swap_percent", "swap_size",
                   "swap_used", "host_swap_size", "host_swap_used", "shm", "contexts"}
 
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def _write(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def test_tree_layout(gdevd) -> None:
