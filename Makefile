@@ -89,7 +89,7 @@ deps: .deps-debian-stamp
 
 $(VENV)/.deps-stamp: pyproject.toml setup.py .deps-debian-stamp
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'  # cffi's build reads pyproject's SPDX license
 	$(PY) -m pip install -q -e '.[test,dev]'
 	@touch $@
 
