@@ -21,18 +21,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import benchdoc
 import numpy as np
+from cuda import mounted
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "clib"
@@ -40,34 +36,6 @@ LIBS = ROOT / "build" / "clib"
 OUT = ROOT / "build" / "clib-bench"
 CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
 MiB = 1 << 20
-
-
-@contextmanager
-def mounted(mount: str | None) -> Iterator[Any]:
-    """libgdev.cuda on ``mount``, or on a gdevd started with one 1 GiB vGPU (room for a
-    256 MiB copy target beside the Python client's)."""
-    import libgdev
-    from libgdev.cuda import bind
-
-    proc = None
-    if mount is None:
-        mount = tempfile.mkdtemp(prefix="gdevd-bench-")
-        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
-                                 "--memory", "1G", "--vgpus", "1"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("gdevd did not start")
-            time.sleep(0.05)
-    os.environ["GDEV_MOUNT"] = mount
-    try:
-        yield bind(libgdev)
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-            os.rmdir(mount)
 
 
 def build() -> tuple[Path, Path | None]:
@@ -146,7 +114,8 @@ def main() -> None:
     args = ap.parse_args()
     run = benchdoc.Run()
     drv_exe, rt_exe = build()
-    with mounted(args.mount) as drv:
+    # one 1 GiB vGPU: room for a 256 MiB copy target beside the Python client's
+    with mounted(args.mount, "--memory", "1G", "--vgpus", "1") as drv:
         # rounds interleave C and Python so that the shared machine's load hits both alike
         pys, cs, cl, rts = [], [], [], []
         for _ in range(args.rounds):

@@ -75,14 +75,17 @@ def in_daemon_kcuda() -> Iterator[Any]:
 
 
 @contextmanager
-def mounted(mount: str | None) -> Iterator[Any]:
+def mounted(mount: str | None, *gdevd_args: str) -> Iterator[Any]:
+    """libgdev.cuda on ``mount``, or on a gdevd started (with ``gdevd_args``) on a temporary
+    mount point and stopped at the end."""
     import libgdev
     from libgdev.cuda import bind
 
     proc = None
     if mount is None:
         mount = tempfile.mkdtemp(prefix="gdevd-bench-")
-        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground"],
+        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
+                                 *gdevd_args],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
