@@ -13,13 +13,12 @@ import subprocess
 import tempfile
 import time
 
+import compute
 import numpy as np
 
-from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.ptx.jit import launch as jlaunch
 from gdevd.gpu.ptx.jit.build import compiler  # noqa: I001
-from gdevd.gpu.vram import Vram
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tests" / "ptx" / "data" / "bench.ptx"
@@ -28,20 +27,11 @@ BASE = 1 << 32
 REPEAT = 5
 
 
-class Dev:
-    """Device memory mapped at BASE with a bump allocator."""
-
-    def __init__(self, size: int) -> None:
-        size = (size + 4095) // 4096 * 4096
-        self.vram = Vram(size)
-        self.mmu = Mmu()
-        self.mmu.set_aperture(0, self.vram.buffer)
-        self.mmu.map(BASE, 0, size)
-        self.top = BASE
+class Dev(compute.Dev):
+    """compute.py's device memory, with arrays copied in."""
 
     def put(self, arr: np.ndarray) -> int:
-        va = self.top
-        self.top += (arr.nbytes + 4095) // 4096 * 4096
+        va = self.alloc(arr.nbytes)
         self.mmu.write(va, arr.tobytes())
         return va
 
