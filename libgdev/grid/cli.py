@@ -10,7 +10,8 @@ import json
 import sys
 
 COLUMNS = ("name", "state", "mode", "transitions_per_min", "pieces", "pieces_per_s",
-           "interrupted", "cpu", "vram", "last_k_ms", "alpha_ms")
+           "interrupted", "frames_kept", "fps", "piece_ms", "budget_ms", "cpu", "vram",
+           "last_k_ms", "alpha_ms")
 
 
 def format_table(nodes: dict[str, dict]) -> str:

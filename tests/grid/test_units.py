@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from libgdev.grid.cli import format_table
-from libgdev.grid.host import frame_rate_kept, parse_trace
+from libgdev.grid.host import TraceError, frame_rate_kept, parse_trace, read_trace
 from libgdev.grid.matmul import matmul_pieces, reference
 from libgdev.grid.pieces import In, Out
 from libgdev.grid.probe import HostProbe, host_contexts
@@ -86,12 +89,52 @@ def test_host_contexts_reads_the_table_by_its_header(tmp_path):
 def test_parse_trace_and_report():
     assert parse_trace("# c\n2 idle\n0.5 busy # game\n\n3 interactive\n") == [
         (2.0, "idle"), (0.5, "busy"), (3.0, "interactive")]
-    for bad in ("2 sleeping", "x idle", "0 idle", "1 idle extra"):
-        with pytest.raises(ValueError, match="line 1"):
-            parse_trace(bad)
+    assert parse_trace("1e-3 busy\r\n\t0.25\tidle  \r\n") == [(0.001, "busy"), (0.25, "idle")]
     report = {"idle": {"ticks": 0, "on_time": 0}, "interactive": {"ticks": 10, "on_time": 9},
               "busy": {"ticks": 10, "on_time": 10}}
     assert frame_rate_kept(report) == pytest.approx(0.95)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("2 sleeping", "line 1: unknown activity 'sleeping'"),
+    ("2 Idle", "line 1: unknown activity 'Idle'"),
+    ("x idle", "line 1: SECONDS is not a number: 'x'"),
+    ("0 idle", "line 1: SECONDS must be above 0"),
+    ("-1 idle", "line 1: SECONDS must be above 0"),
+    ("nan idle", "line 1: SECONDS must be above 0"),
+    ("inf busy", "line 1: SECONDS must be above 0"),
+    ("1e9 busy", "line 1: SECONDS must be above 0 and at most"),
+    ("1 idle extra", "line 1: want 'SECONDS idle|interactive|busy'"),
+    ("idle", "line 1: want 'SECONDS"),
+    ("1 idle\n# ok\n2,5 busy", "line 3: SECONDS is not a number: '2,5'"),
+    ("1 " + "busy" * 80, "line 1: longer than 256 characters"),
+    ("", "no periods"),
+    ("# only a comment\n\n", "no periods"),
+])
+def test_malformed_traces_are_refused_with_the_line_and_the_reason(text, why):
+    with pytest.raises(TraceError, match=re.escape(why)):
+        parse_trace(text, "t.trace")
+
+
+def test_trace_files_that_cannot_be_read(tmp_path):
+    bad = tmp_path / "latin1.trace"
+    bad.write_bytes(b"1 idle # caf\xe9\n")
+    with pytest.raises(TraceError, match="cannot read the trace"):
+        read_trace(str(bad))
+    with pytest.raises(TraceError, match="cannot read the trace"):
+        read_trace(str(tmp_path / "missing.trace"))
+    good = tmp_path / "ok.trace"
+    good.write_text("2 busy\n")
+    assert read_trace(str(good)) == [(2.0, "busy")]
+
+
+def test_the_host_refuses_a_bad_trace_before_touching_the_mount(tmp_path):
+    trace = tmp_path / "bad.trace"
+    trace.write_text("1 idle\n2 dancing\n")
+    done = subprocess.run([sys.executable, "-m", "libgdev.grid.host", str(tmp_path / "nomount"),
+                           str(trace)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"{trace} line 2: unknown activity 'dancing'" in done.stderr
 
 
 def test_matmul_pieces_cover_every_row_once():
