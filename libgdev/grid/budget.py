@@ -6,7 +6,9 @@ period. Here P starts at a share of 1/F (``share``, 0.3: 10 ms at F = 30, the da
 ``guest_piece_us``) and follows the host's measured frame rate: when the frames the host
 completed on time fall below ``target`` (95 %) over a window in which guest pieces ran, the
 share is halved (down to ``min_share``); while the host keeps ``recover_at`` (99 %) or more it
-grows back by 10 % a window, never above its start. Pure logic, no I/O: node.py feeds it.
+grows back by 10 % a window, never above its start. Both bars are relative to the host's own
+frame rate without guests once that was measured (on a machine too loaded for the host to
+keep F alone, only the frames the guests cost count). Pure logic, no I/O: node.py feeds it.
 
 The host's frames come from a *frames file* that the host (or any frame counter of a real
 desktop) rewrites with one line ``TICKS ON_TIME UNIXTIME``: cumulative frame ticks at F and
@@ -81,6 +83,13 @@ class FrameMeter:
         while sum(t for t, _, _ in self.recent) - self.recent[0][0] >= WINDOW_TICKS:
             self.recent.popleft()
 
+    def alone(self) -> float:
+        """Frames kept without guests, once WINDOW_TICKS of them were seen; 1.0 before."""
+        ticks = self.total[0] - self.with_guests[0]
+        if ticks < WINDOW_TICKS:
+            return 1.0
+        return (self.total[1] - self.with_guests[1]) / ticks
+
     def drawing(self, now: float, within_s: float) -> bool:
         """Whether the host's frame counter moved in the last ``within_s`` seconds."""
         return now - self.ticked_at < within_s
@@ -121,14 +130,17 @@ class Budget:
         return self.share / self.fps
 
     def judge(self, meter: FrameMeter) -> None:
-        """Shrink or grow P from the meter's recent window once it is long enough."""
+        """Shrink or grow P from the meter's recent window once it is long enough. The bar
+        is ``target`` of F, or of the host's own frame rate without guests where that was
+        measured and is lower (a machine too loaded to keep F is not the guests' doing)."""
         ticks, on_time, guests_ran = meter.window()
         if ticks < WINDOW_TICKS:
             return
-        if guests_ran and on_time < self.target * ticks:
+        if guests_ran and on_time < self.target * meter.alone() * ticks:
             self.share = max(self.share / 2, self.min_share)
             self.shrinks += 1
             meter.restart_window()
-        elif on_time >= self.recover_at * ticks and self.share < self.start_share:
+        elif on_time >= self.recover_at * meter.alone() * ticks and \
+                self.share < self.start_share:
             self.share = min(self.share * 1.1, self.start_share)
             meter.restart_window()

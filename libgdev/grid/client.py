@@ -79,7 +79,11 @@ class GridClient:
         """Run work that divides along one axis: ``make(start, count)`` builds the piece for
         units [start, start + count) of ``total``. Pieces are sized per node from its measured
         piece times and its budget P (sizing.py), or hold ``units`` each when given.
-        (start, count, output arrays) of every piece, in unit order."""
+        (start, count, output arrays) of every piece, in unit order; ValueError for ``units``
+        below 1."""
+        if units is not None and units < 1:
+            raise ValueError(f"units per piece must be positive, not {units}")
+
         def task(start: int, count: int) -> tuple[Callable, tuple]:
             return run_kernel_piece, (_with_id(make(start, count), start),)
         return self._run(Job(total, task, splittable=True), units)

@@ -163,6 +163,15 @@ class Node:
                 raise HostReturned(f"node {self.name}: host busy for {self.wait_s} s")
             self._stop.wait(self.sample_s / 2)
 
+    def piece_budget(self) -> float:
+        """How long the next piece may take (seconds): P, or a whole frame period 1/F while
+        the node is fully idle and its host draws nothing (a returning host then waits at
+        most one frame, and larger pieces waste less on their fixed costs)."""
+        if self.mode is Mode.CONTINUOUS and not self.frames.drawing(time.monotonic(),
+                                                                     DRAWING_S):
+            return max(self.budget.piece_s, 1.0 / self.budget.fps)
+        return self.budget.piece_s
+
     @property
     def state(self) -> NodeState:
         """The node's current state."""

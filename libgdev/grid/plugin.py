@@ -123,9 +123,9 @@ def _outcome(piece_id: int, run: Any) -> Outcome:
     try:
         value, seconds = run(node)
     except HostReturned:
-        return Outcome(piece_id, node.name, interrupted=True, budget_s=node.budget.piece_s,
+        return Outcome(piece_id, node.name, interrupted=True, budget_s=node.piece_budget(),
                        worker=worker.address)
-    return Outcome(piece_id, node.name, value, seconds=seconds, budget_s=node.budget.piece_s,
+    return Outcome(piece_id, node.name, value, seconds=seconds, budget_s=node.piece_budget(),
                    worker=worker.address)
 
 

@@ -195,12 +195,18 @@ def verdict(results: dict) -> list[str]:
     ratio = coop["rows"] / max(saver["rows"], 1)
     lines = [f"- guest work, cooperative vs screensaver: {coop['rows']} vs {saver['rows']} "
              f"rows: **{ratio:.2f}x** (wanted >= 1.5x: {'yes' if ratio >= 1.5 else 'NO'})"]
+    alone = [frame_rate_kept(h) for h in results["alone"]["hosts"]]
     for mode in ("cooperative", "screensaver"):
-        worst = min((n["frames_kept"] for n in results[mode]["nodes"]
-                     if n["frames_kept"] is not None), default=None)
+        kept_ = [n["frames_kept"] for n in results[mode]["nodes"]]
+        worst = min((k for k in kept_ if k is not None), default=None)
         ok = worst is None or worst >= 0.95
+        rel = min((k / a for k, a in zip(kept_, alone, strict=True) if k is not None and a),
+                  default=None)
         lines.append(f"- {mode}: lowest host frames kept while guests ran, over the nodes: "
-                     f"{_pct(worst)} of F (wanted >= 95 %: {'yes' if ok else 'NO'})")
+                     f"{_pct(worst)} of F (wanted >= 95 %: {'yes' if ok else 'NO'}); "
+                     f"{_pct(rel)} of what the same host kept alone")
+    lines.append(f"- the hosts alone (no grid) kept {' / '.join(_pct(a) for a in alone)} of F: "
+                 f"what this machine's load leaves them")
     dups = coop["duplicates"] + saver["duplicates"]
     lines.append(f"- every guest result checked against numpy; duplicates dropped: {dups}")
     return lines

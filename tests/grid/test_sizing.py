@@ -92,10 +92,10 @@ def test_budget_halves_while_frames_are_missed_with_guests_and_recovers():
     assert b.share == b.min_share == 0.05    # 0.15, 0.075, then the floor
     assert b.shrinks == 3 and b.piece_s == pytest.approx(b.share / 30)
     low = b.share
-    ticks += WINDOW_TICKS
+    ticks, on_time = ticks + WINDOW_TICKS, on_time + int(WINDOW_TICKS * 0.8)
     m.feed((ticks, on_time), False)           # frames missed without guests: not theirs
     b.judge(m)
-    assert b.share == low
+    assert b.share >= low and b.shrinks == 3  # (it kept its own rate alone: P may grow)
     for _ in range(200):                      # every frame kept: back to the start, no more
         ticks, on_time = ticks + WINDOW_TICKS, on_time + WINDOW_TICKS
         m.feed((ticks, on_time), True)
@@ -164,3 +164,21 @@ def test_job_partition_holds_under_random_interruptions():
         job.check()
     units = [u for _, _, v in job.ordered() for u in v]
     assert units == list(range(200))
+
+
+def test_budget_bar_is_relative_to_the_hosts_frames_without_guests():
+    """A host that keeps 80 % of F alone (a loaded machine): guests costing it 2 % more keep
+    their budget; guests costing it 10 % more lose half of it."""
+    b, m = Budget(share=0.3), FrameMeter()
+    m.feed((0, 0), False)
+    m.feed((4 * WINDOW_TICKS, int(3.2 * WINDOW_TICKS)), False)   # alone: 80 %
+    assert m.alone() == pytest.approx(0.8)
+    m.restart_window()
+    ticks, on_time = m.last
+    m.feed((ticks + 100, on_time + 78), True)                     # with guests: 78 %
+    b.judge(m)
+    assert b.share == 0.3 and b.shrinks == 0
+    m.feed((ticks + 200, on_time + 78 + 70), True)                # with guests: 70 %
+    b.judge(m)
+    assert b.share == 0.15 and b.shrinks == 1
+    assert FrameMeter().alone() == 1.0                            # unmeasured: F is the bar

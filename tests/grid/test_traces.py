@@ -94,3 +94,6 @@ def test_nodes_publish_their_hosts_frames_and_budget(grid, tmp_path):
     assert node1["fps"] == 30.0 and 0 < node1["budget_ms"] <= 1e3 * 0.3 / 30
     assert node1["piece_ms"] > 0
     assert g.sizer.nodes and all(n.samples > 0 for n in g.sizer.nodes.values())
+    with pytest.raises(ValueError, match="units per piece must be positive"):
+        g.matmul(rand((4, 4), 1), rand((4, 4), 2), rows=0)
+    assert np.array_equal(g.matmul(rand((0, 4), 1), rand((4, 3), 2)), np.zeros((0, 3)))

@@ -154,10 +154,14 @@ def test_matmul_pieces_cover_every_row_once():
 
 
 def test_status_table_totals():
-    nodes = {"tcp://a:1": {"name": "0", "state": "busy", "pieces": 3, "pieces_per_s": 0.5},
-             "tcp://b:1": {"name": "1", "state": "fully-idle", "pieces": 7, "pieces_per_s": 1.0}}
+    nodes = {"tcp://a:1": {"name": "0", "state": "busy", "pieces": 3, "pieces_per_s": 0.5,
+                           "frames_kept": None},
+             "tcp://b:1": {"name": "1", "state": "fully-idle", "pieces": 7, "pieces_per_s": 1.0,
+                           "frames_kept": 0.97}}
     text = format_table(nodes)
-    assert text.splitlines()[1].split()[:3] == ["tcp://a:1", "0", "busy"]
+    head, a, b = (line.split() for line in text.splitlines()[:3])
+    assert a[:3] == ["tcp://a:1", "0", "busy"]
+    assert a[head.index("frames_kept")] == "-" and b[head.index("frames_kept")] == "0.97"
     assert text.splitlines()[-1] == ("nodes 2: 1 fully idle, 0 partially idle, 1 busy; "
                                      "guest pieces 10 (1.50/s)")
 
@@ -180,3 +184,30 @@ def test_guest_threads_are_niced_once_and_alone():
     t.join()
     assert seen == [max(main, GUEST_NICE)]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
+
+
+def test_pieces_come_less_often_while_the_host_draws(tmp_path):
+    """The duty-cycle guard (node.py): while the host's frame counter moves, piece starts are
+    at least piece time / share apart (and 1/F in the periodic mode); otherwise continuous
+    pieces follow at once. Checked on the slot bookkeeping, not on a clock."""
+    import time
+
+    from libgdev.grid.budget import write_frames
+    from libgdev.grid.node import Node
+
+    frames = str(tmp_path / "frames")
+    node = Node(str(tmp_path), frames_file=frames, thresholds=Thresholds(fps=30))
+    node.piece_s = 0.02
+    before = time.monotonic()
+    node._wait_slot(periodic=False)
+    assert node._next_slot <= time.monotonic()              # nobody draws: back to back
+    node._wait_slot(periodic=True)
+    assert node._next_slot >= before + 1 / 30               # periodic: 1/F apart
+    node._next_slot = 0.0
+    write_frames(frames, 0, 0, 0)
+    node._watch_frames(guests_ran=True)
+    write_frames(frames, 3, 3, 0)
+    node._watch_frames(guests_ran=True)                     # the counter moved: drawing
+    before = time.monotonic()
+    node._wait_slot(periodic=False)
+    assert node._next_slot >= before + 0.02 / node.budget.share  # 67 ms for a 20 ms piece
