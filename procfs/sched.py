@@ -158,8 +158,8 @@ def _word(name: str) -> str:
 def residency(system: Any) -> dict[int, tuple[int, int]]:
     """Per context id: (resident, swapped) bytes of the device blocks it owns."""
     owned: dict[int, tuple[int, int]] = {}
-    for blocks in system.blocks.values():
-        for b in blocks:
+    for gpu in system.gpus:
+        for b in gpu.blocks:
             if b.owner is not None:
                 res, swp = owned.get(b.owner.cid, (0, 0))
                 owned[b.owner.cid] = (res + b.resident_bytes, swp + b.size - b.resident_bytes)

@@ -99,7 +99,7 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
     await sched.memory_begin(handle)
     try:
         seq = submit(*args)
-        await handle.system.completions[handle.phys.index][engine.name].wait(seq)
+        await handle.gpu.completions[engine.name].wait(seq)
     finally:
         sched.memory_end(handle)
     _count(handle, path, size)

@@ -54,7 +54,7 @@ def _check_kernel(k: Any) -> None:
 
 async def _decode(handle: Handle, code: bytes) -> Any:
     """The decoded module of ``code``: from the GPU's cache, else parsed on a worker thread."""
-    cache = handle.phys.modules
+    cache = handle.gpu.modules
     key = cache.key(code)
     mod = cache.lookup(key)
     if mod is None:

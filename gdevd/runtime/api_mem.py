@@ -45,7 +45,7 @@ async def new_block(handle: Handle, size: int) -> DeviceBlock:
     need = _pages(check_size(size))
     extents = await alloc_pages(handle, handle.vgpu, need)
     block = DeviceBlock(handle.phys, handle.vgpu, extents, owner=handle)
-    handle.system.blocks[handle.phys.index].add(block)
+    handle.gpu.blocks.add(block)
     return block
 
 

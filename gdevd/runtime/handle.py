@@ -42,6 +42,7 @@ from .swaparea import SwapCounters
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu
+    from .pergpu import Gpu
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
@@ -70,6 +71,7 @@ class Handle:
 
     def __init__(self, system: GdevSystem, vgpu: VirtualGpu, cred: Credentials) -> None:
         self.system, self.vgpu, self.cred = system, vgpu, cred
+        self.gpu: Gpu = vgpu.gpu            # the device's record (allocator, swap, ...)
         self.phys: PhysicalGpu = vgpu.phys
         self.cid = system.new_cid()
         self.swap = SwapCounters()          # this context's swap statistics

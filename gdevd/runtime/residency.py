@@ -70,7 +70,7 @@ def _unpin(blocks: list[DeviceBlock], running: list[DeviceBlock], handle: Handle
         block.pins -= 1
     for block in running:
         block.running -= 1
-    handle.system.swap[handle.phys.index].notify()
+    handle.gpu.swap.notify()
 
 
 @asynccontextmanager
@@ -126,7 +126,7 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
     blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []
     pinned: list[DeviceBlock] = []
-    swapin = handle.system.swap[handle.phys.index].swapin
+    swapin = handle.gpu.swap.swapin
     try:
         if bring and spans and (swapin.locked() or not _settled_resident(spans)):
             async with swapin:
@@ -165,7 +165,7 @@ async def read_swapped(handle: Handle, block: DeviceBlock, off: int, out: np.nda
     """Fill ``out`` from bytes ``off..`` of pinned ``block`` wherever they are (VRAM, device
     swap or host swap), without bringing anything back."""
     await settle(block)
-    area = handle.system.swap[handle.phys.index]
+    area = handle.gpu.swap
     block.busy = trio.Event()                   # keep the migrator off while we read
     try:
         await move(_gather, block, area.pages, off, out, nbytes=len(out))

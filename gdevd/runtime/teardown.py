@@ -95,9 +95,9 @@ def drop_segment(system: GdevSystem, seg: Any) -> None:
 def release_block(system: GdevSystem, block: Any) -> None:
     """Give a block with no reference left back: VRAM, swap, charge (device) or fd (DMA)."""
     if isinstance(block, DeviceBlock):
-        index = block.gpu.index
-        system.blocks[index].discard(block)
-        block.release(system.allocators[index], system.swap[index])
-        system.swap[index].notify()
+        gpu = block.vgpu.gpu
+        gpu.blocks.discard(block)
+        block.release(gpu.allocator, gpu.swap)
+        gpu.swap.notify()
     else:
         block.release()

@@ -123,10 +123,10 @@ def test_swap_percent_is_a_live_tunable_refused_while_in_use() -> None:
         from procfs import read_entry, write_entry
         from procfs.table import ENTRIES
         by = {e.name: e for e in ENTRIES}
-        area = s.swap[0]
+        area = s.gpus[0].swap
         assert read_entry(by["swap_size"], s) == b"%d\n" % area.device_size
         write_entry(by["swap_percent"], s, 0, b"0")
-        assert area.device_size == 0 and s.allocators[0].used_bytes == 0
+        assert area.device_size == 0 and s.gpus[0].allocator.used_bytes == 0
         write_entry(by["swap_percent"], s, 0, b"20")
         assert area.device_size == s.physical[0].memory_size // 5 // 4096 * 4096
         with pytest.raises(GdevError) as info:
@@ -182,7 +182,7 @@ def test_copies_to_resident_pages_skip_the_swap_in_lock_unless_a_swap_in_runs() 
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert ticker.ticks - before >= 9, "the loop never left a run of small copies"
             release = trio.Event()
-            await nursery.start(hold, s.swap[h.phys.index].swapin, release)
+            await nursery.start(hold, h.gpu.swap.swapin, release)
             with trio.move_on_after(0.2) as waited:
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert waited.cancelled_caught, "a copy overtook a running swap-in"
