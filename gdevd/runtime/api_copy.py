@@ -30,8 +30,8 @@ from ..errors import GdevError
 from . import constants as C
 from .api_mem import check_size
 from .handle import Fence, Handle, check_handle
-from .memory import DmaBuffer
-from .residency import is_resident, read_swapped, touching
+from .mm.memory import DmaBuffer
+from .mm.residency import is_resident, read_swapped, touching
 
 
 def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:

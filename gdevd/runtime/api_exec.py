@@ -21,7 +21,7 @@ from ..gpu.compute import LaunchJob
 from ..gpu.ptx import load_module
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
-from .residency import resident_all, touching
+from .mm.residency import resident_all, touching
 
 
 def _check_dim3(what: str, dims: Any) -> Dim3:

@@ -19,9 +19,9 @@ from . import defaults as D
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
 from .limits import check_pinned
-from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
-from .residency import map_block
-from .swap import alloc_pages, settle
+from .mm.memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
+from .mm.residency import map_block
+from .mm.swap import alloc_pages, settle
 from .teardown import release_block, settle_object, unmap_object
 
 
@@ -39,7 +39,7 @@ def _pages(size: int) -> int:
 async def new_block(handle: Handle, size: int) -> DeviceBlock:
     """A device block of ``size`` (page-rounded) bytes charged to ``handle``'s vGPU.
 
-    When the share or the device is full, victims are swapped out (:mod:`.swap`); ENOMEM
+    When the share or the device is full, victims are swapped out (:mod:`.mm.swap`); ENOMEM
     when neither memory nor swap can make room.
     """
     need = _pages(check_size(size))

@@ -36,9 +36,9 @@ from ..errors import GdevError
 from ..gpu.hostpages import huge_buffer
 from ..gpu.mmu import Mmu
 from . import defaults as D
-from .allocator import ExtentAllocator
-from .memory import DmaBlock, MemObject, ObjectMap
-from .swaparea import SwapCounters
+from .mm.allocator import ExtentAllocator
+from .mm.memory import DmaBlock, MemObject, ObjectMap
+from .mm.swaparea import SwapCounters
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import MmuFault
 from .defaults import PAGE_SIZE as PAGE
-from .memory import DeviceBlock, DmaBlock, MemObject
+from .mm.memory import DeviceBlock, DmaBlock, MemObject
 
 if TYPE_CHECKING:
     from .handle import Handle

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from ..gpu.compute import ModuleCache
 from ..gpu.device import PhysicalGpu
-from .allocator import ExtentAllocator
 from .completions import CopyCompletions
-from .swaparea import SwapArea
+from .mm.allocator import ExtentAllocator
+from .mm.swaparea import SwapArea
 
 if TYPE_CHECKING:
-    from .memory import DeviceBlock
+    from .mm.memory import DeviceBlock
 
 
 class Gpu:

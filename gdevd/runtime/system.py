@@ -26,11 +26,11 @@ from ..gpu.device import PhysicalGpu
 from . import defaults as D
 from .config import GdevConfig
 from .invariants import check_system
+from .mm.shm import ShmTable
+from .mm.swap import migrator, shrink
+from .mm.swaparea import SwapCounters
 from .pergpu import Gpu
 from .sched import Scheduler
-from .shm import ShmTable
-from .swap import migrator, shrink
-from .swaparea import SwapCounters
 from .teardown import gclose
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .handle import Handle, check_handle
-from .memory import DeviceBlock, MemObject
-from .residency import unmap_block
-from .swap import settle
+from .mm.memory import DeviceBlock, MemObject
+from .mm.residency import unmap_block
+from .mm.swap import settle
 
 if TYPE_CHECKING:
     from .system import GdevSystem

@@ -10,7 +10,7 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
-from gdevd.runtime.residency import PIN_BURST
+from gdevd.runtime.mm.residency import PIN_BURST
 
 from .conftest import MiB, pattern, read_back, run_swappy, settle_all
 from .kernels import as_u32, load_madd, madd

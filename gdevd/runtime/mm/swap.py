@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from ..errors import GdevError
-from . import defaults as D
-from .defaults import PAGE_SIZE as PAGE
+from ...errors import GdevError
+from .. import defaults as D
+from ..defaults import PAGE_SIZE as PAGE
 from .swaparea import SwapArea, counters_of, page_addrs, page_runs
 
 if TYPE_CHECKING:
-    from .handle import Handle
+    from ..handle import Handle
+    from ..pergpu import Gpu
+    from ..system import GdevSystem, VirtualGpu
     from .memory import DeviceBlock
-    from .pergpu import Gpu
-    from .system import GdevSystem, VirtualGpu
 
 _TRIES = 10_000
 

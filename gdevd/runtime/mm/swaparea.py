@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from ..errors import GdevError
+from ...errors import GdevError
+from ..defaults import PAGE_SIZE as PAGE
 from .allocator import ExtentAllocator
-from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
     from .memory import DeviceBlock

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import trio
 
-from .defaults import PAGE_SIZE as PAGE
+from ..defaults import PAGE_SIZE as PAGE
 from .memory import DeviceBlock, MemObject
 from .swap import done, map_resident, move, settle, swap_in
 
 if TYPE_CHECKING:
-    from .handle import Handle
+    from ..handle import Handle
 
 
 def map_block(handle: Handle, obj: MemObject) -> None:
