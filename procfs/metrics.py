@@ -105,9 +105,9 @@ CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[..., float]], ...] = (
     ("copied_bytes_total", "counter", "bytes copied", lambda h, se, r, now:
      se.usage.bytes_copied),
     ("swap_out_bytes_total", "counter", "bytes swapped out", lambda h, se, r, now:
-     h.swap.swap_out_bytes),
+     h.counters.swap.swap_out_bytes),
     ("swap_in_bytes_total", "counter", "bytes swapped in", lambda h, se, r, now:
-     h.swap.swap_in_bytes),
+     h.counters.swap.swap_in_bytes),
 )
 
 

@@ -90,7 +90,7 @@ async def gshmdt(handle: Handle, addr: int) -> None:
     check_handle(handle)
     async with handle.exclusive():
         handle.check_open()
-        obj = handle.objects.find(addr) if type(addr) is int else None
+        obj = handle.space.objects.find(addr) if type(addr) is int else None
         if obj is None or obj.shm is None or obj.va != addr:
             raise GdevError(errno.EINVAL, f"no shared segment attached at {addr!r}")
         await settle_object(handle, obj)

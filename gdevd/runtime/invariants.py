@@ -104,15 +104,15 @@ def _check_pages(gpu: Gpu, blocks: list[DeviceBlock]) -> None:
 
 
 def _check_handle(handle: Handle) -> list[MemObject]:
-    objs = list(handle.objects)
+    objs = list(handle.space.objects)
     end = 0
     for obj in objs:
         assert obj.va >= end, f"{handle}: mappings overlap at {obj.va:#x}"
         end = obj.va + obj.size
         _check_translation(handle, obj)
-    assert handle.vas.used_bytes == sum(o.size for o in objs), f"{handle}: VA space leak"
-    handle.vas.check()
-    assert len(handle.objects.pinned) == sum(isinstance(o.block, DmaBlock) for o in objs)
+    assert handle.space.vas.used_bytes == sum(o.size for o in objs), f"{handle}: VA space leak"
+    handle.space.vas.check()
+    assert len(handle.space.objects.pinned) == sum(isinstance(o.block, DmaBlock) for o in objs)
     return objs
 
 

@@ -25,13 +25,13 @@ def test_full_share_swaps_out_the_old_object_and_data_survive() -> None:
         b = await rt.gmalloc(h, 6 * MiB)                   # share is 8 MiB: a goes out
         assert h.lookup(a).block.resident_bytes == 0
         assert s.virtual[0].memory_used == 6 * MiB
-        assert s.virtual[0].swap.swap_out_bytes == 6 * MiB == h.swap.swapped_bytes
+        assert s.virtual[0].swap.swap_out_bytes == 6 * MiB == h.counters.swap.swapped_bytes
         db = pattern(2, 6 * MiB)
         await rt.gmemcpy_to_device(h, b, db, db.size)       # b is resident: no swap
         await settle_all(s)
         s.check_invariants()
         assert np.array_equal(await read_back(h, a, da.size), da)   # served from swap
-        assert h.copy_stats["swap"] == 1 and h.lookup(a).block.resident_bytes == 0
+        assert h.counters.copies["swap"] == 1 and h.lookup(a).block.resident_bytes == 0
         await rt.gmemcpy_to_device(h, a + MiB, da[MiB:2 * MiB], MiB)  # one MiB comes back
         assert h.lookup(a).block.resident_bytes == MiB
         assert h.lookup(b).block.resident_bytes == 6 * MiB       # 7 MiB fit the share
@@ -69,13 +69,13 @@ def test_launch_brings_back_every_object_of_the_context() -> None:
         await rt.gmemcpy_to_device(a, ma, da, da.size)
         await rt.gmemcpy_to_device(a, mb, db, db.size)
         hog = await rt.gmalloc(b, 8 * MiB - 4 * n * n)      # evicts a's objects
-        assert sum(o.block.resident_bytes for o in a.objects) < 4 * 3 * n * n
+        assert sum(o.block.resident_bytes for o in a.space.objects) < 4 * 3 * n * n
         await madd(a, code, ma, mb, mc, n)                  # all of a comes back first
-        assert all(o.block.resident_bytes == o.size for o in a.objects)
+        assert all(o.block.resident_bytes == o.size for o in a.space.objects)
         assert b.lookup(hog).block.resident_bytes < 8 * MiB - 4 * n * n
         out = as_u32(await read_back(a, mc, 4 * n * n))
         assert np.array_equal(out, as_u32(da) + as_u32(db))
-        assert s.virtual[0].swap.swap_in_count >= 1 and a.swap.swap_in_bytes > 0
+        assert s.virtual[0].swap.swap_in_count >= 1 and a.counters.swap.swap_in_bytes > 0
     run_swappy(body)
 
 
@@ -174,7 +174,7 @@ def test_copies_to_resident_pages_skip_the_swap_in_lock_unless_a_swap_in_runs() 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ticker.run)
             await trio.sleep(0)
-            h.unyielded_pins, before = 0, ticker.ticks
+            h.counters.unyielded_pins, before = 0, ticker.ticks
             for _ in range(PIN_BURST - 1):
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert ticker.ticks == before, "a copy to resident pages yielded"

@@ -46,7 +46,7 @@ def map_block(handle: Handle, obj: MemObject) -> None:
     pages = np.nonzero(block.pa >= 0)[0]
     map_resident(block, pages, [(handle, obj)])
     block.maps.append((handle, obj))
-    handle.objects.add(obj)
+    handle.space.objects.add(obj)
 
 
 def unmap_block(handle: Handle, obj: MemObject) -> None:
@@ -94,7 +94,7 @@ async def touching(handle: Handle, *ranges: tuple[int, int],
 @asynccontextmanager
 async def resident_all(handle: Handle) -> AsyncIterator[None]:
     """Pin every device block of ``handle`` and bring all of it back (for a launch)."""
-    spans = [(o.block, 0, o.block.npages) for o in handle.objects
+    spans = [(o.block, 0, o.block.npages) for o in handle.space.objects
              if isinstance(o.block, DeviceBlock)]
     async with _pinned(handle, spans, True):
         yield
@@ -119,9 +119,9 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
     run of small copies neither holds the loop nor keeps a block pinned whenever an
     allocation waiting to evict it gets to run.
     """
-    handle.unyielded_pins += 1
-    if handle.unyielded_pins >= PIN_BURST:
-        handle.unyielded_pins = 0
+    handle.counters.unyielded_pins += 1
+    if handle.counters.unyielded_pins >= PIN_BURST:
+        handle.counters.unyielded_pins = 0
         await trio.lowlevel.checkpoint()
     blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []

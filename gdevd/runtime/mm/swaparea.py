@@ -182,7 +182,7 @@ class SwapArea:
 def _counters_of(block: DeviceBlock) -> list[SwapCounters]:
     out = [block.vgpu.swap]
     if block.owner is not None:
-        out.append(block.owner.swap)
+        out.append(block.owner.counters.swap)
     return out
 
 
