@@ -19,6 +19,7 @@ from . import defaults as D
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
 from .limits import check_pinned
+from .mm.hostmem import offset_in, pinned_holding
 from .mm.memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
 from .mm.residency import map_block
 from .mm.swap import alloc_pages, settle
@@ -130,15 +131,10 @@ def pinned_object(handle: Handle, buf: Any) -> MemObject:
 
     ``GdevError(ENOENT)`` if ``buf`` is not inside a pinned buffer of this context.
     """
-    if isinstance(buf, DmaBuffer):
-        obj = handle.space.objects.find(buf.va)
-        if obj is None or obj is not buf._obj:
-            raise GdevError(errno.ENOENT, f"{buf} is not a pinned buffer of context {handle.cid}")
-        return obj
-    arr = np.asarray(buf)
-    obj = handle.find_pinned(arr.ctypes.data, max(arr.nbytes, 1))
+    obj = pinned_holding(handle.space.objects, buf)
     if obj is None:
-        raise GdevError(errno.ENOENT, f"not a pinned buffer of context {handle.cid}")
+        raise GdevError(errno.ENOENT, f"{buf!r:.60} is not a pinned buffer of context "
+                                      f"{handle.cid}")
     return obj
 
 
@@ -215,6 +211,4 @@ async def gvirtget(handle: Handle, buf: Any) -> int:
         raise GdevError(errno.EINVAL, e.detail) from None
     if isinstance(buf, DmaBuffer):
         return obj.va
-    block = obj.block
-    assert isinstance(block, DmaBlock)
-    return obj.va + (np.asarray(buf).ctypes.data - block.address)
+    return obj.va + offset_in(obj, np.asarray(buf))

@@ -37,7 +37,7 @@ from ..errors import GdevError
 from . import defaults as D
 from .bounce import BounceBuffers
 from .mm.addrspace import AddressSpace
-from .mm.memory import DmaBlock, MemObject
+from .mm.memory import MemObject
 from .mm.swaparea import SwapCounters
 
 if TYPE_CHECKING:
@@ -111,13 +111,6 @@ class Handle:
     def lookup(self, va: int, size: int = 1, *, kind: int | None = None) -> MemObject:
         """The object containing ``[va, va + size)`` (:meth:`AddressSpace.lookup`)."""
         return self.space.lookup(va, size, kind=kind)
-
-    def find_pinned(self, address: int, size: int) -> MemObject | None:
-        """The pinned buffer of this context holding host ``[address, address + size)``."""
-        for obj in self.space.objects.pinned:
-            if isinstance(obj.block, DmaBlock) and obj.block.contains(address, size):
-                return obj
-        return None
 
     # --- the stream -----------------------------------------------------------------------
 
