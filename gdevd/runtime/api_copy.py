@@ -89,12 +89,12 @@ def _bounce_args(handle: Handle, size: int, src_addr: int,
     return path, {"chunk": handle.bounce.chunk_size, "depth": depth, "bounce": bounce}
 
 
-def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> HostRange:
+def _prepare(handle: Handle, buf: Any, size: int, *, writable: bool) -> HostRange:
+    """The copy's host side, checked; the device range is checked where it is pinned
+    (:func:`touching` looks it up: ENOENT / EFAULT), or up front by the _async forms."""
     check_handle(handle)
     check_size(size)
-    host = describe(handle.space.objects, buf, size, writable=writable)
-    handle.lookup(va, size)
-    return host
+    return describe(handle.space.objects, buf, size, writable=writable)
 
 
 async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> None:
@@ -102,15 +102,14 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> No
 
     Errors: EBADF, EINVAL (size <= 0, bad or short buffer), ENOENT/EFAULT (bad address).
     """
-    host = _prepare(handle, dst, src, size, writable=False)
+    host = _prepare(handle, src, size, writable=False)
     async with handle.exclusive():
         await _to_device(handle, dst, host, size)
 
 
 async def _to_device(handle: Handle, dst: int, host: HostRange, size: int) -> None:
     check_handle(handle)
-    handle.lookup(dst, size)
-    async with touching(handle, (dst, size)):
+    async with touching(handle, (dst, size)):      # looks the range up (ENOENT / EFAULT)
         await _to_device_resident(handle, dst, host, size)
 
 
@@ -132,7 +131,7 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> 
 
     Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer), ENOENT/EFAULT.
     """
-    host = _prepare(handle, src, dst, size, writable=True)
+    host = _prepare(handle, dst, size, writable=True)
     async with handle.exclusive():
         await _from_device(handle, host, src, size)
 
@@ -171,7 +170,8 @@ async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int)
     Asynchronous only when ``src`` lies in a pinned buffer (the caller keeps it unchanged
     until ``gsync``); otherwise the copy is done on return and the id is 0 (as in Gdev).
     """
-    host = _prepare(handle, dst, src, size, writable=False)
+    host = _prepare(handle, src, size, writable=False)
+    handle.lookup(dst, size)
     if not _async_eligible(host, handle.system.config.iowrite_limit):
         async with handle.exclusive():
             await _to_device(handle, dst, host, size)
@@ -184,7 +184,8 @@ async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int)
 
 async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: int) -> int:
     """Like :func:`gmemcpy_from_device`; a fence id when ``dst`` is pinned, else 0."""
-    host = _prepare(handle, src, dst, size, writable=True)
+    host = _prepare(handle, dst, size, writable=True)
+    handle.lookup(src, size)
     if not _async_eligible(host, handle.system.config.ioread_limit):
         async with handle.exclusive():
             await _from_device(handle, host, src, size)

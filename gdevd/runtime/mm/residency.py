@@ -22,7 +22,7 @@ needing memory), never for operations still swapping in (that could deadlock).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -73,13 +73,14 @@ def _unpin(blocks: list[DeviceBlock], running: list[DeviceBlock], handle: Handle
     handle.gpu.swap.notify()
 
 
-@asynccontextmanager
-async def touching(handle: Handle, *ranges: tuple[int, int],
-                   bring: bool = True) -> AsyncIterator[list[DeviceBlock]]:
-    """Pin the device blocks under ``ranges`` (va, size) of ``handle`` for the body.
+def touching(handle: Handle, *ranges: tuple[int, int],
+             bring: bool = True) -> AbstractAsyncContextManager[list[DeviceBlock]]:
+    """Pin the device blocks under ``ranges`` (va, size) of ``handle`` for the body
+    (``async with touching(...) as blocks``).
 
-    With ``bring`` the pages covering each range are swapped in first.  Pinned memory
-    (DMA) ranges are skipped.  Yields the pinned blocks.
+    Each range is looked up at once (``handle.lookup``: ENOENT / EFAULT).  With ``bring``
+    the pages covering each range are swapped in first.  Pinned memory (DMA) ranges are
+    skipped.  Yields the pinned blocks.
     """
     spans = []
     for va, size in ranges:
@@ -87,8 +88,7 @@ async def touching(handle: Handle, *ranges: tuple[int, int],
         if hit is not None:
             block, off = hit
             spans.append((block, off // PAGE, -(-(off + size) // PAGE)))
-    async with _pinned(handle, spans, bring) as blocks:
-        yield blocks
+    return _pinned(handle, spans, bring)
 
 
 @asynccontextmanager
