@@ -1,9 +1,10 @@
 """What the ioctl handlers need from the runtime, and the checks on shared buffers.
 
 ``rt`` is the runtime's Gdev API (async verbs, Gdev's names).  The functions here turn ABI
-values into runtime arguments: a host range named by (kind, buf id, offset, size) becomes a
-view of the shared memory it lies in, after checking that it lies there (EFAULT otherwise);
-a launch request becomes the runtime's kernel descriptor.
+values into runtime arguments: a copy's host side (inline payload, or kind, buf id, offset
+and size in shared memory) becomes the runtime's host-memory descriptor
+(``hostmem.HostRange``, whose constructors check the range: EFAULT outside its buffer); a
+launch request becomes the runtime's kernel descriptor.
 
 Staging buffers are pinned (``gmalloc_dma``) memory of the session's own context, so a
 pageable copy's daemon side is one copy from the shared slot (Gdev's PINCPY) and its bytes
