@@ -1,9 +1,10 @@
 """What the ioctl handlers need from the runtime, and the checks on shared buffers.
 
 ``rt`` is the runtime's Gdev API (async verbs, Gdev's names).  The functions here turn ABI
-values into runtime arguments: a host range named by (kind, buf id, offset, size) becomes a
-view of the shared memory it lies in, after checking that it lies there (EFAULT otherwise);
-a launch request becomes the runtime's kernel descriptor.
+values into runtime arguments: a copy's host side (inline payload, or kind, buf id, offset
+and size in shared memory) becomes the runtime's host-memory descriptor
+(``hostmem.HostRange``, whose constructors check the range: EFAULT outside its buffer); a
+launch request becomes the runtime's kernel descriptor.
 
 Staging buffers are pinned (``gmalloc_dma``) memory of the session's own context, so a
 pageable copy's daemon side is one copy from the shared slot (Gdev's PINCPY) and its bytes
@@ -20,7 +21,7 @@ import numpy as np
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
-from gdevd.runtime import Credentials
+from gdevd.runtime import Credentials, hostmem
 from libgdev import abi
 
 SHMID_DS = [f.name for f in dataclasses.fields(rt.ShmidDs)]  # GSHMCTL reply fields
@@ -63,49 +64,50 @@ async def staging(session: Any) -> Any:
     return session.staging
 
 
-def _range(array: np.ndarray, offset: int, size: int, what: str) -> np.ndarray:
-    if offset + size > len(array):
-        raise GdevError(errno.EFAULT, f"{what}: [{offset}, +{size}) outside {len(array)} bytes")
-    return array[offset:offset + size]
+def _pinned(session: Any, buf_id: int) -> Any:
+    buf = session.dma.get(buf_id)
+    if buf is None:
+        raise GdevError(errno.ENOENT, f"no pinned buffer {buf_id}")
+    return buf
 
 
 def dma_range(session: Any, buf_id: int, offset: int, size: int) -> np.ndarray:
     """Bytes [offset, offset+size) of pinned buffer ``buf_id`` (ENOENT / EFAULT)."""
-    buf = session.dma.get(buf_id)
-    if buf is None:
-        raise GdevError(errno.ENOENT, f"no pinned buffer {buf_id}")
-    return _range(buf.array, offset, size, f"pinned buffer {buf_id}")
+    return hostmem.in_pinned(_pinned(session, buf_id), offset, size,
+                             f"pinned buffer {buf_id}").array
 
 
-def _shared(session: Any, req: Any) -> np.ndarray:
+def _shared(session: Any, req: Any) -> hostmem.HostRange:
     if req.host_kind == abi.HOST_STAGING:
         if session.staging is None or req.buf_id:
             raise GdevError(errno.EINVAL, "no staging buffer (GET_STAGING first)")
-        return _range(session.staging.array, req.host_offset, req.size, "staging buffer")
+        return hostmem.in_pinned(session.staging, req.host_offset, req.size, "staging buffer")
     if req.host_kind == abi.HOST_DMA:
-        return dma_range(session, req.buf_id, req.host_offset, req.size)
+        return hostmem.in_pinned(_pinned(session, req.buf_id), req.host_offset, req.size,
+                                 f"pinned buffer {req.buf_id}")
     raise GdevError(errno.EINVAL, f"unknown host kind {req.host_kind}")
 
 
-def host_source(session: Any, req: Any, tail: abi.Tail) -> Any:
-    """The host side of an HtoD copy request."""
+def host_source(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRange:
+    """The host side of an HtoD copy request: the inline payload (a view of the message,
+    not a copy) or a checked range of a shared buffer."""
     if req.host_kind == abi.HOST_INLINE:
         if len(tail) != req.size or req.host_offset or req.buf_id:
             raise GdevError(errno.EINVAL, f"inline copy of {req.size} bytes carries {len(tail)}")
-        return np.frombuffer(tail, dtype=np.uint8)
+        return hostmem.inline(tail)
     if tail:
         raise GdevError(errno.EINVAL, "tail on a copy from shared memory")
     return _shared(session, req)
 
 
-def host_destination(session: Any, req: Any, tail: abi.Tail) -> np.ndarray:
-    """The host side of a DtoH copy request (a fresh array for an inline reply)."""
+def host_destination(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRange:
+    """The host side of a DtoH copy request (fresh bytes for an inline reply)."""
     if tail:
         raise GdevError(errno.EINVAL, "a copy from the device carries no data")
     if req.host_kind == abi.HOST_INLINE:
         if req.size > abi.INLINE_MAX or req.host_offset or req.buf_id:
             raise GdevError(errno.EINVAL, f"inline copy of {req.size} bytes")
-        return np.empty(req.size, dtype=np.uint8)
+        return hostmem.scratch(req.size)
     return _shared(session, req)
 
 
@@ -125,7 +127,7 @@ def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
         return name, bytes(rest)
     if rest:
         raise GdevError(errno.EINVAL, "image both inline and in shared memory")
-    return name, _shared(session, req).tobytes()
+    return name, _shared(session, req).array.tobytes()
 
 
 def kernel_from(req: Any, tail: abi.Tail) -> Any:

@@ -216,7 +216,7 @@ async def _gmemcpy_to_device_async(call: Call, req: Any, tail: abi.Tail) -> Out:
 async def _gmemcpy_from_device(call: Call, req: Any, tail: abi.Tail) -> Out:
     dst = backend.host_destination(call.s, req, tail)
     await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size)
-    return Out(tail=dst.data if req.host_kind == abi.HOST_INLINE else b"")
+    return Out(tail=dst.array.data if req.host_kind == abi.HOST_INLINE else b"")
 
 
 @handler("GMEMCPY_FROM_DEVICE_ASYNC")

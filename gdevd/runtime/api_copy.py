@@ -14,52 +14,28 @@ Path selection (Gdev section 1.4, and the paper's Fig. 3/4):
    ``pipeline_count > 1`` and ``size > chunk_size``, else **chunked** (one buffer at a time).
 
 Device addresses must lie inside one object of the context (ENOENT if none contains the
-start, EFAULT if the range runs past its end); host buffers are any C-contiguous buffer
-(numpy arrays, bytes, bytearray, memoryview, DmaBuffer) at least ``size`` bytes long.
+start, EFAULT if the range runs past its end).  The host side is a
+:class:`~.mm.hostmem.HostRange` built once (at the ioctl boundary, or here from any
+C-contiguous buffer: numpy arrays, bytes, bytearray, memoryview, DmaBuffer, at least
+``size`` bytes long), which says whether the bytes are pinned; no path searches for it.
 """
 
 from __future__ import annotations
 
-import errno
 from typing import Any
 
-import numpy as np
 import trio
 
-from ..errors import GdevError
 from . import constants as C
 from .api_mem import check_size
 from .handle import Fence, Handle, check_handle
-from .memory import DmaBuffer
-from .residency import is_resident, read_swapped, touching
-
-
-def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
-    """The first ``size`` bytes of host buffer ``buf`` as a flat np.uint8 view (no copy).
-
-    ``GdevError(EINVAL)`` if it is not a C-contiguous buffer, is too short, or is read-only
-    while ``writable`` is asked.
-    """
-    if isinstance(buf, DmaBuffer):
-        buf = buf.array
-    try:
-        view = memoryview(buf)
-    except TypeError:
-        raise GdevError(errno.EINVAL, f"not a host buffer: {type(buf).__name__}") from None
-    if not view.c_contiguous:
-        raise GdevError(errno.EINVAL, "host buffer must be C-contiguous")
-    if writable and view.readonly:
-        raise GdevError(errno.EINVAL, "host buffer is read-only")
-    if view.nbytes < size:
-        raise GdevError(errno.EINVAL, f"host buffer holds {view.nbytes} bytes, copy needs {size}")
-    arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
-                        dtype=np.uint8)
-    return arr[:size]
+from .mm.hostmem import HostRange, describe
+from .mm.residency import is_resident, read_swapped, touching
 
 
 def _count(handle: Handle, path: str, size: int) -> None:
-    handle.copy_stats[path] += 1
-    handle.copy_stats[path + "_bytes"] += size
+    handle.counters.copies[path] += 1
+    handle.counters.copies[path + "_bytes"] += size
     handle.system.scheduler.copied(handle, size)      # the scheduler's per-context/vGPU bytes
 
 
@@ -99,7 +75,7 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
     await sched.memory_begin(handle)
     try:
         seq = submit(*args)
-        await handle.system.completions[handle.phys.index][engine.name].wait(seq)
+        await handle.gpu.completions[engine.name].wait(seq)
     finally:
         sched.memory_end(handle)
     _count(handle, path, size)
@@ -107,18 +83,18 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
 
 def _bounce_args(handle: Handle, size: int, src_addr: int,
                  dst_addr: int) -> tuple[str, dict[str, Any]]:
-    depth = handle.pipeline_count if size > handle.chunk_size else 1
+    depth = handle.bounce.pipeline_count if size > handle.bounce.chunk_size else 1
     path = C.PATH_PIPELINED if depth > 1 else C.PATH_CHUNKED
-    bounce = handle.bounce_for(src_addr, dst_addr)
-    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": bounce}
+    bounce = handle.bounce.placed_for(src_addr, dst_addr)
+    return path, {"chunk": handle.bounce.chunk_size, "depth": depth, "bounce": bounce}
 
 
-def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:
+def _prepare(handle: Handle, buf: Any, size: int, *, writable: bool) -> HostRange:
+    """The copy's host side, checked; the device range is checked where it is pinned
+    (:func:`touching` looks it up: ENOENT / EFAULT), or up front by the _async forms."""
     check_handle(handle)
     check_size(size)
-    host = host_array(buf, size, writable=writable)
-    handle.lookup(va, size)
-    return host
+    return describe(handle.space.objects, buf, size, writable=writable)
 
 
 async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> None:
@@ -126,28 +102,28 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> No
 
     Errors: EBADF, EINVAL (size <= 0, bad or short buffer), ENOENT/EFAULT (bad address).
     """
-    host = _prepare(handle, dst, src, size, writable=False)
+    host = _prepare(handle, src, size, writable=False)
     async with handle.exclusive():
         await _to_device(handle, dst, host, size)
 
 
-async def _to_device(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
+async def _to_device(handle: Handle, dst: int, host: HostRange, size: int) -> None:
     check_handle(handle)
-    handle.lookup(dst, size)
-    async with touching(handle, (dst, size)):
+    async with touching(handle, (dst, size)):      # looks the range up (ENOENT / EFAULT)
         await _to_device_resident(handle, dst, host, size)
 
 
-async def _to_device_resident(handle: Handle, dst: int, host: np.ndarray, size: int) -> None:
+async def _to_device_resident(handle: Handle, dst: int, host: HostRange, size: int) -> None:
     if size <= handle.system.config.iowrite_limit:
-        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.write, dst, host)
-    elif handle.find_pinned(host.ctypes.data, size) is not None:
+        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.write, dst, host.array)
+    elif host.pinned is not None:
         engine = handle.phys.htod
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_htod, handle.mmu,
-                          dst, host)
+                          dst, host.array)
     else:
-        path, kw = _bounce_args(handle, size, host.ctypes.data, dst)
-        await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst, host, **kw)
+        path, kw = _bounce_args(handle, size, host.array.ctypes.data, dst)
+        await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst,
+                           host.array, **kw)
 
 
 async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> None:
@@ -155,36 +131,37 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> 
 
     Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer), ENOENT/EFAULT.
     """
-    host = _prepare(handle, src, dst, size, writable=True)
+    host = _prepare(handle, dst, size, writable=True)
     async with handle.exclusive():
         await _from_device(handle, host, src, size)
 
 
-async def _from_device(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
+async def _from_device(handle: Handle, host: HostRange, src: int, size: int) -> None:
     check_handle(handle)
     obj = handle.lookup(src, size)
     async with touching(handle, (src, size), bring=False) as blocks:
         if blocks and not is_resident(blocks[0], src - obj.va, size):
-            await read_swapped(handle, blocks[0], src - obj.va, host)
+            await read_swapped(handle, blocks[0], src - obj.va, host.array)
             _count(handle, C.PATH_SWAP, size)
         else:
             await _from_device_resident(handle, host, src, size)
 
 
-async def _from_device_resident(handle: Handle, host: np.ndarray, src: int, size: int) -> None:
+async def _from_device_resident(handle: Handle, host: HostRange, src: int, size: int) -> None:
     if size <= handle.system.config.ioread_limit:
-        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.read_into, src, host)
-    elif handle.find_pinned(host.ctypes.data, size) is not None:
+        await _direct(handle, C.PATH_DIRECT, size, handle.mmu.read_into, src, host.array)
+    elif host.pinned is not None:
         engine = handle.phys.dtoh
         await _engine_job(handle, C.PATH_PINNED, size, engine, engine.submit_dtoh, handle.mmu,
-                          host, src)
+                          host.array, src)
     else:
-        path, kw = _bounce_args(handle, size, src, host.ctypes.data)
-        await _engine_copy(handle, path, size, handle.phys.dtoh.dtoh, handle.mmu, host, src, **kw)
+        path, kw = _bounce_args(handle, size, src, host.array.ctypes.data)
+        await _engine_copy(handle, path, size, handle.phys.dtoh.dtoh, handle.mmu, host.array,
+                           src, **kw)
 
 
-def _async_eligible(handle: Handle, host: np.ndarray, size: int, limit: int) -> bool:
-    return size > limit and handle.find_pinned(host.ctypes.data, size) is not None
+def _async_eligible(host: HostRange, limit: int) -> bool:
+    return host.size > limit and host.pinned is not None
 
 
 async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int) -> int:
@@ -193,9 +170,11 @@ async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int)
     Asynchronous only when ``src`` lies in a pinned buffer (the caller keeps it unchanged
     until ``gsync``); otherwise the copy is done on return and the id is 0 (as in Gdev).
     """
-    host = _prepare(handle, dst, src, size, writable=False)
-    if not _async_eligible(handle, host, size, handle.system.config.iowrite_limit):
-        await gmemcpy_to_device(handle, dst, src, size)
+    host = _prepare(handle, src, size, writable=False)
+    handle.lookup(dst, size)
+    if not _async_eligible(host, handle.system.config.iowrite_limit):
+        async with handle.exclusive():
+            await _to_device(handle, dst, host, size)
         return 0
 
     async def op(fence: Fence) -> None:
@@ -205,9 +184,11 @@ async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int)
 
 async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: int) -> int:
     """Like :func:`gmemcpy_from_device`; a fence id when ``dst`` is pinned, else 0."""
-    host = _prepare(handle, src, dst, size, writable=True)
-    if not _async_eligible(handle, host, size, handle.system.config.ioread_limit):
-        await gmemcpy_from_device(handle, dst, src, size)
+    host = _prepare(handle, dst, size, writable=True)
+    handle.lookup(src, size)
+    if not _async_eligible(host, handle.system.config.ioread_limit):
+        async with handle.exclusive():
+            await _from_device(handle, host, src, size)
         return 0
 
     async def op(fence: Fence) -> None:

@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import GdevError
-from ..gpu.hostpages import sealed_memfd
+from ...errors import GdevError
+from ...gpu.hostpages import sealed_memfd
+from ..constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
+from ..defaults import PAGE_SIZE as PAGE
 from .allocator import Extent
-from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
-from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
-    from ..gpu.device import PhysicalGpu
-    from .system import VirtualGpu
+    from ...gpu.device import PhysicalGpu
+    from ..system import VirtualGpu
 
 
 class DeviceBlock:
@@ -180,21 +180,36 @@ class ObjectMap:
     def __init__(self) -> None:
         self._starts: list[int] = []
         self._objs: dict[int, MemObject] = {}
-        self.pinned: list[MemObject] = []     # the DMA mappings, for host-pointer lookups
+        self.pinned: list[MemObject] = []     # the DMA mappings
+        # id(block.array) -> the first pinned mapping of that block: a host array is known
+        # as pinned by what owns its bytes, never by searching addresses (mm/hostmem.py).
+        # Invariant: the keys are exactly the arrays of the blocks of ``pinned``.
+        self._by_array: dict[int, MemObject] = {}
 
     def add(self, obj: MemObject) -> None:
         """Insert a mapping (the caller guarantees it overlaps no other)."""
         bisect.insort(self._starts, obj.va)
         self._objs[obj.va] = obj
-        if obj.kind == GDEV_MEM_DMA:
+        if isinstance(obj.block, DmaBlock):
             self.pinned.append(obj)
+            self._by_array.setdefault(id(obj.block.array), obj)
 
     def remove(self, obj: MemObject) -> None:
         """Remove a mapping previously added."""
         del self._objs[obj.va]
         self._starts.pop(bisect.bisect_left(self._starts, obj.va))
-        if obj.kind == GDEV_MEM_DMA:
+        if isinstance(obj.block, DmaBlock):
             self.pinned.remove(obj)
+            key = id(obj.block.array)
+            if self._by_array.get(key) is obj:
+                del self._by_array[key]
+                other = next((o for o in self.pinned if o.block is obj.block), None)
+                if other is not None:
+                    self._by_array[key] = other
+
+    def pinned_owning(self, array: object) -> MemObject | None:
+        """The pinned mapping whose block's array is ``array`` (that very object), or None."""
+        return self._by_array.get(id(array))
 
     def find(self, va: int) -> MemObject | None:
         """The mapping containing ``va``, or None."""
@@ -222,14 +237,14 @@ class DmaBuffer:
     def __init__(self, obj: MemObject) -> None:
         block = obj.block
         assert isinstance(block, DmaBlock)
-        self._obj = obj
+        self.mapping = obj                  # its mapping in the allocating context
         self.array: np.ndarray = block.array
         self.va, self.size = obj.va, block.size
 
     @property
     def fd(self) -> int:
         """The memfd of the buffer (-1 once freed)."""
-        block = self._obj.block
+        block = self.mapping.block
         assert isinstance(block, DmaBlock)
         return block.fd
 
