@@ -41,7 +41,7 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from procfs import GLOBAL, PER_VGPU, write_entry
-from procfs.table import Entry
+from procfs.entry import Entry
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 DAEMON_KEYS = {"log_level": str, "log": str, "pidfile": str, "socket": str, "modules": list}
