@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from gdevd.errors import GdevError
+from gdevd.fuse.devstate import DeviceState
 from gdevd.fuse.linux import LinuxAnswers
 from gdevd.fuse.tree import Node, Tree
 from gdevd.ioctl.session import Opener, Session, SessionTable
@@ -85,6 +86,7 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
         self._files: dict[int, Session | Node] = {}
         self._values: dict[int, PendingValue] = {}  # fh of a /proc file -> value so far
         self._next_fh = 1
+        self.device_state: DeviceState | None = None  # where chmod/chown are kept, if anywhere
 
     # -- attributes ------------------------------------------------------------------
     def _attrs(self, node: Node) -> pyfuse3.EntryAttributes:
@@ -122,6 +124,9 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
         if fields.update_gid:
             node.gid = attr.st_gid
         node.touch(ctime_only=not fields.update_mtime)
+        changed = fields.update_mode or fields.update_uid or fields.update_gid
+        if changed and self.device_state is not None:
+            await self.device_state.record(node)
         return self._attrs(node)
 
     # -- directories -----------------------------------------------------------------
