@@ -217,6 +217,24 @@ ENTRIES += (
           S.ptx_modules, formatter=format_text),
 )
 
+
+
+def describe(entries: tuple[Entry, ...]) -> str:
+    """One line per entry: its path, ``ro`` or ``rw`` and bounds, and its help."""
+    lines = []
+    for e in entries:
+        where = f"vdN/{e.name}" if e.scope == "vgpu" else e.name
+        rule = "rw" if e.writable else "ro"
+        if e.bounds is not None:
+            rule += f" {e.bounds[0]}..{e.bounds[1]}"
+        lines.append(f"{where} ({rule}): {e.help}")
+    return "\n".join(lines) + "\n"
+
+
+HELP = Entry("help", "global", RO, "every entry: path, ro or rw with its bounds, meaning "
+             "(writes are root's; a refused write is logged by gdevd with why)",
+             lambda system: describe(ENTRIES), formatter=format_text)
+ENTRIES += (HELP,)
 GLOBAL = tuple(e for e in ENTRIES if e.scope == "global")
 PER_VGPU = tuple(e for e in ENTRIES if e.scope == "vgpu")
 
