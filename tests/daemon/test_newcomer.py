@@ -29,20 +29,32 @@ def _cu_init(mount: str) -> str:
     return r.stdout
 
 
-def test_cuinit_without_a_daemon_says_how_to_start_one(tmp_path) -> None:
+GDEV_RUN = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gdev-run")
+
+
+def _gdev_run(mount: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([GDEV_RUN, "--mount", mount, "true"], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_cuinit_and_gdev_run_without_a_daemon_say_how_to_start_one(tmp_path) -> None:
     mount = str(tmp_path / "mnt")
     out = _cu_init(mount)
     assert "CUDA_ERROR_NO_DEVICE" in out and f"start it with `gdevd {mount}`" in out, out
+    r = _gdev_run(mount)
+    assert r.returncode == 2 and f"start it with `gdevd {mount}`" in r.stderr, r.stderr
 
 
 @pytest.mark.mount
-def test_cuinit_on_a_stale_mount_names_the_command_that_clears_it() -> None:
+def test_cuinit_and_gdev_run_on_a_stale_mount_name_the_command_that_clears_it() -> None:
     d = start_gdevd()
     try:
         d.proc.send_signal(signal.SIGKILL)
         d.proc.wait()
         out = _cu_init(d.mount)
         assert "stale mount" in out and f"fusermount3 -u {d.mount}" in out, out
+        r = _gdev_run(d.mount)
+        assert "stale mount" in r.stderr and f"fusermount3 -u {d.mount}" in r.stderr
     finally:
         subprocess.run(["fusermount3", "-u", "-z", d.mount], check=False)
         stop_gdevd(d)
