@@ -50,10 +50,7 @@ class Entry:
         (or the entry's own ``parser``)."""
         if self.parser is not None:
             return self.parser(data)
-        text = data.strip()
-        if not text or len(text) > 63 or not text.isdigit():
-            raise GdevError(errno.EINVAL, f"{self.name}: not an unsigned integer: {data[:64]!r}")
-        return int(text)
+        return parse_unsigned(self.name, data)
 
     def validate(self, value: int) -> None:
         """Refuse a value outside ``bounds`` with EINVAL."""
@@ -97,6 +94,24 @@ class TextEntry(Entry):
         return (text if text.endswith("\n") else text + "\n").encode()
 
 
+
+
+def parse_unsigned(name: str, data: bytes) -> int:
+    """An unsigned decimal, surrounding whitespace allowed; EINVAL naming ``name`` else."""
+    text = data.strip()
+    if not text or len(text) > 63 or not text.isdigit():
+        raise GdevError(errno.EINVAL, f"{name}: not an unsigned integer: {data[:64]!r}")
+    return int(text)
+
+
+def parse_multiple(name: str, unit: int) -> Callable[[bytes], int]:
+    """A parser of unsigned decimals that are multiples of ``unit`` (a chunk in pages)."""
+    def parse(data: bytes) -> int:
+        value = parse_unsigned(name, data)
+        if value % unit:
+            raise GdevError(errno.EINVAL, f"{name}: {value} is not a multiple of {unit}")
+        return value
+    return parse
 
 
 def parse_word(data: bytes) -> str:

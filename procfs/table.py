@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gdevd.errors import GdevError
+from gdevd.runtime import defaults as D
 from gdevd.runtime import stats as R
 from gdevd.runtime import tunables as T
 from procfs import metrics as M
@@ -38,6 +39,7 @@ from procfs.entry import (
     format_text,
     format_word,
     parse_choice,
+    parse_multiple,
 )
 
 
@@ -126,9 +128,10 @@ ENTRIES: tuple[Entry, ...] = (
 
 # The memcpy tunables (docs/memory.md; Gdev's gtune defaults and direct-I/O limits).
 ENTRIES += (
-    _tunable("chunk_size", "memcpy chunk (bounce buffer) size of contexts opened from now "
-             "on, bytes, a multiple of 4096 (gtune overrides it per context)",
-             _copy("chunk_size")),
+    Entry("chunk_size", "global", RW, "memcpy chunk (bounce buffer) size of contexts opened "
+          "from now on, bytes, a multiple of 4096 (gtune overrides it per context)",
+          _system("chunk_size"), _copy("chunk_size"), bounds("chunk_size"),
+          parser=parse_multiple("chunk_size", D.PAGE_SIZE)),
     _tunable("pipeline_count", "memcpy bounce buffers in flight of contexts opened from now "
              "on (1: chunked, 2-4: pipelined; gtune overrides it per context)",
              _copy("pipeline_count")),

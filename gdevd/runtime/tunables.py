@@ -22,16 +22,16 @@ from .system import GdevSystem, VirtualGpu
 log = logging.getLogger("gdevd.procfs")
 SHARES = ("compute_bandwidth", "memory_bandwidth")
 
-# /proc name -> (attribute path from the scheduler, scale from the /proc unit to the
-# attribute's): the scheduler's numeric knobs.
+# /proc name -> (attribute path from the scheduler, /proc units per attribute unit): the
+# scheduler's numeric knobs (seconds in the scheduler, microseconds or ms in /proc).
 SCHED_KNOBS: dict[str, tuple[str, float]] = {
-    "band_wait_us": ("band_wait", 1e-6),
-    "util_window_us": ("window", 1e-6),
+    "band_wait_us": ("band_wait", 1e6),
+    "util_window_us": ("window", 1e6),
     "instances_max": ("instances_max", 1),
-    "slice_us": ("preempter.slice_s", 1e-6),
-    "kernel_time_max_ms": ("preempter.kernel_time_max", 1e-3),
+    "slice_us": ("preempter.slice_s", 1e6),
+    "kernel_time_max_ms": ("preempter.kernel_time_max", 1e3),
     "guest_freq": ("guests.freq", 1),
-    "guest_piece_us": ("guests.piece_s", 1e-6),
+    "guest_piece_us": ("guests.piece_s", 1e6),
     "guest_mem_threshold": ("guests.mem_threshold", 1),
 }
 COPY_TUNABLES = ("chunk_size", "pipeline_count", "iowrite_limit", "ioread_limit")
@@ -127,13 +127,13 @@ def set_copy_tunable(system: GdevSystem, name: str, value: int) -> None:
 
 def set_sched_knob(system: GdevSystem, name: str, value: int) -> None:
     """Set one of :data:`SCHED_KNOBS` (value in the /proc unit)."""
-    path, scale = SCHED_KNOBS[name]
+    path, per_unit = SCHED_KNOBS[name]
     check(name, value)
     *parents, attr = path.split(".")
     target: object = system.scheduler
     for p in parents:
         target = getattr(target, p)
-    setattr(target, attr, value if scale == 1 else value * scale)
+    setattr(target, attr, value if name == "instances_max" else value / per_unit)
 
 
 def set_policy(system: GdevSystem, name: str) -> None:

@@ -119,6 +119,9 @@ def test_a_bad_state_file_is_refused_naming_it(tmp_path) -> None:
 @pytest.mark.parametrize("text, why", [
     ("[proc]\nscheduler = \"rr\"\n", "proc.scheduler: unknown scheduler 'rr'"),
     ("[proc.vd0]\ncompute_bandwidth = 101\n", "proc.vd0.compute_bandwidth: 101 outside"),
+    ("[proc]\nchunk_size = 0\n", "proc.chunk_size: 0 outside [4096, 33554432]"),
+    ("[proc]\nchunk_size = 5000\n", "proc.chunk_size: 5000 is not a multiple of 4096"),
+    ("[proc]\niowrite_limit = \"big\"\n", "proc.iowrite_limit: not an unsigned integer"),
     ("[proc.vd0]\ncompute_bandwidth = 60\n[proc.vd1]\ncompute_bandwidth = 30\n",
      "gpu0's vGPUs would total 140%"),
     ("[proc]\nmemory_used = 5\n", "proc.memory_used: not a writable /proc/gdev entry"),
