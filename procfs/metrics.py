@@ -45,33 +45,37 @@ def family(name: str, kind: str, help_: str, samples: Iterable[Sample]) -> list[
 # Per vGPU: (metric, type, help, getter of its VgpuStats).  Names follow Prometheus' rules.
 VGPU_METRICS: tuple[tuple[str, str, str, Callable[[V], float]], ...] = (
     ("compute_share_percent", "gauge", "compute share of the physical GPU",
-     lambda v: v.compute_bandwidth),
+     lambda v: v.shares.compute_bandwidth),
     ("copy_share_percent", "gauge", "copy-engine share of the physical GPU",
-     lambda v: v.memory_bandwidth),
+     lambda v: v.shares.memory_bandwidth),
     ("memory_share_percent", "gauge", "device memory share of the physical GPU",
-     lambda v: v.memory_share),
+     lambda v: v.shares.memory_share),
     ("compute_utilisation_percent", "gauge", "compute utilisation over util_window_us",
-     lambda v: v.compute_bandwidth_used),
+     lambda v: v.usage.compute_bandwidth_used),
     ("copy_utilisation_percent", "gauge", "copy-engine utilisation over util_window_us",
-     lambda v: v.memory_bandwidth_used),
+     lambda v: v.usage.memory_bandwidth_used),
     ("memory_used_bytes", "gauge", "device memory charged to the vGPU",
-     lambda v: v.memory_used),
-    ("memory_size_bytes", "gauge", "device memory the vGPU may use", lambda v: v.memory_size),
-    ("swapped_bytes", "gauge", "bytes of the vGPU now in swap", lambda v: v.swapped_bytes),
-    ("contexts", "gauge", "open contexts", lambda v: v.contexts),
+     lambda v: v.shares.memory_used),
+    ("memory_size_bytes", "gauge", "device memory the vGPU may use",
+     lambda v: v.shares.memory_size),
+    ("swapped_bytes", "gauge", "bytes of the vGPU now in swap",
+     lambda v: v.swap.swapped_bytes),
+    ("contexts", "gauge", "open contexts", lambda v: v.shares.contexts),
     ("compute_seconds_total", "counter", "compute busy time",
-     lambda v: v.compute_time_us / 1e6),
+     lambda v: v.usage.compute_time_us / 1e6),
     ("copy_seconds_total", "counter", "copy-engine busy time",
-     lambda v: v.memory_time_us / 1e6),
+     lambda v: v.usage.memory_time_us / 1e6),
     ("wait_seconds_total", "counter", "time the contexts spent queued",
-     lambda v: v.wait_time_us / 1e6),
-    ("launches_total", "counter", "launches completed", lambda v: v.launches),
-    ("copies_total", "counter", "copies completed", lambda v: v.copies),
-    ("copied_bytes_total", "counter", "bytes copied, every path", lambda v: v.bytes_copied),
-    ("swap_out_bytes_total", "counter", "bytes swapped out", lambda v: v.swap_out_bytes),
-    ("swap_outs_total", "counter", "evictions", lambda v: v.swap_out_count),
-    ("swap_in_bytes_total", "counter", "bytes swapped back in", lambda v: v.swap_in_bytes),
-    ("swap_ins_total", "counter", "swap-ins", lambda v: v.swap_in_count),
+     lambda v: v.usage.wait_time_us / 1e6),
+    ("launches_total", "counter", "launches completed", lambda v: v.usage.launches),
+    ("copies_total", "counter", "copies completed", lambda v: v.usage.copies),
+    ("copied_bytes_total", "counter", "bytes copied, every path",
+     lambda v: v.usage.bytes_copied),
+    ("swap_out_bytes_total", "counter", "bytes swapped out", lambda v: v.swap.swap_out_bytes),
+    ("swap_outs_total", "counter", "evictions", lambda v: v.swap.swap_out_count),
+    ("swap_in_bytes_total", "counter", "bytes swapped back in",
+     lambda v: v.swap.swap_in_bytes),
+    ("swap_ins_total", "counter", "swap-ins", lambda v: v.swap.swap_in_count),
 )
 
 # The vdN entries whose figures VGPU_METRICS already carries (under Prometheus' names).
@@ -100,7 +104,7 @@ CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[[Ctx], float]], ...] = (
 
 
 def _vgpu_labels(v: V) -> Labels:
-    return {"gpu": str(v.gpu), "vgpu": str(v.minor)}
+    return {"gpu": str(v.shares.gpu), "vgpu": str(v.shares.minor)}
 
 
 def _context_labels(c: Ctx) -> Labels:

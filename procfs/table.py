@@ -44,12 +44,10 @@ from procfs.entry import (
 
 
 def _vgpu(field: str) -> Callable[[R.Vgpu], Any]:
-    """The getter of one field of the vGPU's :class:`~gdevd.runtime.stats.VgpuStats`."""
-    return lambda v: getattr(R.vgpu_stats(v), field)
-
-
-def _pct(field: str) -> Callable[[R.Vgpu], int]:
-    return lambda v: int(getattr(R.vgpu_stats(v), field))
+    """The getter of one figure of a vGPU, from the record that holds it
+    (:class:`~gdevd.runtime.stats.VgpuShares`, ``VgpuSwap`` or ``VgpuUsage``)."""
+    snapshot = R.VGPU_FIELDS[field]
+    return lambda v: getattr(snapshot(v), field)
 
 
 def _system(field: str) -> Callable[[R.System], Any]:
@@ -90,10 +88,10 @@ ENTRIES: tuple[Entry, ...] = (
           _vgpu("period_us"), T.set_period, bounds("period")),
     Entry("compute_bandwidth_used", "vgpu", RO,
           "measured compute utilisation over util_window_us, percent",
-          _pct("compute_bandwidth_used")),
+          _vgpu("compute_bandwidth_used")),
     Entry("memory_bandwidth_used", "vgpu", RO,
           "measured copy-engine utilisation over util_window_us, percent",
-          _pct("memory_bandwidth_used")),
+          _vgpu("memory_bandwidth_used")),
     Entry("phys", "vgpu", RO, "index of the physical GPU this vGPU runs on", _vgpu("gpu")),
     Entry("memory_size", "vgpu", RO, "device memory this vGPU may use, bytes",
           _vgpu("memory_size")),

@@ -12,7 +12,8 @@ times of a context in seconds as floats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 import trio
 
@@ -33,8 +34,8 @@ ENGINES: tuple[str, ...] = tuple(jit.ENGINES)
 
 
 @dataclass(frozen=True)
-class VgpuStats:
-    """One virtual GPU: its shares, memory, swap and scheduler usage."""
+class VgpuShares:
+    """A virtual GPU's shares, tunables and memory (cheap: no scheduler arithmetic)."""
 
     minor: int
     gpu: int
@@ -45,17 +46,29 @@ class VgpuStats:
     period_us: int
     watchdog_ms: int
     guest: int
-    compute_bandwidth_used: int   # percent over the utilisation window
-    memory_bandwidth_used: int
     memory_size: int
     memory_used: int
     contexts: int
+
+
+@dataclass(frozen=True)
+class VgpuSwap:
+    """A virtual GPU's swap figures."""
+
     host_swap_held: int
     swap_out_bytes: int
     swap_out_count: int
     swap_in_bytes: int
     swap_in_count: int
     swapped_bytes: int
+
+
+@dataclass(frozen=True)
+class VgpuUsage:
+    """A virtual GPU's scheduler usage: utilisation over the window, busy times, counts."""
+
+    compute_bandwidth_used: int   # percent over the utilisation window
+    memory_bandwidth_used: int
     compute_time_us: int
     memory_time_us: int
     wait_time_us: int
@@ -64,6 +77,15 @@ class VgpuStats:
     bytes_copied: int
     preemptions: int
     timeouts: int
+
+
+@dataclass(frozen=True)
+class VgpuStats:
+    """One virtual GPU whole."""
+
+    shares: VgpuShares
+    swap: VgpuSwap
+    usage: VgpuUsage
 
 
 @dataclass(frozen=True)
@@ -167,22 +189,44 @@ def _overcommit(vgpu: VirtualGpu) -> int:
     return max(0, sum(shares) - 100)
 
 
-def vgpu_stats(vgpu: VirtualGpu) -> VgpuStats:
-    """A snapshot of ``vgpu``."""
+def vgpu_shares(vgpu: VirtualGpu) -> VgpuShares:
+    """``vgpu``'s shares, tunables and memory."""
+    return VgpuShares(vgpu.minor, vgpu.phys.index, vgpu.compute_bandwidth,
+                      vgpu.memory_bandwidth, vgpu.memory_share, _overcommit(vgpu),
+                      vgpu.period_us, vgpu.watchdog_ms, vgpu.guest, vgpu.memory_size,
+                      vgpu.memory_used, len(vgpu.handles))
+
+
+def vgpu_swap(vgpu: VirtualGpu) -> VgpuSwap:
+    """``vgpu``'s swap figures."""
     s = vgpu.swap
     area = vgpu.system.swap.get(vgpu.phys.index) if vgpu.system is not None else None
-    return VgpuStats(
-        vgpu.minor, vgpu.phys.index, vgpu.compute_bandwidth, vgpu.memory_bandwidth,
-        vgpu.memory_share, _overcommit(vgpu), vgpu.period_us, vgpu.watchdog_ms, vgpu.guest,
-        vgpu.compute_bandwidth_used, vgpu.memory_bandwidth_used, vgpu.memory_size,
-        vgpu.memory_used, len(vgpu.handles),
-        area.host_by_vgpu.get(vgpu.minor, 0) if area is not None else 0,
-        s.swap_out_bytes, s.swap_out_count, s.swap_in_bytes, s.swap_in_count, s.swapped_bytes,
+    return VgpuSwap(area.host_by_vgpu.get(vgpu.minor, 0) if area is not None else 0,
+                    s.swap_out_bytes, s.swap_out_count, s.swap_in_bytes, s.swap_in_count,
+                    s.swapped_bytes)
+
+
+def vgpu_usage(vgpu: VirtualGpu) -> VgpuUsage:
+    """``vgpu``'s scheduler usage."""
+    return VgpuUsage(
+        vgpu.compute_bandwidth_used, vgpu.memory_bandwidth_used,
         round(_usage(vgpu, "compute_s", (COMPUTE,)) * 1e6),
         round(_usage(vgpu, "copy_s", (MEMORY,)) * 1e6),
         round(_usage(vgpu, "wait_s") * 1e6), int(_usage(vgpu, "launches")),
         int(_usage(vgpu, "copies")), int(_usage(vgpu, "bytes_copied", (MEMORY,))),
         int(_usage(vgpu, "preemptions")), int(_usage(vgpu, "timeouts")))
+
+
+def vgpu_stats(vgpu: VirtualGpu) -> VgpuStats:
+    """A snapshot of ``vgpu`` whole."""
+    return VgpuStats(vgpu_shares(vgpu), vgpu_swap(vgpu), vgpu_usage(vgpu))
+
+
+# Each per-vGPU figure's record: what a reader of one figure snapshots.
+VGPU_FIELDS: dict[str, Callable[[VirtualGpu], object]] = {
+    f.name: snap for cls, snap in ((VgpuShares, vgpu_shares), (VgpuSwap, vgpu_swap),
+                                   (VgpuUsage, vgpu_usage))
+    for f in fields(cls)}
 
 
 def _residency(system: GdevSystem) -> dict[int, tuple[int, int]]:
