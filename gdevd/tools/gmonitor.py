@@ -6,11 +6,11 @@ Like the original's ``tools/gmonitor`` (and the usched monitor's table), it read
     gmonitor [--mount MOUNT] [--interval 1.0] [--count N]
 
 Each refresh prints the policy and queueing mode, per physical GPU its vGPUs and the
-guests' mode (periodic or continuous); per vGPU its class (``guest`` when all its contexts
-are guests, else ``host``), open contexts, compute and copy-engine utilisation against
-their bandwidth shares (``used/share %``, measured over ``util_window_us``), busy times,
-launches, copies, time its contexts spent queued, and device memory used/size; then the
-open contexts (process name, vGPU, class, priority, memory, times and counts).  Numbers
+guests' mode (periodic or continuous); per vGPU its physical GPU, open contexts, compute
+and copy-engine utilisation against their bandwidth shares (``used/share %``, measured over
+``util_window_us``), busy times, launches, copies, time its contexts spent queued, and
+device memory used/size; then the open contexts (process name, vGPU, class: ``guest`` or
+``host``, priority, memory, times and counts).  Numbers
 are shortened (``1234k``) so that every line fits 80 columns.
 On a terminal the screen is cleared before each refresh.
 """
@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from gdevd.tools import procread
 from gdevd.tools.units import count, id_list, seconds
 
-COLUMNS = ("vgpu", "mode", "ctx", "compute", "copy", "comp_s", "copy_s", "launch", "copies",
+COLUMNS = ("vgpu", "gpu", "ctx", "compute", "copy", "compute_s", "copy_s", "launch", "copies",
            "wait_s", "used/size")
 WIDTH = 80
 
@@ -43,7 +43,7 @@ def snapshot(proc: str) -> list[tuple[str, ...]]:
 
 def _row(v: dict[str, Any], processes: list[dict[str, Any]]) -> tuple[str, ...]:
     ctx = sum(p["vgpu"] == v["minor"] for p in processes)
-    return (str(v["minor"]), "guest" if v.get("guest") == 1 else "host", str(ctx),
+    return (str(v["minor"]), str(v["phys"]), str(ctx),
             f"{v['compute_bandwidth_used']}/{v['compute_bandwidth']}%",
             f"{v['memory_bandwidth_used']}/{v['memory_bandwidth']}%",
             seconds(v["compute_time_us"] / 1e6), seconds(v["memory_time_us"] / 1e6),
