@@ -1,5 +1,5 @@
 """``gdevd MOUNTPOINT [--foreground] [--gpus N] [--vgpus M] [--memory SIZE] [--config FILE]
-[--module KIND:key=value,...]... [--log FILE] [--log-level LEVEL] [--pidfile FILE]``
+[--module KIND:key=value,...]... [--log FILE] [--log-level LEVEL] [--pidfile FILE] [--state FILE]``
 
 Mounts the Gdev tree (``MOUNT/dev/gdevN``, ``MOUNT/proc/gdev``) and serves it until SIGINT or
 SIGTERM, then unmounts.  Without ``--foreground`` it detaches once the mount is ready: the
@@ -49,6 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="debug, info (default), warning or error")
     p.add_argument("--debug", action="store_true", help="--log-level debug")
     p.add_argument("--pidfile", help="write the daemon's pid here (removed at exit)")
+    p.add_argument("--state", help="keep chmod/chown of device files in this file across "
+                                   "restarts (e.g. /var/lib/gdev/state.toml)")
     p.add_argument("--module", action="append", default=[], metavar="KIND:key=value,...",
                    help="load an in-daemon module at start, e.g. "
                    "ecryptfs:lower=DIR,passphrase_file=FILE (see docs/modules.md)")
@@ -64,12 +66,17 @@ def load_settings(args: argparse.Namespace) -> settings.Settings:
     for name in ("gpus", "vgpus", "memory"):
         if getattr(args, name) is not None:
             s.system[name] = getattr(args, name)
-    for name in ("log", "pidfile", "socket", "log_level"):
+    for name in ("log", "pidfile", "socket", "log_level", "state"):
         if getattr(args, name) is not None:
             s.daemon[name] = getattr(args, name)
     if args.debug:
         s.daemon["log_level"] = "debug"
     s.daemon["modules"] = [*s.daemon.get("modules", []), *args.module]
+    if s.daemon.get("state"):
+        try:
+            s.kept = settings.load_state(s.daemon["state"])
+        except settings.ConfigError as exc:
+            raise Refused(str(exc)) from None
     return s
 
 

@@ -12,7 +12,6 @@ import logging
 import os
 import shutil
 import signal
-import stat
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import trio
 
 import kcuda
 from gdevd.errors import GdevError
+from gdevd.fuse import devstate
 from gdevd.fuse.stacked import StackedOperations
 from gdevd.fuse.tree import Tree
 from gdevd.ioctl import sockdir
@@ -63,18 +63,14 @@ def _mount(stack: AsyncExitStack, ops: StackedOperations, mountpoint: str) -> No
     stack.callback(pyfuse3.close, unmount=True)
 
 
-def _apply_devices(tree: Tree, settings: Settings) -> None:
-    """Set the configured mode and owner of device files (what chmod/chown would do)."""
-    for node in tree.nodes.values():
-        access = settings.devices.get(node.minor) if node.minor is not None else None
-        if access is None:
-            continue
-        if access.mode is not None:
-            node.mode = stat.S_IFMT(node.mode) | access.mode
-        node.uid = node.uid if access.uid is None else access.uid
-        node.gid = node.gid if access.gid is None else access.gid
-        log.info("%s: mode %o, owner %d:%d (config)", tree.path_of(node),
-                 stat.S_IMODE(node.mode), node.uid, node.gid)
+def _settle_devices(ops: StackedOperations, settings: Settings) -> None:
+    """Device files' modes and owners: the config's [dev] tables, then the state file's
+    (the last chmod/chown before a restart), which records the changes from now on."""
+    devstate.apply(ops.tree, settings.devices, "config")
+    path = settings.daemon.get("state")
+    if path:
+        devstate.apply(ops.tree, settings.kept, f"state file {path}")
+        ops.device_state = devstate.DeviceState(path, ops.tree, settings.kept)
 
 
 async def _watch_signals(on_signal: Callable[[], None]) -> None:
@@ -99,10 +95,10 @@ async def serve(cfg: DaemonConfig, ready: Callable[[], None] | None = None) -> N
         await nursery.start(IoctlServer(sessions, socket_path).serve)
         registry = ModuleRegistry(cfg.mountpoint)
         tree = Tree(system)
+        ops = StackedOperations(tree, sessions, registry)
         if cfg.settings is not None:
             apply_proc(cfg.settings, system)   # as root's echo would, before anyone sees it
-            _apply_devices(tree, cfg.settings)
-        ops = StackedOperations(tree, sessions, registry)
+            _settle_devices(ops, cfg.settings)
         _mount(stack, ops, cfg.mountpoint)
         stack.push_async_callback(sessions.end_all)  # before unmount: close live contexts
         stack.push_async_callback(registry.unload_all)  # first of all: modules' contexts

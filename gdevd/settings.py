@@ -11,6 +11,7 @@
     log = "/var/log/gdevd.log"
     pidfile = "/run/gdevd.pid"
     socket = "/run/gdevd.sock"
+    state = "/var/lib/gdev/state.toml"   # chmod/chown of device files kept here
     modules = ["ecryptfs:lower=/srv/lower,passphrase_file=/etc/gdev/pass"]
 
     [proc]                   # any writable /proc/gdev entry, applied before the mount serves
@@ -41,10 +42,11 @@ from typing import Any
 
 from gdevd.errors import GdevError
 from procfs import GLOBAL, PER_VGPU, write_entry
-from procfs.table import Entry
+from procfs.entry import Entry
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-DAEMON_KEYS = {"log_level": str, "log": str, "pidfile": str, "socket": str, "modules": list}
+DAEMON_KEYS = {"log_level": str, "log": str, "pidfile": str, "socket": str, "modules": list,
+               "state": str}
 SHARES = ("compute_bandwidth", "memory_bandwidth")
 _GLOBAL = {e.name: e for e in GLOBAL if e.writable}
 _PER_VGPU = {e.name: e for e in PER_VGPU if e.writable}
@@ -71,6 +73,7 @@ class Settings:
     daemon: dict[str, Any] = field(default_factory=dict)  # DAEMON_KEYS
     proc: list[tuple[str, int | None, bytes]] = field(default_factory=list)  # (name, vd, value)
     devices: dict[int, DeviceAccess] = field(default_factory=dict)
+    kept: dict[int, DeviceAccess] = field(default_factory=dict)  # the state file's [dev]
 
 
 def load(path: str) -> Settings:
@@ -87,6 +90,23 @@ def load(path: str) -> Settings:
                  for minor, spec in _vgpu_keys(doc.pop("dev", {}), "dev", "gdev").items()}
     s.system = doc
     return s
+
+
+def load_state(path: str) -> dict[int, DeviceAccess]:
+    """The device files' modes and owners kept in the state file (``gdevd.fuse.devstate``);
+    {} if there is none yet.  ConfigError naming the file if it cannot be used."""
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"state file {path}: {exc} (fix it, or remove it to start from "
+                          "the config's [dev] tables)") from None
+    if set(doc) - {"dev"}:
+        raise ConfigError(f"state file {path}: only [dev.gdevN] tables belong there")
+    return {minor: _device(f"{path}: dev.gdev{minor}", spec)
+            for minor, spec in _vgpu_keys(doc.get("dev", {}), "dev", "gdev").items()}
 
 
 def _daemon(table: Any) -> dict[str, Any]:

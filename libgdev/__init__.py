@@ -44,16 +44,19 @@ def gopen(minor: int, mount: str | None = None) -> Any:
 
 def gdevice_count(mount: str | None = None) -> int:
     """Number of virtual GPUs (read from ``MOUNT/proc/gdev/virtual_device_count``, as Gdev's
-    ioctl library does; ENODEV if there is no such file)."""
+    ioctl library does; ENODEV if there is no such file, saying what to do)."""
     import errno
     import os
 
-    path = os.path.join(mount or mount_point(), "proc", "gdev", "virtual_device_count")
+    from libgdev.gate import open_failure
+
+    where = mount or mount_point()
+    path = os.path.join(where, "proc", "gdev", "virtual_device_count")
     try:
         with open(path) as f:
             return int(f.read())
-    except OSError:
-        raise error_from_errno(errno.ENODEV, path) from None
+    except OSError as exc:
+        raise error_from_errno(errno.ENODEV, open_failure(path, where, exc)) from None
 
 
 def _verb(name: str) -> Any:

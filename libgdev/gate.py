@@ -69,7 +69,7 @@ def open_gate(minor: int, mount: str | None = None) -> tuple[int, Ticket]:
         fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError as exc:
         raise error_from_errno(exc.errno or _errno.ENODEV,
-                               _open_failure(path, mount or mount_point(), exc)) from None
+                               open_failure(path, mount or mount_point(), exc)) from None
     try:
         return fd, parse_ticket(os.pread(fd, 4096, 0))
     except BaseException:
@@ -77,13 +77,14 @@ def open_gate(minor: int, mount: str | None = None) -> tuple[int, Ticket]:
         raise
 
 
-def _open_failure(path: str, mount: str, exc: OSError) -> str:
-    """Why the device file did not open, and what to do about it."""
+def open_failure(path: str, mount: str, exc: OSError) -> str:
+    """Why ``path`` (a file of the mount) did not open, and what to do about it: no daemon,
+    a stale mount, or (otherwise) the path itself."""
     env = f"GDEV_MOUNT={os.environ['GDEV_MOUNT']}" if "GDEV_MOUNT" in os.environ \
         else f"GDEV_MOUNT unset, default {DEFAULT_MOUNT}"
     if exc.errno == _errno.ENOTCONN:
         return (f"gdevd at {mount} is gone and left a stale mount ({env}): clear it with "
                 f"`fusermount3 -u {mount}`, then start it with `gdevd {mount}`")
-    if exc.errno == _errno.ENOENT and not os.path.isdir(os.path.join(mount, "dev")):
+    if exc.errno == _errno.ENOENT and not os.path.isdir(os.path.join(mount, "proc", "gdev")):
         return f"no gdevd at {mount} ({env}): start it with `gdevd {mount}`"
     return path

@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from gdevd.errors import GdevError
-from procfs.table import Entry
+from procfs.entry import Entry
 
 VALUE_MAX = 4096  # one page, as Linux's proc_sys writes
 log = logging.getLogger("gdevd.procfs")

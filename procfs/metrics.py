@@ -7,25 +7,24 @@ units (bytes, seconds).  node_exporter's textfile collector takes the file as is
 (``cat MOUNT/proc/gdev/metrics > DIR/gdev.prom``), and so does a scrape of
 ``gdev-smi --prometheus``.
 
-Per-vGPU figures come from the vGPU records behind ``vdN/*``; every other numeric ``vdN``
-entry of the procfs table (a period, a watchdog's kill count, whatever a later change
-declares) appears as an untyped ``gdev_vgpu_proc_NAME`` family with the entry's help, so no
-figure of the tree is missing here.  Per-context figures come from the scheduler's usage
+Per-vGPU figures come from the runtime's ``VgpuStats`` records (as ``vdN/*``); every other
+numeric ``vdN`` entry of the procfs table (a period, a watchdog's kill count, whatever a later
+change declares) appears as an untyped ``gdev_vgpu_proc_NAME`` family with the entry's help,
+so no figure of the tree is missing here.  Per-context figures come from its ``ContextStats``
 records, as ``contexts`` shows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import trio
 
 from gdevd import __version__
-from procfs import sched as S
+from gdevd.runtime import stats as R
 
 Labels = dict[str, str]
 Sample = tuple[Labels, float]
+V = R.VgpuStats
+Ctx = R.ContextStats
 
 
 def escape(value: str) -> str:
@@ -43,36 +42,39 @@ def family(name: str, kind: str, help_: str, samples: Iterable[Sample]) -> list[
     return lines
 
 
-# Per vGPU: (metric, type, help, getter of the VirtualGpu).  Names follow Prometheus' rules.
-VGPU_METRICS: tuple[tuple[str, str, str, Callable[[Any], float]], ...] = (
+# Per vGPU: (metric, type, help, getter of its VgpuStats).  Names follow Prometheus' rules.
+VGPU_METRICS: tuple[tuple[str, str, str, Callable[[V], float]], ...] = (
     ("compute_share_percent", "gauge", "compute share of the physical GPU",
-     lambda v: v.compute_bandwidth),
+     lambda v: v.shares.compute_bandwidth),
     ("copy_share_percent", "gauge", "copy-engine share of the physical GPU",
-     lambda v: v.memory_bandwidth),
+     lambda v: v.shares.memory_bandwidth),
     ("memory_share_percent", "gauge", "device memory share of the physical GPU",
-     lambda v: v.memory_share),
+     lambda v: v.shares.memory_share),
     ("compute_utilisation_percent", "gauge", "compute utilisation over util_window_us",
-     lambda v: v.compute_bandwidth_used),
+     lambda v: v.usage.compute_bandwidth_used),
     ("copy_utilisation_percent", "gauge", "copy-engine utilisation over util_window_us",
-     lambda v: v.memory_bandwidth_used),
+     lambda v: v.usage.memory_bandwidth_used),
     ("memory_used_bytes", "gauge", "device memory charged to the vGPU",
-     lambda v: v.memory_used),
-    ("memory_size_bytes", "gauge", "device memory the vGPU may use", lambda v: v.memory_size),
+     lambda v: v.shares.memory_used),
+    ("memory_size_bytes", "gauge", "device memory the vGPU may use",
+     lambda v: v.shares.memory_size),
     ("swapped_bytes", "gauge", "bytes of the vGPU now in swap",
      lambda v: v.swap.swapped_bytes),
-    ("contexts", "gauge", "open contexts", lambda v: len(v.handles)),
+    ("contexts", "gauge", "open contexts", lambda v: v.shares.contexts),
     ("compute_seconds_total", "counter", "compute busy time",
-     lambda v: S.usage_us(v, "compute", "compute_s") / 1e6),
+     lambda v: v.usage.compute_time_us / 1e6),
     ("copy_seconds_total", "counter", "copy-engine busy time",
-     lambda v: S.usage_us(v, "memory", "copy_s") / 1e6),
+     lambda v: v.usage.memory_time_us / 1e6),
     ("wait_seconds_total", "counter", "time the contexts spent queued",
-     lambda v: S.wait_us(v) / 1e6),
-    ("launches_total", "counter", "launches completed", lambda v: S.usage_count(v, "launches")),
-    ("copies_total", "counter", "copies completed", lambda v: S.usage_count(v, "copies")),
-    ("copied_bytes_total", "counter", "bytes copied, every path", S.bytes_copied),
+     lambda v: v.usage.wait_time_us / 1e6),
+    ("launches_total", "counter", "launches completed", lambda v: v.usage.launches),
+    ("copies_total", "counter", "copies completed", lambda v: v.usage.copies),
+    ("copied_bytes_total", "counter", "bytes copied, every path",
+     lambda v: v.usage.bytes_copied),
     ("swap_out_bytes_total", "counter", "bytes swapped out", lambda v: v.swap.swap_out_bytes),
     ("swap_outs_total", "counter", "evictions", lambda v: v.swap.swap_out_count),
-    ("swap_in_bytes_total", "counter", "bytes swapped back in", lambda v: v.swap.swap_in_bytes),
+    ("swap_in_bytes_total", "counter", "bytes swapped back in",
+     lambda v: v.swap.swap_in_bytes),
     ("swap_ins_total", "counter", "swap-ins", lambda v: v.swap.swap_in_count),
 )
 
@@ -82,77 +84,68 @@ COVERED = {"compute_bandwidth", "memory_bandwidth", "memory_share", "compute_ban
            "compute_time_us", "memory_time_us", "wait_time_us", "launches", "copies",
            "bytes_copied", "swap_out_bytes", "swap_out_count", "swap_in_bytes", "swap_in_count"}
 
-# Per context: (metric, type, help, getter of (handle, entity, (resident, swapped), now)).
-CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[..., float]], ...] = (
-    ("priority", "gauge", "effective priority, 0-40 (larger first)",
-     lambda h, se, r, now: se.prio.effective(now)),
-    ("memory_bytes", "gauge", "device memory allocated", lambda h, se, r, now:
-     S.device_bytes(h)),
-    ("resident_bytes", "gauge", "bytes of its device blocks resident", lambda h, se, r, now:
-     r[0]),
-    ("swapped_bytes", "gauge", "bytes of its device blocks in swap", lambda h, se, r, now: r[1]),
+# Per context: (metric, type, help, getter of its ContextStats).
+CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[[Ctx], float]], ...] = (
+    ("priority", "gauge", "effective priority, 0-40 (larger first)", lambda c: c.prio),
+    ("memory_bytes", "gauge", "device memory allocated", lambda c: c.memory),
+    ("resident_bytes", "gauge", "bytes of its device blocks resident", lambda c: c.resident),
+    ("swapped_bytes", "gauge", "bytes of its device blocks in swap", lambda c: c.swapped),
     ("faulted", "gauge", "1 once a kernel fault or engine error made the context unusable",
-     lambda h, se, r, now: int(h.fault is not None)),
-    ("compute_seconds_total", "counter", "compute busy time",
-     lambda h, se, r, now: se.usage.compute_s),
-    ("copy_seconds_total", "counter", "copy-engine busy time",
-     lambda h, se, r, now: se.usage.copy_s),
-    ("wait_seconds_total", "counter", "time spent queued", lambda h, se, r, now:
-     se.usage.wait_s),
-    ("launches_total", "counter", "launches completed", lambda h, se, r, now:
-     se.usage.launches),
-    ("copies_total", "counter", "copies completed", lambda h, se, r, now: se.usage.copies),
-    ("copied_bytes_total", "counter", "bytes copied", lambda h, se, r, now:
-     se.usage.bytes_copied),
-    ("swap_out_bytes_total", "counter", "bytes swapped out", lambda h, se, r, now:
-     h.counters.swap.swap_out_bytes),
-    ("swap_in_bytes_total", "counter", "bytes swapped in", lambda h, se, r, now:
-     h.counters.swap.swap_in_bytes),
+     lambda c: int(c.faulted)),
+    ("compute_seconds_total", "counter", "compute busy time", lambda c: c.compute_s),
+    ("copy_seconds_total", "counter", "copy-engine busy time", lambda c: c.copy_s),
+    ("wait_seconds_total", "counter", "time spent queued", lambda c: c.wait_s),
+    ("launches_total", "counter", "launches completed", lambda c: c.launches),
+    ("copies_total", "counter", "copies completed", lambda c: c.copies),
+    ("copied_bytes_total", "counter", "bytes copied", lambda c: c.bytes_copied),
+    ("swap_out_bytes_total", "counter", "bytes swapped out", lambda c: c.swap_out_bytes),
+    ("swap_in_bytes_total", "counter", "bytes swapped in", lambda c: c.swap_in_bytes),
 )
 
 
-def _vgpu_labels(v: Any) -> Labels:
-    return {"gpu": str(v.phys.index), "vgpu": str(v.minor)}
+def _vgpu_labels(v: V) -> Labels:
+    return {"gpu": str(v.shares.gpu), "vgpu": str(v.shares.minor)}
 
 
-def _context_labels(h: Any) -> Labels:
-    return {"cid": str(h.cid), "pid": str(h.cred.pid), "uid": str(h.cred.uid),
-            "name": h.cred.name, "vgpu": str(h.vgpu.minor)}
+def _context_labels(c: Ctx) -> Labels:
+    return {"cid": str(c.cid), "pid": str(c.pid), "uid": str(c.uid), "name": c.name,
+            "vgpu": str(c.vgpu)}
 
 
-def render(system: Any) -> str:
+def render(system: R.System) -> str:
     """The whole exposition: an info line, the swap areas, every vGPU and every context."""
+    sched, sys_ = R.scheduler_stats(system), R.system_stats(system)
     lines = family("gdev_info", "gauge", "gdevd version and scheduler (value 1)",
-                   [({"version": __version__, "scheduler": S.get_policy(system),
-                      "queueing": S.get_queueing(system)}, 1)])
-    for attr in ("device_size", "device_used", "host_used"):
+                   [({"version": __version__, "scheduler": sched.policy,
+                      "queueing": sched.queueing}, 1)])
+    for attr, value in (("device_size", sys_.swap_size), ("device_used", sys_.swap_used),
+                        ("host_used", sys_.host_swap_used)):
         lines += family(f"gdev_swap_{attr}_bytes", "gauge", f"swap areas' {attr}, all GPUs",
-                        [({}, sum(getattr(g.swap, attr) for g in system.gpus))])
+                        [({}, value)])
+    vgpus = [R.vgpu_stats(v) for v in R.vgpus(system)]
     for name, kind, help_, get in VGPU_METRICS:
         lines += family(f"gdev_vgpu_{name}", kind, help_,
-                        [(_vgpu_labels(v), get(v)) for v in system.virtual])
-    lines += _other_entries(system)
-    now, owned = trio.current_time(), S.residency(system)
-    entities = system.scheduler.entities()
-    for name, kind, help_, get in CONTEXT_METRICS:
+                        [(_vgpu_labels(v), get(v)) for v in vgpus])
+    lines += _other_entries(system, vgpus)
+    ctxs = R.context_stats(system)
+    for name, kind, help_, cget in CONTEXT_METRICS:
         lines += family(f"gdev_context_{name}", kind, help_,
-                        [(_context_labels(h), get(h, se, owned.get(h.cid, (0, 0)), now))
-                         for h, se in entities])
+                        [(_context_labels(c), cget(c)) for c in ctxs])
     return "\n".join(lines) + "\n"
 
 
-def _other_entries(system: Any) -> list[str]:
+def _other_entries(system: R.System, stats: list[V]) -> list[str]:
     """The numeric vdN entries not in :data:`COVERED`, as untyped families."""
     from procfs.table import PER_VGPU  # the table imports this module
 
     lines: list[str] = []
+    targets = R.vgpus(system)
     for entry in PER_VGPU:
-        if entry.name in COVERED or not system.virtual:
+        if entry.name in COVERED or not targets:
             continue
-        values = [entry.get(v) for v in system.virtual]
+        values = [entry.get(v) for v in targets]
         if all(isinstance(x, int) and not isinstance(x, bool) for x in values):
             lines += family(f"gdev_vgpu_proc_{entry.name}", "untyped",
                             f"/proc/gdev/vdN/{entry.name}: {entry.help}",
-                            [(_vgpu_labels(v), x) for v, x in zip(system.virtual, values,
-                                                                  strict=True)])
+                            [(_vgpu_labels(v), x) for v, x in zip(stats, values, strict=True)])
     return lines

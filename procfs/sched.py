@@ -1,152 +1,39 @@
-"""Getters, setters and formats of the scheduler's /proc/gdev entries (declared in table.py).
+"""The scheduler's and the contexts' /proc/gdev entries: getters over the runtime's records
+(:mod:`gdevd.runtime.stats`), parsers of the multi-word writes, and the tables' text.
 
-Global entries receive the system (its scheduler is ``system.scheduler``); per-vGPU entries
-receive the :class:`~gdevd.runtime.system.VirtualGpu` (its scheduler is ``vgpu.scheduler``).
-Text entries parse one word; a bad word is EINVAL and changes nothing.
+Global entries receive the system, per-vGPU entries the vGPU; both only hand them to the
+runtime's snapshot functions and validated setters.
 """
 
 from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from typing import Any
-
-import trio
 
 from gdevd.errors import GdevError
-from gdevd.runtime.constants import GDEV_MEM_DEVICE
-from gdevd.runtime.sched import COMPUTE, MEMORY, POLICY_NAMES, QUEUEING
-
-_WORD_MAX = 32
+from gdevd.runtime import stats as R
+from gdevd.runtime import tunables as T
 
 
-def parse_word(data: bytes) -> str:
-    """One lower-case ASCII word, surrounding whitespace allowed; EINVAL otherwise."""
-    text = data.strip()
-    if not text or len(text) > _WORD_MAX or not text.isalpha() or not text.isascii():
-        raise GdevError(errno.EINVAL, f"not a word: {data[:_WORD_MAX]!r}")
-    return text.decode().lower()
+def knob(name: str) -> tuple[Callable[[R.System], int], Callable[[R.System, int], None]]:
+    """(getter, setter) of the scheduler knob ``name`` (see ``tunables.SCHED_KNOBS``)."""
+    def get(system: R.System) -> int:
+        value: int = getattr(R.scheduler_stats(system), name)
+        return value
+
+    def put(system: R.System, value: int) -> None:
+        T.set_sched_knob(system, name, value)
+    return get, put
 
 
-def parse_choice(what: str, choices: tuple[str, ...]) -> Callable[[bytes], str]:
-    """A parser of one word among ``choices``; EINVAL naming them otherwise."""
-    def parse(data: bytes) -> str:
-        word = parse_word(data)
-        if word not in choices:
-            raise GdevError(errno.EINVAL, f"unknown {what} {word!r}; one of {', '.join(choices)}")
-        return word
-    return parse
-
-
-parse_policy = parse_choice("scheduler", POLICY_NAMES)
-parse_queueing = parse_choice("queueing", QUEUEING)
-
-
-def format_word(value: str) -> bytes:
-    """The word and a newline."""
-    return value.encode() + b"\n"
-
-
-def format_choices(value: str) -> bytes:
-    """Every policy on one line, the current one in brackets: ``[band] credit fifo null``."""
-    return " ".join(f"[{n}]" if n == value else n for n in POLICY_NAMES).encode() + b"\n"
-
-
-def format_text(value: str) -> bytes:
-    """Multi-line text as is."""
-    return value.encode()
-
-
-def get_policy(system: Any) -> str:
+def get_policy(system: R.System) -> str:
     """The vGPU policy's name."""
-    return str(system.scheduler.policy.name)
+    return R.scheduler_stats(system).policy
 
 
-def set_policy(system: Any, name: str) -> None:
-    """Switch the vGPU policy (EINVAL if unknown)."""
-    system.scheduler.set_policy(name)
-
-
-def get_queueing(system: Any) -> str:
+def get_queueing(system: R.System) -> str:
     """``mrq`` or ``sdq``."""
-    return str(system.scheduler.queueing)
-
-
-def set_queueing(system: Any, mode: str) -> None:
-    """Switch the queueing mode (EINVAL if unknown)."""
-    system.scheduler.set_queueing(mode)
-
-
-def get_band_wait(system: Any) -> int:
-    """BAND's time buffering, microseconds."""
-    return round(system.scheduler.band_wait * 1e6)
-
-
-def set_band_wait(system: Any, us: int) -> None:
-    """Set BAND's time buffering (microseconds, bounds checked by the table)."""
-    system.scheduler.band_wait = us / 1e6
-
-
-def get_window(system: Any) -> int:
-    """The utilisation window, microseconds."""
-    return round(system.scheduler.window * 1e6)
-
-
-def set_window(system: Any, us: int) -> None:
-    """Set the utilisation window (microseconds)."""
-    system.scheduler.window = us / 1e6
-
-
-def get_instances(system: Any) -> int:
-    """Operations in flight per context per resource."""
-    return int(system.scheduler.instances_max)
-
-
-def set_instances(system: Any, n: int) -> None:
-    """Set the operations in flight per context per resource."""
-    system.scheduler.instances_max = n
-
-
-def get_slice(system: Any) -> int:
-    """The preemption slice of running kernels, microseconds (0: non-preemptive)."""
-    return round(system.scheduler.preempter.slice_s * 1e6)
-
-
-def set_slice(system: Any, us: int) -> None:
-    """Set the preemption slice (microseconds; 0 restores the paper's non-preemption)."""
-    system.scheduler.preempter.slice_s = us / 1e6
-
-
-def get_time_max(system: Any) -> int:
-    """The run-time limit of tenants' kernels, milliseconds (0: none)."""
-    return round(system.scheduler.preempter.kernel_time_max * 1e3)
-
-
-def set_time_max(system: Any, ms: int) -> None:
-    """Set the run-time limit of tenants' kernels (milliseconds; 0: none)."""
-    system.scheduler.preempter.kernel_time_max = ms / 1e3
-
-
-def device_bytes(handle: Any) -> int:
-    """Device memory a context allocated (shared segments it attached not counted)."""
-    return sum(o.size for o in handle.space.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
-
-
-def contexts(system: Any) -> str:
-    """The context table: one header line and one line per open context."""
-    sched, now = system.scheduler, trio.current_time()
-    lines = ["cid pid vgpu prio memory compute_ms copy_ms launches copies bytes wait_ms "
-             "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in uid name"]
-    owned = residency(system)
-    for h, se in sched.entities():
-        u, c = se.usage, h.counters.swap
-        res, swp = owned.get(h.cid, (0, 0))
-        lines.append(f"{h.cid} {h.cred.pid} {h.vgpu.minor} {se.prio.effective(now)} "
-                     f"{device_bytes(h)} {u.compute_s * 1e3:.3f} {u.copy_s * 1e3:.3f} "
-                     f"{u.launches} {u.copies} {u.bytes_copied} {u.wait_s * 1e3:.3f} "
-                     f"{res} {swp} {c.swap_out_bytes} {c.swap_out_count} {c.swap_in_bytes} "
-                     f"{c.swap_in_count} {h.cred.uid} {_word(h.cred.name)}")
-    return "\n".join(lines) + "\n"
+    return R.scheduler_stats(system).queueing
 
 
 def _word(name: str) -> str:
@@ -155,65 +42,101 @@ def _word(name: str) -> str:
     return "".join(c if c.isprintable() and not c.isspace() else "?" for c in name) or "-"
 
 
-def residency(system: Any) -> dict[int, tuple[int, int]]:
-    """Per context id: (resident, swapped) bytes of the device blocks it owns."""
-    owned: dict[int, tuple[int, int]] = {}
-    for gpu in system.gpus:
-        for b in gpu.blocks:
-            if b.owner is not None:
-                res, swp = owned.get(b.owner.cid, (0, 0))
-                owned[b.owner.cid] = (res + b.resident_bytes, swp + b.size - b.resident_bytes)
-    return owned
+CONTEXTS_HEADER = ("cid pid vgpu prio memory compute_ms copy_ms launches copies bytes wait_ms "
+                   "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in uid name")
 
 
-def priorities(system: Any) -> str:
-    """``cid prio override`` per open context (override ``-`` when none)."""
-    sched, now = system.scheduler, trio.current_time()
-    lines = ["cid prio override"]
-    for h, se in sched.entities():
-        o = se.prio.override
-        lines.append(f"{h.cid} {se.prio.effective(now)} {'-' if o is None else o}")
+def contexts(system: R.System) -> str:
+    """The context table: one header line and one line per open context."""
+    lines = [CONTEXTS_HEADER]
+    for c in R.context_stats(system):
+        lines.append(f"{c.cid} {c.pid} {c.vgpu} {c.prio} {c.memory} {c.compute_s * 1e3:.3f} "
+                     f"{c.copy_s * 1e3:.3f} {c.launches} {c.copies} {c.bytes_copied} "
+                     f"{c.wait_s * 1e3:.3f} {c.resident} {c.swapped} {c.swap_out_bytes} "
+                     f"{c.swap_out_count} {c.swap_in_bytes} {c.swap_in_count} {c.uid} "
+                     f"{_word(c.name)}")
     return "\n".join(lines) + "\n"
+
+
+COPY_PATHS = ("direct", "pinned", "chunked", "pipelined", "device", "swap")
+
+
+def copy_paths(system: R.System) -> str:
+    """Per open context: its memcpy tunables and the copies it made by each path."""
+    lines = ["cid chunk_size pipeline_count " + " ".join(COPY_PATHS)]
+    for c in R.context_stats(system):
+        taken = dict(c.copy_paths)
+        lines.append(f"{c.cid} {c.chunk_size} {c.pipeline_count} "
+                     + " ".join(str(taken.get(p, 0)) for p in COPY_PATHS))
+    return "\n".join(lines) + "\n"
+
+
+def _override_table(system: R.System, what: str,
+                    row: Callable[[R.ContextStats], tuple[int, int | None]]) -> str:
+    """``cid WHAT override`` per open context (override ``-`` when none)."""
+    lines = [f"cid {what} override"]
+    for c in R.context_stats(system):
+        value, o = row(c)
+        lines.append(f"{c.cid} {value} {'-' if o is None else o}")
+    return "\n".join(lines) + "\n"
+
+
+def priorities(system: R.System) -> str:
+    """``cid prio override`` per open context (override ``-`` when none)."""
+    return _override_table(system, "prio", lambda c: (c.prio, c.prio_override))
+
+
+def _cid_and(data: bytes, what: str, want: str, ok: Callable[[bytes], bool]) -> tuple[int, bytes]:
+    """``b"CID WORD"`` split, with WORD accepted by ``ok``; EINVAL saying ``want`` otherwise."""
+    words = data.split()
+    if len(words) != 2 or not words[0].isdigit() or len(words[0]) > 12 or not ok(words[1]):
+        raise GdevError(errno.EINVAL, f"{what}: want {want}: {data[:64]!r}")
+    return int(words[0]), words[1]
 
 
 def parse_priority(data: bytes) -> tuple[int, int | None]:
     """``b"CID PRIO"`` or ``b"CID -"``; EINVAL for anything else (range checked on set)."""
-    words = data.split()
-    if len(words) != 2 or not words[0].isdigit() or len(words[0]) > 12 or \
-            not (words[1] == b"-" or (words[1].isdigit() and len(words[1]) <= 3)):
-        raise GdevError(errno.EINVAL, f"priority: want 'CID PRIO' or 'CID -': {data[:64]!r}")
-    return int(words[0]), None if words[1] == b"-" else int(words[1])
+    cid, word = _cid_and(data, "priority", "'CID PRIO' or 'CID -'",
+                         lambda w: w == b"-" or (w.isdigit() and len(w) <= 3))
+    return cid, None if word == b"-" else int(word)
 
 
-def set_priority(system: Any, value: tuple[int, int | None]) -> None:
-    """Override (or clear) context ``cid``'s priority; writes are root's (privileged)."""
-    cid, prio = value
-    handle = system.handles.get(cid)
-    if handle is None:
-        raise GdevError(errno.ESRCH, f"no context {cid}")
-    system.scheduler.entity(handle).prio.set_override(prio, privileged=True,
-                                                   now=trio.current_time())
+def set_priority(system: R.System, value: tuple[int, int | None]) -> None:
+    """Override (or clear) a context's priority; writes are root's (privileged)."""
+    T.set_priority(system, *value)
 
 
-def _vres(vgpu: Any, kind: str) -> Any:
-    return vgpu.scheduler.vres(vgpu, kind)
+def guests(system: R.System) -> str:
+    """``cid guest override`` per open context (override ``-`` when none)."""
+    return _override_table(system, "guest", lambda c: (
+        int(c.guest), None if c.guest_override is None else int(c.guest_override)))
 
 
-def usage_us(vgpu: Any, kind: str, field: str) -> int:
-    """A vGPU's busy time of ``kind``, microseconds (SDQ charges copies to compute)."""
-    return round(getattr(_vres(vgpu, kind).usage, field) * 1e6)
+def parse_guest(data: bytes) -> tuple[int, bool | None]:
+    """``b"CID 1"``, ``b"CID 0"`` or ``b"CID -"``; EINVAL for anything else."""
+    cid, word = _cid_and(data, "guest", "'CID 1', 'CID 0' or 'CID -'",
+                         lambda w: w in (b"0", b"1", b"-"))
+    return cid, None if word == b"-" else word == b"1"
 
 
-def wait_us(vgpu: Any) -> int:
-    """Time the vGPU's contexts spent queued for either resource, microseconds."""
-    return round(sum(_vres(vgpu, k).usage.wait_s for k in (COMPUTE, MEMORY)) * 1e6)
+def set_guest(system: R.System, value: tuple[int, bool | None]) -> None:
+    """Make a context a guest, a host, or (None) what its task and vGPU say."""
+    T.set_guest_override(system, *value)
 
 
-def bytes_copied(vgpu: Any) -> int:
-    """Bytes copied by the vGPU's contexts, every path."""
-    return int(_vres(vgpu, MEMORY).usage.bytes_copied)
+def guest_modes(system: R.System) -> str:
+    """Per GPU: ``gpuN MODE transitions T`` and its last transitions (seconds ago)."""
+    lines = []
+    for m in R.guest_modes(system):
+        lines.append(f"gpu{m.gpu} {m.mode} transitions {m.transitions}")
+        lines += [f"  -{ago:.3f}s {mode}" for ago, mode in m.recent]
+    return "\n".join(lines) + "\n"
 
 
-def usage_count(vgpu: Any, field: str) -> int:
-    """A vGPU's launches or copies (either resource's record: SDQ counts both in compute)."""
-    return sum(getattr(_vres(vgpu, k).usage, field) for k in (COMPUTE, MEMORY))
+def ptx_modules(system: R.System) -> str:
+    """One line per decoded module of every GPU: name, engine status, compile seconds,
+    kernels compiled out of all."""
+    lines = ["gpu module status compile_s kernels_compiled kernels\n"]
+    lines += [f"{m.gpu} {m.name} {m.status} {m.compile_s:.3f} {m.kernels_compiled} "
+              f"{m.kernels}\n" for m in R.ptx_modules(system)]
+    return "".join(lines)

@@ -6,7 +6,7 @@ Every module's AST is walked (imports inside functions count too):
 - ``gdevd`` imports from ``libgdev`` only the protocol surface (``libgdev.PROTOCOL``), and the
   protocol surface imports nothing else of ``libgdev``;
 - ``procfs`` imports from the runtime only its public face (the package, its constants and
-  defaults), not its internals;
+  defaults, its statistics records and validated setters), not its internals;
 - the hardware (``gdevd.gpu``) imports nothing above it (runtime, ioctl, fuse, modules);
 - inside the runtime (``gdevd.runtime``) no function imports (a deferred import hides a
   cycle), and the module-level imports, those under ``if TYPE_CHECKING:`` aside, form a DAG;
@@ -31,7 +31,7 @@ import libgdev
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("libgdev", "gdevd", "procfs", "kcuda")
 PROCFS_MAY = ("gdevd.runtime", "gdevd.runtime.constants", "gdevd.runtime.defaults",
-              "gdevd.errors")
+              "gdevd.runtime.stats", "gdevd.runtime.tunables", "gdevd.errors")
 ABOVE_GPU = ("gdevd.runtime", "gdevd.ioctl", "gdevd.fuse", "gdevd.modules", "gdevd.daemon",
              "gdevd.gdev", "procfs", "libgdev")
 
@@ -39,8 +39,6 @@ ABOVE_GPU = ("gdevd.runtime", "gdevd.ioctl", "gdevd.fuse", "gdevd.modules", "gde
 KNOWN_GAPS = {
     # the ecryptfs helper is a client process of its own (it uses the CUDA layer)
     ("gdevd/modules/ecryptfs/helper.py", "libgdev.cuda"),
-    # procfs' scheduler entries read the runtime's scheduler classes (issue 18, item 5)
-    ("procfs/sched.py", "gdevd.runtime.sched"),
 }
 
 

@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from gdevd.errors import GdevError
+from gdevd.fuse.devstate import DeviceState
+from gdevd.fuse.hints import in_proc, missing_entry
 from gdevd.fuse.linux import LinuxAnswers
 from gdevd.fuse.tree import Node, Tree
 from gdevd.ioctl.session import Opener, Session, SessionTable
@@ -85,6 +87,7 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
         self._files: dict[int, Session | Node] = {}
         self._values: dict[int, PendingValue] = {}  # fh of a /proc file -> value so far
         self._next_fh = 1
+        self.device_state: DeviceState | None = None  # where chmod/chown are kept, if anywhere
 
     # -- attributes ------------------------------------------------------------------
     def _attrs(self, node: Node) -> pyfuse3.EntryAttributes:
@@ -122,7 +125,21 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
         if fields.update_gid:
             node.gid = attr.st_gid
         node.touch(ctime_only=not fields.update_mtime)
+        changed = fields.update_mode or fields.update_uid or fields.update_gid
+        if changed and self.device_state is not None:
+            await self.device_state.record(node)
         return self._attrs(node)
+
+    @fuse_errors
+    async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
+                     ctx: Any) -> Any:
+        """Nothing is created in this tree; in /proc/gdev the name is a mistake (a mistyped
+        entry, ``echo > file``'s O_CREAT): ENOENT, and the log names the closest entries."""
+        parent = self.tree.get(parent_inode)
+        if in_proc(self.tree, parent):
+            log.warning("%s", missing_entry(self.tree, parent, name))
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        return await super().create(parent_inode, name, mode, flags, ctx)
 
     # -- directories -----------------------------------------------------------------
     @fuse_errors
@@ -172,7 +189,11 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
         if isinstance(obj, Session):
             raise pyfuse3.FUSEError(errno.EINVAL)  # Gdev's device files take ioctls only
         value = self._values.setdefault(fh, PendingValue())
-        value.add(off, buf)
+        try:
+            value.add(off, buf)
+        except GdevError as exc:  # the writer sees EINVAL only: the log says why
+            log.warning("%s: refused %r: %s", self.tree.path_of(obj), buf[:64], exc.detail)
+            raise
         if buf.endswith(b"\n"):
             await self._apply(obj, value.take())
         return len(buf)
@@ -189,11 +210,7 @@ class GdevOperations(LinuxAnswers, pyfuse3.Operations):
     async def _apply(self, node: Node, data: bytes) -> None:
         """Set the entry of ``node`` to the value ``data``; refusals are logged with why."""
         assert node.entry is not None  # open() hands out fhs for devices and entries only
-        try:
-            write_entry(node.entry, node.target, 0, data)
-        except GdevError as exc:
-            log.warning("%s: refused %r: %s", self.tree.path_of(node), data[:64], exc)
-            raise
+        write_entry(node.entry, node.target, 0, data)  # logs a refusal with why, once
         node.touch()
         log.info("%s = %s", self.tree.path_of(node), data.strip().decode(errors="replace"))
 

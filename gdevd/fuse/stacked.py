@@ -6,7 +6,7 @@ number, so a request is routed by its inode (or handle) alone; the subtree's roo
 directory's own tree inode.  Invariant: file handles are routed by slot only (never by the
 root inodes, which the daemon's own small handle numbers may equal); directory handles are
 inode numbers and are routed like inodes.  The module's ``/proc/gdev/NAME/`` entries (from
-``procfs.MODULE_ENTRIES``) are added beside it, and ``/proc/gdev/modules`` is the registry's
+the module's own ``proc_entries``) are added beside it, and ``/proc/gdev/modules`` is the registry's
 control file: a command is collected like any /proc value (one line; see
 ``gdevd.fuse.ops``) and awaited here (loading runs kcuda in worker threads).
 
@@ -28,7 +28,7 @@ from gdevd.errors import GdevError
 from gdevd.fuse.ops import GdevOperations
 from gdevd.fuse.tree import ROOT_INODE, Node, Tree
 from gdevd.ioctl.session import SessionTable
-from procfs import MODULE_ENTRIES, MODULES
+from procfs import MODULES
 
 log = logging.getLogger("gdevd.fuse")
 SLOT_SHIFT = 40
@@ -108,7 +108,7 @@ class StackedOperations(GdevOperations):
             fs = mod.make_fs(root.inode, slot << SLOT_SHIFT)
             self._slots[slot] = self._roots[root.inode] = fs
         proc = self.tree.add_dir(self.tree.proc, name)
-        for entry in MODULE_ENTRIES.get(mod.kind, ()):
+        for entry in mod.proc_entries:
             self.tree.add_entry(proc, entry, mod)
         self._nodes[mod.name] = (root, proc)
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import trio
 
 from gdevd.errors import GdevError
+from procfs.entry import Entry
 
 log = logging.getLogger("gdevd.modules")
 KINDS = {"ecryptfs": "gdevd.modules.ecryptfs:EcryptfsModule"}
@@ -35,6 +36,7 @@ class Module(Protocol):
     kind: str
     name: str
     state: str
+    proc_entries: tuple[Entry, ...]   # its /proc/gdev/NAME files, the module as their target
 
     async def start(self) -> None:
         """Acquire everything (contexts, helper processes); undo it all if this raises."""

@@ -68,16 +68,16 @@ class GdevConfig:
         _int_in("memory", self.memory, D.PAGE_SIZE, 1 << 40)
         _int_in("dma_memory", self.dma_memory, 0, 1 << 40)
         _int_in("mp_count", self.mp_count, 1, 1024)
-        _int_in("period_us", self.period_us, 1, 1 << 32)
+        _int_in("period_us", self.period_us, *D.BOUNDS["period"])
         _check_chunk(self.chunk_size)
         _check_pipeline(self.pipeline_count)
-        _int_in("iowrite_limit", self.iowrite_limit, 0, 1 << 40)
-        _int_in("ioread_limit", self.ioread_limit, 0, 1 << 40)
+        _int_in("iowrite_limit", self.iowrite_limit, *D.BOUNDS["iowrite_limit"])
+        _int_in("ioread_limit", self.ioread_limit, *D.BOUNDS["ioread_limit"])
         _int_in("compute_slice", self.compute_slice, 1, 1 << 40)
         _int_in("contexts_max", self.contexts_max, 1, 1 << 20)
-        _int_in("swap_percent", self.swap_percent, 0, 50)
+        _int_in("swap_percent", self.swap_percent, *D.BOUNDS["swap_percent"])
         _int_in("host_swap", self.host_swap, 0, 1 << 44)
-        _int_in("ioctl_poll_us", self.ioctl_poll_us, 0, D.IOCTL_POLL_US_MAX)
+        _int_in("ioctl_poll_us", self.ioctl_poll_us, *D.BOUNDS["ioctl_poll_us"])
         self._validate_limits()
         if self.memory % D.PAGE_SIZE or self.dma_memory % D.PAGE_SIZE:
             raise GdevError(errno.EINVAL, "memory sizes must be multiples of the page size")
@@ -107,7 +107,7 @@ def _int_in(field: str, value: object, lo: int, hi: int) -> None:
 
 def _check_chunk(value: object) -> None:
     """gtune's CHUNK_SIZE rule: 4 KiB..32 MiB, a page multiple."""
-    _int_in("chunk_size", value, D.CHUNK_SIZE_MIN, D.CHUNK_SIZE_MAX)
+    _int_in("chunk_size", value, *D.BOUNDS["chunk_size"])
     assert isinstance(value, int)
     if value % D.PAGE_SIZE:
         raise GdevError(errno.EINVAL, f"chunk_size must be a multiple of 4 KiB: {value}")
@@ -115,7 +115,7 @@ def _check_chunk(value: object) -> None:
 
 def _check_pipeline(value: object) -> None:
     """gtune's PIPELINE_COUNT rule: 1..4."""
-    _int_in("pipeline_count", value, D.PIPELINE_COUNT_MIN, D.PIPELINE_COUNT_MAX)
+    _int_in("pipeline_count", value, *D.BOUNDS["pipeline_count"])
 
 
 check_chunk_size = _check_chunk

@@ -7,6 +7,7 @@ comment says that ours was measured; ``scripts/bench/memcpy.py`` measures the me
 
 from __future__ import annotations
 
+from gdevd.gpu import copyengine as _engine
 from libgdev.spin import spin_window
 
 KiB = 1024
@@ -31,6 +32,8 @@ AGP_SIZE = 0
 
 # --- virtual GPUs (Gdev's /proc/gdev/vdN defaults) -------------------------------------
 PERIOD_US = 30_000                    # GDEV_PERIOD_DEFAULT
+PERIOD_US_MIN = 1
+PERIOD_US_MAX = (1 << 32) - 1          # Gdev keeps it in an unsigned 32-bit field
 PERCENT_MAX = 100
 
 # --- address spaces ---------------------------------------------------------------------
@@ -40,12 +43,14 @@ VAS_USER_END = 1 << 40                # GDEV_VAS_USER_END (40-bit GPU VAs)
 DMA_APERTURES = 63                    # apertures 1..63 of a context hold pinned buffers
 
 # --- memcpy (gtune bounds are Gdev's; defaults measured, see docs/benchmarks.md) --------
+# The chunk and depth bounds are the copy engine's (gdevd/gpu/csrc/gdev_core.h), read from
+# the compiled core so that Python and C cannot disagree.
 CHUNK_SIZE = 4 * MiB                  # GDEV_CHUNK_DEFAULT_SIZE (paper: 4 MB best)
-CHUNK_SIZE_MIN = 4 * KiB
-CHUNK_SIZE_MAX = 32 * MiB             # GDEV_CHUNK_MAX_SIZE
+CHUNK_SIZE_MIN: int = _engine.CHUNK_MIN   # 4 KiB
+CHUNK_SIZE_MAX: int = _engine.CHUNK_MAX   # GDEV_CHUNK_MAX_SIZE, 32 MiB
 PIPELINE_COUNT = 2                    # GDEV_PIPELINE_DEFAULT_COUNT
 PIPELINE_COUNT_MIN = 1
-PIPELINE_COUNT_MAX = 4                # GDEV_PIPELINE_MAX_COUNT
+PIPELINE_COUNT_MAX: int = _engine.DEPTH_MAX  # GDEV_PIPELINE_MAX_COUNT, 4
 # Direct-I/O boundaries (GDEV_MEMCPY_IOWRITE_LIMIT / IOREAD_LIMIT).  Measured (Fig. 4 in
 # docs/benchmarks.md): a direct copy beats the chunked path at every size up to 4 MiB here,
 # because the chunked path pays a thread hand-off; but a direct copy runs on the trio loop
@@ -54,6 +59,7 @@ PIPELINE_COUNT_MAX = 4                # GDEV_PIPELINE_MAX_COUNT
 DIRECT_BUDGET_US = 100
 IOWRITE_LIMIT = 1 * MiB               # HtoD
 IOREAD_LIMIT = 1 * MiB                # DtoH
+DIRECT_LIMIT_MAX = 1 * GiB            # a direct copy this large would stall the loop for seconds
 
 # --- fences and the compute engine -------------------------------------------------------
 FENCE_COUNT = 4096                    # GDEV_FENCE_COUNT: sequences wrap to 1, 0 is reserved
@@ -72,6 +78,7 @@ PRIO_MIN = 0                          # GDEV_PRIO_MIN
 PRIO_MAX = 40                         # GDEV_PRIO_MAX
 PRIO_DEFAULT = 20                     # GDEV_PRIO_DEFAULT (nice 0)
 SWAP_PERCENT = 10                     # temporal device swap area, percent of device memory
+SWAP_PERCENT_MAX = 50                 # the rest is the vGPUs' memory
 HOST_SWAP = 4 * GiB                   # host swap per physical GPU (bytes; lazily touched)
 SWAP_INLINE_MAX = 256 * KiB           # swap copies up to this size run on the loop itself
 SHM_SEGMENTS = 512                    # GDEV_SHM_SEGMENT_COUNT (system wide)
@@ -101,3 +108,30 @@ CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-da
 PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create
+
+# --- bounds of every tunable, by its /proc/gdev name (the config file's checks and the
+# procfs entries both read them here) -----------------------------------------------------
+BOUNDS: dict[str, tuple[int, int]] = {
+    "period": (PERIOD_US_MIN, PERIOD_US_MAX),
+    "compute_bandwidth": (0, PERCENT_MAX),
+    "memory_bandwidth": (0, PERCENT_MAX),
+    "memory_share": (0, PERCENT_MAX),
+    "watchdog_ms": (0, 86_400_000),
+    "guest": (0, 1),
+    "swap_percent": (0, SWAP_PERCENT_MAX),
+    "ioctl_poll_us": (0, IOCTL_POLL_US_MAX),
+    "chunk_size": (CHUNK_SIZE_MIN, CHUNK_SIZE_MAX),
+    "pipeline_count": (PIPELINE_COUNT_MIN, PIPELINE_COUNT_MAX),
+    "iowrite_limit": (0, DIRECT_LIMIT_MAX),
+    "ioread_limit": (0, DIRECT_LIMIT_MAX),
+    "band_wait_us": (0, 1_000_000),
+    "util_window_us": (1000, 60_000_000),
+    "instances_max": (1, 4096),
+    "slice_us": (0, 10_000),
+    "kernel_time_max_ms": (0, 86_400_000),
+    "guest_freq": (1, 1000),
+    "guest_piece_us": (100, 1_000_000),
+    "guest_mem_threshold": (0, 1 << 40),
+    "priority": (PRIO_MIN, PRIO_MAX),
+    "cpu_threshold": (0, 1 << 30),
+}

@@ -5,11 +5,13 @@ Like the original's ``tools/gmonitor`` (and the usched monitor's table), it read
 
     gmonitor [--mount MOUNT] [--interval 1.0] [--count N]
 
-Each refresh prints, per vGPU: its physical GPU, open contexts, compute and copy-engine
-utilisation against their bandwidth shares (``used/share %``, measured over
+Each refresh prints the policy and queueing mode, per physical GPU its vGPUs and the
+guests' mode (periodic or continuous); per vGPU its physical GPU, open contexts, compute
+and copy-engine utilisation against their bandwidth shares (``used/share %``, measured over
 ``util_window_us``), busy times, launches, copies, time its contexts spent queued, and
-device memory used/size; then the policy, queueing mode and the open contexts (process
-name, vGPU, priority, memory, times and counts).  Every line fits 80 columns.
+device memory used/size; then the open contexts (process name, vGPU, class: ``guest`` or
+``host``, priority, memory, times and counts).  Numbers
+are shortened (``1234k``) so that every line fits 80 columns.
 On a terminal the screen is cleared before each refresh.
 """
 
@@ -22,14 +24,15 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from gdevd.tools import procread
+from gdevd.tools.units import count, id_list, seconds
 
-COLUMNS = ("vgpu", "gpu", "ctx", "compute", "copy", "compute_s", "copy_s", "launches",
-           "copies", "wait_s", "used/size")
+COLUMNS = ("vgpu", "gpu", "ctx", "compute", "copy", "compute_s", "copy_s", "launch", "copies",
+           "wait_s", "used/size")
 WIDTH = 80
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.0f}M"
+    return f"{n / (1 << 30):.0f}G" if n >= 10 << 30 else f"{n / (1 << 20):.0f}M"
 
 
 def snapshot(proc: str) -> list[tuple[str, ...]]:
@@ -43,8 +46,8 @@ def _row(v: dict[str, Any], processes: list[dict[str, Any]]) -> tuple[str, ...]:
     return (str(v["minor"]), str(v["phys"]), str(ctx),
             f"{v['compute_bandwidth_used']}/{v['compute_bandwidth']}%",
             f"{v['memory_bandwidth_used']}/{v['memory_bandwidth']}%",
-            f"{v['compute_time_us'] / 1e6:.2f}", f"{v['memory_time_us'] / 1e6:.2f}",
-            str(v["launches"]), str(v["copies"]), f"{v['wait_time_us'] / 1e6:.2f}",
+            seconds(v["compute_time_us"] / 1e6), seconds(v["memory_time_us"] / 1e6),
+            count(v["launches"]), count(v["copies"]), seconds(v["wait_time_us"] / 1e6),
             f"{_mib(v['memory_used'])}/{_mib(v['memory_size'])}")
 
 
@@ -54,13 +57,26 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def _contexts(processes: list[dict[str, Any]]) -> list[str]:
-    rows: list[tuple[str, ...]] = [("cid", "pid", "name", "vgpu", "prio", "memory",
-                                    "compute_ms", "copy_ms", "launches", "copies", "wait_ms")]
-    rows += [(str(p["cid"]), str(p["pid"]), str(p.get("name", "-"))[:12], str(p["vgpu"]),
-              str(p["prio"]), _mib(p["memory"]), f"{p['compute_ms']:.0f}",
-              f"{p['copy_ms']:.0f}", str(p["launches"]), str(p["copies"]),
-              f"{p['wait_ms']:.0f}") for p in processes]
+    rows: list[tuple[str, ...]] = [("cid", "pid", "name", "vd", "mode", "prio", "memory",
+                                    "comp_s", "copy_s", "launch", "copies", "wait_s")]
+    rows += [(str(p["cid"]), str(p["pid"]), str(p.get("name", "-"))[:10], str(p["vgpu"]),
+              "guest" if p.get("guest") == 1 else "host", str(p["prio"]), _mib(p["memory"]),
+              seconds(p["compute_ms"] / 1e3), seconds(p["copy_ms"] / 1e3),
+              count(p["launches"]), count(p["copies"]), seconds(p["wait_ms"] / 1e3))
+             for p in processes]
     return _table(rows)
+
+
+def _gpus(gpus: list[dict[str, Any]]) -> list[str]:
+    """Per GPU: its vGPUs and the guests' mode."""
+    return [f"gpu{g['index']}: vGPUs {id_list(g['vgpus'])}, guests "
+            f"{g.get('guest_mode', '-')} ({g.get('guest_transitions', 0)} transitions)"
+            for g in gpus]
+
+
+def _fit(line: str) -> str:
+    """The line, or its first 79 columns and ``>`` when it is longer than 80."""
+    return line if len(line) <= WIDTH else line[:WIDTH - 1] + ">"
 
 
 def render(proc: str) -> str:
@@ -70,8 +86,8 @@ def render(proc: str) -> str:
     window = snap["util_window_us"] / 1e6
     head = (f"gdev: scheduler {snap['scheduler']}, queueing {snap['queueing']}, "
             f"utilisation over {window:g} s")
-    lines = [head, "", *_table(rows), "", *_contexts(snap["processes"])]
-    return "\n".join(line[:WIDTH] for line in lines)
+    lines = [head, *_gpus(snap["gpus"]), "", *_table(rows), "", *_contexts(snap["processes"])]
+    return "\n".join(_fit(line) for line in lines)
 
 
 def monitor(proc: str, interval: float, count: int, out: TextIO,

@@ -60,15 +60,45 @@ def read_vgpu(proc: str, minor: int) -> dict[str, Value]:
     return record
 
 
+def parse_guest_modes(text: str) -> dict[int, dict[str, Value]]:
+    """``guest_mode``'s ``gpuN MODE transitions T`` lines -> ``{N: {"mode": MODE,
+    "transitions": T}}`` (the indented history lines are skipped)."""
+    modes: dict[int, dict[str, Value]] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0].startswith("gpu") and words[0][3:].isdigit():
+            modes[int(words[0][3:])] = {"mode": words[1], "transitions": parse_value(words[3])}
+    return modes
+
+
+def _optional(proc: str, name: str) -> str:
+    """The text of an entry a daemon may not have (an older one): "" when absent."""
+    try:
+        return read_text(proc, name)
+    except FileNotFoundError:
+        return ""
+
+
+def _with_guest_class(processes: list[dict[str, Value]], guests: str) -> list[dict[str, Value]]:
+    """Each process row with ``guest`` (1: runs only in the hosts' idle cycles)."""
+    by_cid = {row["cid"]: row["guest"] for row in parse_table(guests)}
+    return [{**p, "guest": by_cid.get(p["cid"], 0)} for p in processes]
+
+
 def snapshot(proc: str) -> dict[str, Any]:
-    """The whole tree as one record: scheduler, queueing, window, GPUs, vGPUs, processes,
-    shared segments.  Raises OSError if the tree cannot be read (no gdevd, no permission)."""
+    """The whole tree as one record: scheduler, queueing, window, GPUs (with the guests'
+    mode), vGPUs, processes (with their guest class), shared segments.  Raises OSError if
+    the tree cannot be read (no gdevd, no permission)."""
     policy, policies = parse_choices(read_text(proc, "scheduler"))
     vgpus = [read_vgpu(proc, i) for i in range(int(read_text(proc, "virtual_device_count")))]
     gpus = []
+    modes = parse_guest_modes(_optional(proc, "guest_mode"))
     for index in range(int(read_text(proc, "device_count"))):
         mine = [v for v in vgpus if v.get("phys") == index]
+        guests = modes.get(index, {})
         gpus.append({"index": index, "vgpus": [v["minor"] for v in mine],
+                     "guest_mode": guests.get("mode", "-"),
+                     "guest_transitions": guests.get("transitions", 0),
                      "memory_used": sum(int(v.get("memory_used", 0)) for v in mine),
                      **{f"{k}_total": sum(int(v.get(k, 0)) for v in mine)
                         for k in ("compute_bandwidth", "memory_bandwidth", "memory_share")}})
@@ -76,7 +106,8 @@ def snapshot(proc: str) -> dict[str, Any]:
             "queueing": read_text(proc, "queueing").strip(),
             "util_window_us": int(read_text(proc, "util_window_us")),
             "gpus": gpus, "vgpus": vgpus,
-            "processes": parse_table(read_text(proc, "contexts")),
+            "processes": _with_guest_class(parse_table(read_text(proc, "contexts")),
+                                           _optional(proc, "guests")),
             "shm": parse_table(read_text(proc, "shm"))}
 
 

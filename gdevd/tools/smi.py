@@ -4,12 +4,13 @@ It reads only ``MOUNT/proc/gdev`` (any user may run it)::
 
     gdev-smi [--mount MOUNT] [--json | --prometheus] [-l SECONDS] [--count N]
 
-The text view fits 80 columns: a header (scheduler, queueing, window), one line per
-physical GPU (the totals of its vGPUs' shares: bandwidth shares never exceed 100 %, memory
-shares may, swap backing the excess), one line per vGPU (utilisation against its shares,
-memory used/size, swapped bytes, contexts, launches, and any entry the tree has beyond
-these, such as a guest mode), the processes holding contexts (pid, name, user, vGPU,
-memory, priority) and the shared segments.  ``--json`` prints the same record as JSON,
+The text view fits 80 columns: a header (scheduler, queueing, window), per physical GPU
+the totals of its vGPUs' shares (bandwidth shares never exceed 100 %, memory shares may,
+swap backing the excess) and the guests' mode (periodic or continuous), one line per vGPU
+(utilisation against its shares, memory used/size, swapped bytes, contexts, launches,
+period, and MODE: ``guest`` when all its contexts are guests, else ``host``), the
+processes holding contexts (pid, name, user, vGPU, memory, priority; ``--json`` adds their
+guest class) and the shared segments.  ``--json`` prints the same record as JSON,
 ``--prometheus`` the tree's ``metrics`` file.  ``-l`` repeats every SECONDS.
 """
 
@@ -26,22 +27,9 @@ from typing import Any, TextIO
 
 from gdevd import __version__
 from gdevd.tools.procread import proc_dir, read_text, snapshot
+from gdevd.tools.units import count, duration_us, id_list, seconds, size
 
 WIDTH = 80
-# Per-vGPU entries the table shows in its own columns; other text entries (a guest mode,
-# say) appear in the MODE column.
-SHOWN_TEXT = ("guest", "mode", "guest_mode")
-
-
-def size(n: float) -> str:
-    """Bytes in binary units, at most 6 characters: ``0``, ``512K``, ``64.0M``, ``1.5G``."""
-    if n < 1024:
-        return f"{int(n)}"
-    for unit in "KMGT":
-        n /= 1024
-        if n < 1000 or unit == "T":
-            return f"{n:.0f}{unit}" if n >= 100 or unit == "K" else f"{n:.1f}{unit}"
-    raise AssertionError("unreachable")
 
 
 def user_name(uid: int) -> str:
@@ -58,22 +46,22 @@ def _fit(line: str) -> str:
 
 
 def _mode(v: dict[str, Any]) -> str:
-    for key in SHOWN_TEXT:
-        if key in v:
-            return str(v[key])[:8]
-    return "-"
+    """``guest`` when every context of the vGPU is a guest (``vdN/guest``), else ``host``."""
+    return "guest" if v.get("guest") == 1 else "host"
 
 
 def gpu_lines(snap: dict[str, Any]) -> list[str]:
-    """One line per physical GPU: its vGPUs and the totals of their shares."""
+    """Per physical GPU: its vGPUs and the totals of their shares, then the guests' mode
+    and any memory overcommit on a line of their own (so both fit 80 columns)."""
     lines = []
     for g in snap["gpus"]:
-        over = g["memory_share_total"] - 100
-        note = f" (overcommitted by {over}%, swap backs it)" if over > 0 else ""
-        lines.append(f"GPU {g['index']}: vGPUs {','.join(map(str, g['vgpus']))}  shares: "
+        lines.append(f"GPU {g['index']}: vGPUs {id_list(g['vgpus'])}  shares: "
                      f"compute {g['compute_bandwidth_total']}%  copy "
-                     f"{g['memory_bandwidth_total']}%  memory {g['memory_share_total']}%"
-                     f"{note}")
+                     f"{g['memory_bandwidth_total']}%  memory {g['memory_share_total']}%")
+        lines.append(f"  guests {g.get('guest_mode', '-')} ({g.get('guest_transitions', 0)} "
+                     "transitions)")
+        if (over := g["memory_share_total"] - 100) > 0:
+            lines.append(f"  memory overcommitted by {over}%: swap backs it")
     return lines
 
 
@@ -89,7 +77,8 @@ def vgpu_lines(snap: dict[str, Any]) -> list[str]:
             f"{v.get('compute_bandwidth_used', 0):>3}/{v.get('compute_bandwidth', 0):>3}% "
             f"{v.get('memory_bandwidth_used', 0):>3}/{v.get('memory_bandwidth', 0):>3}% "
             f"{used:>13} {size(v.get('swapped_bytes', 0)):>6} {ctx:>3} "
-            f"{v.get('launches', 0):>8} {v.get('period', 0) / 1000:>4.0f}ms {_mode(v):<8}")
+            f"{count(v.get('launches', 0)):>8} {duration_us(v.get('period', 0)):>6} "
+            f"{_mode(v):<5}")
     return lines
 
 
@@ -102,7 +91,7 @@ def process_lines(snap: dict[str, Any]) -> list[str]:
             f"{p['pid']:>7} {str(p.get('name', '-'))[:14]:<14} "
             f"{user_name(int(p.get('uid', -1)))[:9]:<9} {p['vgpu']:>4} {p['cid']:>4} "
             f"{p['prio']:>4} {size(p['memory']):>6} {size(p.get('swapped', 0)):>7} "
-            f"{p['compute_ms'] / 1000:>7.2f}s {p['launches']:>7}")
+            f"{seconds(p['compute_ms'] / 1000):>7}s {count(p['launches']):>7}")
     return lines if snap["processes"] else [*lines, "  (no contexts open)"]
 
 

@@ -47,23 +47,25 @@ def test_every_entry_reads_a_number_and_a_newline() -> None:
     run(body)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=70), st.sampled_from([e for e in PER_VGPU if e.writable]))
-def test_any_write_is_applied_whole_or_changes_nothing(data: bytes, entry: Entry) -> None:
-    class V:  # the attributes procfs touches on a VirtualGpu
-        memory_share = compute_bandwidth = memory_bandwidth = 25
-        period_us, memory_used, watchdog_ms, guest = 30000, 0, 0, 0
+def test_any_write_is_applied_whole_or_changes_nothing() -> None:
+    """On a real vGPU (three siblings at 25 %): any bytes written to any writable vdN entry
+    either set exactly the value written or are refused with EINVAL, changing nothing."""
+    async def body(system) -> None:
+        v = system.virtual[0]
 
-        class phys:  # noqa: N801
-            memory_size, index = 1 << 30, 0
-    v = V()
-    before = read_entry(entry, v)
-    try:
-        assert write_entry(entry, v, 0, data) == len(data)
-        assert read_entry(entry, v) == b"%d\n" % int(data.strip())
-    except GdevError as exc:
-        assert exc.errno == errno.EINVAL
-        assert read_entry(entry, v) == before
+        @settings(max_examples=200, deadline=None)
+        @given(st.binary(max_size=70), st.sampled_from([e for e in PER_VGPU if e.writable]))
+        def case(data: bytes, entry: Entry) -> None:
+            before = read_entry(entry, v)
+            try:
+                assert write_entry(entry, v, 0, data) == len(data)
+                assert read_entry(entry, v) == b"%d\n" % int(data.strip())
+                write_entry(entry, v, 0, before)
+            except GdevError as exc:
+                assert exc.errno == errno.EINVAL
+                assert read_entry(entry, v) == before
+        case()
+    run(body)
 
 
 def test_offsets_readonly_and_shrinking_below_use() -> None:

@@ -74,9 +74,54 @@ def test_config_sets_proc_values_and_device_access(tmp_path, unprivileged) -> No
         stop_gdevd(d)
 
 
+@pytest.mark.mount
+def test_chmod_and_chown_survive_a_restart_through_the_state_file(tmp_path,
+                                                                   unprivileged) -> None:
+    cfg, state = tmp_path / "gdev.toml", tmp_path / "state.toml"
+    cfg.write_text("[dev.gdev1]\nmode = 0o640\n")
+    d = start_gdevd("--config", str(cfg), "--state", str(state))
+    try:
+        os.chmod(d.dev(0), 0o600)
+        os.chown(d.dev(0), unprivileged[0], -1)
+        os.chmod(d.dev(2), 0o660)
+    finally:
+        stop_gdevd(d)
+    assert settings.load_state(str(state)) == {
+        0: settings.DeviceAccess(0o600, unprivileged[0], 0),
+        2: settings.DeviceAccess(0o660, 0, 0)}
+    d = start_gdevd("--config", str(cfg), "--state", str(state))
+    try:
+        st = os.stat(d.dev(0))
+        assert (stat.S_IMODE(st.st_mode), st.st_uid) == (0o600, unprivileged[0])
+        assert stat.S_IMODE(os.stat(d.dev(1)).st_mode) == 0o640   # the config's, untouched
+        assert stat.S_IMODE(os.stat(d.dev(2)).st_mode) == 0o660
+        assert "(state file" in d.log_text()
+    finally:
+        stop_gdevd(d)
+    d = start_gdevd("--config", str(cfg))     # no state file: the config alone, as a node
+    try:
+        assert stat.S_IMODE(os.stat(d.dev(0)).st_mode) == 0o666
+    finally:
+        stop_gdevd(d)
+
+
+def test_a_bad_state_file_is_refused_naming_it(tmp_path) -> None:
+    state = tmp_path / "state.toml"
+    state.write_text("[dev.gdev0]\nmode = 0o4777\n")
+    with pytest.raises(Refused) as info:
+        _settings(tmp_path, "", "--state", str(state))
+    assert str(state) in str(info.value) and "permission bits" in str(info.value)
+    state.write_text("[proc]\nscheduler = 1\n")
+    with pytest.raises(Refused, match="only \\[dev.gdevN\\] tables"):
+        _settings(tmp_path, "", "--state", str(state))
+
+
 @pytest.mark.parametrize("text, why", [
     ("[proc]\nscheduler = \"rr\"\n", "proc.scheduler: unknown scheduler 'rr'"),
     ("[proc.vd0]\ncompute_bandwidth = 101\n", "proc.vd0.compute_bandwidth: 101 outside"),
+    ("[proc]\nchunk_size = 0\n", "proc.chunk_size: 0 outside [4096, 33554432]"),
+    ("[proc]\nchunk_size = 5000\n", "proc.chunk_size: 5000 is not a multiple of 4096"),
+    ("[proc]\niowrite_limit = \"big\"\n", "proc.iowrite_limit: not an unsigned integer"),
     ("[proc.vd0]\ncompute_bandwidth = 60\n[proc.vd1]\ncompute_bandwidth = 30\n",
      "gpu0's vGPUs would total 140%"),
     ("[proc]\nmemory_used = 5\n", "proc.memory_used: not a writable /proc/gdev entry"),
@@ -109,6 +154,8 @@ def test_the_example_configuration_and_the_unit_agree_with_the_daemon(tmp_path) 
     args = parse_args(argv[1:])
     assert os.path.basename(argv[0]) == "gdevd" and args.foreground
     assert args.config == "/etc/gdev/gdevd.toml"
+    assert "StateDirectory=gdev" in unit   # the example's [daemon] state lives there
+    assert _settings(tmp_path, _read(EXAMPLE)).daemon["state"].startswith("/var/lib/gdev/")
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd is not installed")

@@ -40,10 +40,9 @@ from .cipher import CipherPaths, GpuCipher
 from .fs import EcryptfsFs
 from .keys import MAX_LOG2N, MountKey, open_mount_key
 from .lower import LowerDir
+from .proc import ENTRIES, PRIO_RANGE, THRESHOLD_RANGE
 
 CIPHERS = ("gpu", "helper", "cpu")
-PRIO_RANGE = (0, 40)
-THRESHOLD_RANGE = (0, 1 << 30)
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a file name in the mount and /proc
 PASSPHRASE_MAX = 4096
 PREPARE_TIMEOUT = 10.0  # seconds for the lower directory and passphrase file checks
@@ -92,6 +91,7 @@ class EcryptfsModule:
     """One ecryptfs instance (see the module docstring for its options)."""
 
     kind = "ecryptfs"
+    proc_entries = ENTRIES    # its /proc/gdev/NAME files
 
     def __init__(self, options: dict[str, str], mountpoint: str | None = None) -> None:
         if unknown := set(options) - _KNOWN:
