@@ -12,30 +12,33 @@ are charged to the vGPU's DMA memory like any other pinned buffer.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gdevd import runtime as rt
+from gdevd import runtime
 from gdevd.errors import GdevError
 from gdevd.runtime import Credentials
 from libgdev import abi
 
-SHMID_DS = [f.name for f in dataclasses.fields(rt.ShmidDs)]  # GSHMCTL reply fields
+rt = runtime  # the handlers' name for the runtime's Gdev API (dispatch calls backend.rt.*)
+
+if TYPE_CHECKING:
+    from gdevd.ioctl.session import Opener, Session
+
 STAGING_SLOTS = 4
 STAGING_CHUNK = 4 << 20  # the runtime's default chunk; halved down to STAGING_CHUNK_MIN
 STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full slots
 
 
-async def open_handle(system: Any, minor: int, opener: Any) -> Any:
+async def open_handle(system: Any, minor: int, opener: Opener) -> rt.Handle:
     """gopen on behalf of the process that opened the device file."""
     return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid,
                                                               opener.name))
 
 
-async def close_handle(session: Any) -> None:
+async def close_handle(session: Session) -> None:
     """gclose the session's handle (freeing every object it held, staging included)."""
     session.dma.clear()
     session.staging = None
@@ -46,7 +49,7 @@ async def close_handle(session: Any) -> None:
             raise
 
 
-async def staging(session: Any) -> Any:
+async def staging(session: Session) -> rt.DmaBuffer:
     """The session's staging buffer, created on first use: STAGING_SLOTS slots of the largest
     chunk (STAGING_CHUNK, halving down to STAGING_CHUNK_MIN) that the vGPU's pinned memory
     still has room for.  The smallest is granted even beyond the vGPU's share (see
@@ -69,7 +72,7 @@ def _range(array: np.ndarray, offset: int, size: int, what: str) -> np.ndarray:
     return array[offset:offset + size]
 
 
-def dma_range(session: Any, buf_id: int, offset: int, size: int) -> np.ndarray:
+def dma_range(session: Session, buf_id: int, offset: int, size: int) -> np.ndarray:
     """Bytes [offset, offset+size) of pinned buffer ``buf_id`` (ENOENT / EFAULT)."""
     buf = session.dma.get(buf_id)
     if buf is None:
@@ -77,7 +80,7 @@ def dma_range(session: Any, buf_id: int, offset: int, size: int) -> np.ndarray:
     return _range(buf.array, offset, size, f"pinned buffer {buf_id}")
 
 
-def _shared(session: Any, req: Any) -> np.ndarray:
+def _shared(session: Session, req: abi.MemcpyHost | abi.ModuleLoad) -> np.ndarray:
     if req.host_kind == abi.HOST_STAGING:
         if session.staging is None or req.buf_id:
             raise GdevError(errno.EINVAL, "no staging buffer (GET_STAGING first)")
@@ -87,7 +90,7 @@ def _shared(session: Any, req: Any) -> np.ndarray:
     raise GdevError(errno.EINVAL, f"unknown host kind {req.host_kind}")
 
 
-def host_source(session: Any, req: Any, tail: abi.Tail) -> Any:
+def host_source(session: Session, req: abi.MemcpyHost, tail: abi.Tail) -> np.ndarray:
     """The host side of an HtoD copy request."""
     if req.host_kind == abi.HOST_INLINE:
         if len(tail) != req.size or req.host_offset or req.buf_id:
@@ -98,7 +101,7 @@ def host_source(session: Any, req: Any, tail: abi.Tail) -> Any:
     return _shared(session, req)
 
 
-def host_destination(session: Any, req: Any, tail: abi.Tail) -> np.ndarray:
+def host_destination(session: Session, req: abi.MemcpyHost, tail: abi.Tail) -> np.ndarray:
     """The host side of a DtoH copy request (a fresh array for an inline reply)."""
     if tail:
         raise GdevError(errno.EINVAL, "a copy from the device carries no data")
@@ -109,7 +112,7 @@ def host_destination(session: Any, req: Any, tail: abi.Tail) -> np.ndarray:
     return _shared(session, req)
 
 
-def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
+def module_image(session: Session, req: abi.ModuleLoad, tail: abi.Tail) -> tuple[str, bytes]:
     """(name, image) of a MODULE_LOAD request: the name leads the tail, the image follows
     it inline or lies in shared memory (EINVAL / EFAULT / ENOENT)."""
     if req.name_len > min(len(tail), 1024):
@@ -128,7 +131,7 @@ def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
     return name, _shared(session, req).tobytes()
 
 
-def kernel_from(req: Any, tail: abi.Tail) -> Any:
+def kernel_from(req: abi.Launch, tail: abi.Tail) -> rt.GdevKernel:
     """The runtime's GdevKernel for a GLAUNCH request (name and params in the tail)."""
     if req.name_len + req.params_len != len(tail) or not req.name_len:
         raise GdevError(errno.EINVAL, "GLAUNCH tail does not match name_len + params_len")

@@ -121,7 +121,8 @@ class IoctlServer:
         self.admission = Admission(sessions.system.config)
         sessions.system.admission = self.admission.stats  # for /proc/gdev/limits
 
-    async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    async def serve(self, *,
+                    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Bind, listen and serve connections until cancelled; removes the socket file."""
         listener = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -139,7 +140,8 @@ class IoctlServer:
             except FileNotFoundError:
                 pass
 
-    async def _accept_loop(self, listener: Any, nursery: trio.Nursery) -> None:
+    async def _accept_loop(self, listener: trio.socket.SocketType,
+                           nursery: trio.Nursery) -> None:
         backoff = AcceptBackoff(self.admission.stats)
         while True:
             try:
@@ -213,9 +215,9 @@ class IoctlServer:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
             fn = HANDLERS[cmd.number]
             if cmd.number in INLINE:
-                out = cast(InlineHandler, fn)(call, fields, tail)
+                out = cast(InlineHandler[Any, Any], fn)(call, fields, tail)
             else:
-                out = await cast(Handler, fn)(call, fields, tail)
+                out = await cast(Handler[Any, Any], fn)(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
             return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
@@ -226,7 +228,7 @@ class IoctlServer:
             log.exception("%s failed", cmd.name)
             return abi.encode_error(cmd.number, rid, errno.EIO,
                                     "internal error in gdevd (see its log)"), -1
-        return abi.encode_reply(cmd, rid, 0, out.tail, **out.fields), out.fd
+        return abi.encode_reply(cmd, rid, out.reply, out.tail), out.fd
 
     def _log_bad(self, call: Call, exc: abi.ProtocolError) -> None:
         call.bad_messages += 1

@@ -124,6 +124,7 @@ def test_busy_poll_yields_to_other_connections_runnable_tasks_and_a_zero_window(
 CLIENT = """
 import os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[3])})
+from libgdev import abi
 from libgdev.connection import Connection
 def pause():
     end = time.perf_counter() + 200e-6
@@ -131,8 +132,8 @@ def pause():
         pass
     return int(sys.argv[2])
 conn = Connection.connect(sys.argv[1])
-conn.call("HELLO", token=bytes.fromhex(sys.stdin.readline()))
-print([conn.call("GQUERY", type=pause()).fields.result for _ in range(300)])
+conn.call(abi.HELLO, abi.Hello(token=bytes.fromhex(sys.stdin.readline())))
+print([conn.call(abi.GQUERY, abi.Query(type=pause())).fields.result for _ in range(300)])
 conn.close()
 """
 
@@ -192,7 +193,7 @@ def test_client_reads_a_reply_that_comes_late_or_in_pieces(delays, monkeypatch) 
     def server() -> None:
         for rid in range(1, 6):
             b.recv(4096)
-            reply = abi.encode_reply(cmd, rid, 0, result=rid * 7)
+            reply = abi.encode_reply(cmd, rid, abi.Result(result=rid * 7))
             time.sleep(delays[0])
             b.send(reply[:13])
             time.sleep(delays[1])
@@ -200,7 +201,7 @@ def test_client_reads_a_reply_that_comes_late_or_in_pieces(delays, monkeypatch) 
     t = threading.Thread(target=server)
     t.start()
     try:
-        assert [conn.call("GQUERY", type=1).fields.result for _ in range(5)] == \
+        assert [conn.call(abi.GQUERY, abi.Query(type=1)).fields.result for _ in range(5)] == \
             [7, 14, 21, 28, 35]
     finally:
         t.join()

@@ -32,7 +32,7 @@ def serve(client) -> None:
                 def run_client() -> None:
                     conn = Connection.connect(path)
                     try:
-                        conn.call("HELLO", token=session.token)
+                        conn.call(abi.HELLO, abi.Hello(token=session.token))
                         client(conn, session)
                     finally:
                         conn.close()
@@ -47,7 +47,8 @@ def serve(client) -> None:
 
 def errno_of(conn: Connection, name: str, tail: bytes = b"", **fields) -> int:
     try:
-        conn.call(name, tail, **fields)
+        cmd = abi.BY_NAME[name]
+        conn.call(cmd, cmd.request.cls(**fields), tail)
     except OSError as exc:
         return exc.errno
     return 0
@@ -60,7 +61,7 @@ def copy_fields(**kw) -> dict:
 
 def test_handler_refusals() -> None:
     def client(conn: Connection, session) -> None:
-        a = conn.call("GMALLOC", size=4096).fields.addr
+        a = conn.call(abi.GMALLOC, abi.Size(size=4096)).fields.addr
         assert errno_of(conn, "HELLO", token=session.token) == errno.EALREADY
         assert errno_of(conn, "GFREE", addr=1) == errno.ENOENT
         assert errno_of(conn, "GFREE_DMA", buf_id=99) == errno.ENOENT
@@ -85,23 +86,23 @@ def test_handler_refusals() -> None:
 
 def test_shared_buffer_ranges_are_checked() -> None:
     def client(conn: Connection, session) -> None:
-        a = conn.call("GMALLOC", size=1 << 20).fields.addr
-        reply = conn.call("GMALLOC_DMA", size=8192)
+        a = conn.call(abi.GMALLOC, abi.Size(size=1 << 20)).fields.addr
+        reply = conn.call(abi.GMALLOC_DMA, abi.Size(size=8192))
         os.close(reply.fd)
         buf = reply.fields.buf_id
         for offset, size in ((8192, 1), (4096, 4097), (2**63, 2**63)):
             assert errno_of(conn, "GMEMCPY_TO_DEVICE", **copy_fields(
                 dev_addr=a, host_kind=abi.HOST_DMA, buf_id=buf, host_offset=offset,
                 size=size)) == errno.EFAULT
-        stg = conn.call("GET_STAGING")
+        stg = conn.call(abi.GET_STAGING, abi.Empty())
         os.close(stg.fd)
         assert errno_of(conn, "GMEMCPY_FROM_DEVICE", **copy_fields(
             dev_addr=a, host_kind=abi.HOST_STAGING, host_offset=stg.fields.size - 8,
             size=16)) == errno.EFAULT
         assert errno_of(conn, "GVIRTGET", buf_id=buf, offset=8192) == errno.EFAULT
-        assert conn.call("GVIRTGET", buf_id=buf, offset=8).fields.addr == \
+        assert conn.call(abi.GVIRTGET, abi.Virt(buf_id=buf, offset=8)).fields.addr == \
             reply.fields.addr + 8
-        assert conn.call("GFREE_DMA", buf_id=buf).fields.size == 8192
+        assert conn.call(abi.GFREE_DMA, abi.BufId(buf_id=buf)).fields.size == 8192
     serve(client)
 
 
@@ -109,6 +110,6 @@ def test_garbage_ends_only_the_connection() -> None:
     def client(conn: Connection, session) -> None:
         conn.sock.sendall(struct.pack("<Q", 0xBAD) * 4)
         with pytest.raises(OSError):
-            conn.call("GET_VERSION")
+            conn.call(abi.GET_VERSION, abi.Empty())
         assert session.closed  # the session ended with its connection
     serve(client)

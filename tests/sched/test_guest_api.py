@@ -24,7 +24,7 @@ TENANT = 4242  # a uid that is not root
 
 def _errno_of(conn: Connection, **fields: int) -> tuple[int, str]:
     try:
-        conn.call("SET_GUEST", **fields)
+        conn.call(abi.SET_GUEST, abi.Guest(**fields))
     except OSError as exc:
         return exc.errno, str(exc)
     return 0, ""
@@ -45,14 +45,14 @@ def test_runtime_gget_guest_follows_the_override_and_the_vgpu() -> None:
 
 def test_a_context_makes_itself_a_guest_and_a_host_again_over_the_socket() -> None:
     def client(conn: Connection) -> None:
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=1, flags=0).fields.guest == 1
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=1, flags=0)).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 1
         for bad in (dict(guest=2, flags=0), dict(guest=1, flags=abi.GUEST_CLEAR),
                     dict(guest=0, flags=0x80), dict(guest=0, flags=abi.GUEST_FLAGS)):
             assert _errno_of(conn, **bad)[0] == errno.EINVAL
-        assert conn.call("SET_GUEST", guest=0, flags=0).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=1, flags=0).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=0)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=1, flags=0)).fields.guest == 1
 
     def check(system: Any, session: Any) -> None:
         assert system.scheduler.entity(session.handle).guest_override is True
@@ -63,9 +63,9 @@ def test_root_may_make_a_guest_vgpus_context_a_host_over_the_socket() -> None:
     # (the daemon authenticates the peer's uid, so a tenant's EPERM is tested through a
     # mount: tests/grid/test_guest_context.py; the runtime's rule in tests/sched/test_guest.py)
     def client(conn: Connection) -> None:
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 1
-        assert conn.call("SET_GUEST", guest=0, flags=0).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_CLEAR).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=0)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_CLEAR)).fields.guest == 1
 
     def check(system: Any, session: Any) -> None:
         assert system.scheduler.entity(session.handle).guest_override is None

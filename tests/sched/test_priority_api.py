@@ -59,7 +59,7 @@ def serve(client: Any, minor: int = 0, check: Any = None, guest_vgpu: bool = Fal
                 def run_client() -> None:
                     conn = Connection.connect(path)
                     try:
-                        conn.call("HELLO", token=session.token)
+                        conn.call(abi.HELLO, abi.Hello(token=session.token))
                         client(conn)
                     finally:
                         conn.close()
@@ -74,22 +74,22 @@ def serve(client: Any, minor: int = 0, check: Any = None, guest_vgpu: bool = Fal
 def test_set_priority_over_the_ioctl_socket() -> None:
     def errno_of(conn: Connection, **fields: int) -> int:
         try:
-            conn.call("SET_PRIORITY", **fields)
+            conn.call(abi.SET_PRIORITY, abi.Prio(**fields))
         except OSError as exc:
             return exc.errno
         return 0
 
     def client(conn: Connection) -> None:
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).fields.prio == \
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_GET)).fields.prio == \
             rt.sched.priority.task_priority(os.getpid())
-        assert conn.call("SET_PRIORITY", prio=33, flags=0).fields.prio == 33
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).fields.prio == 33
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=33, flags=0)).fields.prio == 33
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_GET)).fields.prio == 33
         for bad in (dict(prio=41, flags=0), dict(prio=1, flags=abi.PRIO_CLEAR),
                     dict(prio=0, flags=0x80), dict(prio=0, flags=abi.PRIO_FLAGS)):
             assert errno_of(conn, **bad) == errno.EINVAL
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_CLEAR).fields.prio == \
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_CLEAR)).fields.prio == \
             rt.sched.priority.task_priority(os.getpid())
-        assert conn.call("SET_PRIORITY", prio=7, flags=0).fields.prio == 7
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=7, flags=0)).fields.prio == 7
 
     def check(system: Any, session: Any) -> None:
         assert system.scheduler.entity(session.handle).prio.override == 7
