@@ -150,17 +150,29 @@ class IoctlServer:
                 await backoff.failed(exc)
                 continue
             backoff.succeeded()
-            sock = socket.socket(fileno=tsock.detach())
-            try:
-                conn = ServerConnection(sock, self.poll)
-                peer = conn.peer()
-            except OSError:
-                sock.close()
-                continue
-            if not self.admission.admit(peer[1]):
-                sock.close()
-                continue
-            nursery.start_soon(self._connection, conn, peer)
+            admitted = self._admit(socket.socket(fileno=tsock.detach()))
+            if admitted is not None:
+                nursery.start_soon(self._connection, *admitted)
+
+    def _admit(self, sock: socket.socket) -> tuple[ServerConnection, tuple[int, int, int]] | None:
+        """Wrap an accepted socket and admit its peer (closing it if refused)."""
+        try:
+            conn = ServerConnection(sock, self.poll)
+            peer = conn.peer()
+        except OSError:
+            sock.close()
+            return None
+        if not self.admission.admit(peer[1]):
+            sock.close()
+            return None
+        return conn, peer
+
+    async def serve_socket(self, sock: socket.socket) -> None:
+        """Serve one connected socket as an accepted one (admission included) until it
+        closes; the tests' loopback hands over one end of a socketpair."""
+        admitted = self._admit(sock)
+        if admitted is not None:
+            await self._connection(*admitted)
 
     async def _connection(self, conn: ServerConnection, peer: tuple[int, int, int]) -> None:
         sock, call = conn.sock, Call(self.sessions, peer)
