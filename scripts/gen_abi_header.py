@@ -16,9 +16,7 @@ import struct
 import sys
 from typing import NamedTuple
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from libgdev import abi, constants, moduletable  # noqa: E402
+from libgdev import abi, constants, moduletable
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    "libgdev", "csrc", "gdev_abi.h")
