@@ -226,10 +226,11 @@ class IoctlServer:
             if cmd.needs_session and cmd.name != "HELLO" and call.session is None:
                 raise GdevError(errno.EACCES, f"{cmd.name} before HELLO")
             fn = HANDLERS[cmd.number]
+            # (the casts' types are strings: a subscripted alias costs ~20 us per call)
             if cmd.number in INLINE:
-                out = cast(InlineHandler[Any, Any], fn)(call, fields, tail)
+                out = cast("InlineHandler[Any, Any]", fn)(call, fields, tail)
             else:
-                out = await cast(Handler[Any, Any], fn)(call, fields, tail)
+                out = await cast("Handler[Any, Any]", fn)(call, fields, tail)
         except abi.ProtocolError as exc:
             self._log_bad(call, exc)
             return abi.encode_error(cmd.number, rid, exc.errno, exc.detail), -1
