@@ -66,6 +66,7 @@ def _verb(name: str) -> Any:
         return method(h, *args, **kwargs)
     verb.__name__ = verb.__qualname__ = name
     verb.__doc__ = method.__doc__
+    verb.__wrapped__ = method  # type: ignore[attr-defined]  # its signature: the method's
     return verb
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from libgdev import abi, gate, transfer
 from libgdev.connection import Connection
@@ -20,6 +20,7 @@ from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
 from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
+from libgdev.verbs import GdevContext
 from libgdev.wire import Command, Rep, Req
 
 _EMPTY = abi.Empty()
@@ -123,13 +124,13 @@ class Handle(ModuleVerbs):
         """Whether the daemon's scheduler counts this context a guest now."""
         return bool(self._call(abi.SET_GUEST, abi.Guest(0, abi.GUEST_GET)).guest)
 
-    def gquery(self, type: int) -> int:
+    def gquery(self, qtype: int) -> int:
         """Gdev's gquery: a GDEV_QUERY_* value."""
-        return self._call(abi.GQUERY, abi.Query(type)).result
+        return self._call(abi.GQUERY, abi.Query(qtype)).result
 
-    def gtune(self, type: int, value: int) -> None:
+    def gtune(self, ttype: int, value: int) -> None:
         """Gdev's gtune (GDEV_TUNE_MEMCPY_CHUNK_SIZE / _PIPELINE_COUNT)."""
-        self._call(abi.GTUNE, abi.Tune(type, value))
+        self._call(abi.GTUNE, abi.Tune(ttype, value))
 
     # -- memory ----------------------------------------------------------------------
     def gmalloc(self, size: int) -> int:
@@ -273,11 +274,12 @@ class Handle(ModuleVerbs):
                          *kernel.block, kernel.shared_dynamic, len(name), len(kernel.params))
         return self._call(abi.GLAUNCH, req, name + bytes(kernel.params)).id
 
-    def gsync(self, id: int, timeout: float | None = None) -> None:
-        """Wait for fence ``id`` (ETIME after ``timeout`` seconds; None waits forever)."""
+    def gsync(self, fence_id: int, timeout: float | None = None) -> None:
+        """Wait for fence ``fence_id`` (ETIME after ``timeout`` seconds; None waits
+        forever)."""
         flags = 0 if timeout is None else abi.GSYNC_TIMEOUT
         us = 0 if timeout is None else max(0, int(timeout * 1e6))
-        self._call(abi.GSYNC, abi.Sync(id, flags, us))
+        self._call(abi.GSYNC, abi.Sync(fence_id, flags, us))
 
     def gbarrier(self) -> None:
         """Wait until every operation of this context has completed."""
@@ -314,3 +316,7 @@ COMMAND_WRAPPERS = {
     "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
 }
+
+
+if TYPE_CHECKING:  # mypy holds the client's Handle to the verb table (libgdev.verbs)
+    _HANDLE_HAS_EVERY_VERB: type[GdevContext] = Handle
