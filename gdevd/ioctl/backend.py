@@ -13,7 +13,7 @@ are charged to the vGPU's DMA memory like any other pinned buffer.
 from __future__ import annotations
 
 import errno
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +32,7 @@ STAGING_CHUNK = 4 << 20  # the runtime's default chunk; halved down to STAGING_C
 STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full slots
 
 
-async def open_handle(system: Any, minor: int, opener: Opener) -> rt.Handle:
+async def open_handle(system: rt.GdevSystem, minor: int, opener: Opener) -> rt.Handle:
     """gopen on behalf of the process that opened the device file."""
     return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid,
                                                               opener.name))

@@ -19,8 +19,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic
 
+import numpy as np
 import trio
 
+from gdevd import runtime as rt
 from gdevd.errors import GdevError
 from gdevd.ioctl import backend
 from gdevd.ioctl.session import Session, SessionTable
@@ -218,7 +220,8 @@ async def _gfree_dma(call: Call, req: abi.BufId, tail: abi.Tail) -> Out[abi.Size
 
 
 async def _to_device(call: Call, req: abi.MemcpyHost, tail: abi.Tail,
-                     verb: Callable[[Any, int, Any, int], Awaitable[int | None]]) -> int | None:
+                     verb: Callable[[rt.Handle, int, np.ndarray, int],
+                                    Awaitable[int | None]]) -> int | None:
     src = backend.host_source(call.s, req, tail)
     return await verb(call.s.handle, req.dev_addr, src, req.size)
 
