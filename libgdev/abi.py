@@ -98,7 +98,7 @@ def encode(command: int, request_id: int, payload: bytes, flags: int = 0) -> byt
     return encode_header(command, request_id, len(payload), flags) + payload
 
 
-def encode_request_head(cmd: Command[Req, Any], request_id: int, req: Req,
+def encode_request_head(cmd: Command[Req, Rep], request_id: int, req: Req,
                         tail_len: int = 0) -> bytes:
     """Header and argument struct of a request whose tail (sent separately) is ``tail_len``
     bytes long; ValueError for values out of range or a tail the command does not take."""
@@ -112,7 +112,8 @@ def encode_request_head(cmd: Command[Req, Any], request_id: int, req: Req,
     return lay.pack_message(lay.request_message, head, req)
 
 
-def encode_request(name: str, request_id: int, tail: Tail = b"", **fields: Any) -> bytes:
+def encode_request(name: str, request_id: int, tail: Tail = b"",
+                   **fields: int | bytes) -> bytes:
     """The request of command ``name`` built from keyword fields, with an optional tail (for
     messages made by hand; a client passes typed structs to :func:`encode_request_head`)."""
     cmd = BY_NAME[name]
@@ -120,7 +121,7 @@ def encode_request(name: str, request_id: int, tail: Tail = b"", **fields: Any) 
     return head + bytes(tail) if len(tail) else head
 
 
-def encode_reply(cmd: Command[Any, Rep], request_id: int, reply: Rep,
+def encode_reply(cmd: Command[Req, Rep], request_id: int, reply: Rep,
                  tail: Tail = b"") -> bytes:
     """A successful reply to ``cmd``: its output struct and tail (errors:
     :func:`encode_error`)."""
@@ -135,7 +136,7 @@ def encode_reply(cmd: Command[Any, Rep], request_id: int, reply: Rep,
     return b"".join((msg, tail)) if len(tail) else msg  # one copy of the tail
 
 
-def parse_simple_reply(cmd: Command[Any, Rep], request_id: int,
+def parse_simple_reply(cmd: Command[Req, Rep], request_id: int,
                        data: bytes | memoryview) -> Rep | None:
     """Fast path for the common case: if ``data`` is exactly one successful reply to
     (``cmd``, ``request_id``) without a tail, its struct; otherwise None, and the caller
@@ -157,7 +158,7 @@ class Request(NamedTuple):
 
     command: Command[Any, Any]
     request_id: int
-    fields: tuple[Any, ...]
+    fields: tuple[object, ...]
 
 
 _U32 = struct.Struct("<I")
@@ -208,7 +209,7 @@ def _check_header(h: Header, want_reply: bool) -> Command[Any, Any] | None:
     return BY_NUMBER.get(h.command)
 
 
-def decode_request(frame: Frame) -> tuple[Command[Any, Any], tuple[Any, ...], memoryview]:
+def decode_request(frame: Frame) -> tuple[Command[Any, Any], tuple[object, ...], memoryview]:
     """Validate a request frame: (command, its request struct, tail), or ProtocolError with
     the errno to reply with."""
     cmd = _check_header(frame.header, want_reply=False)
@@ -218,7 +219,7 @@ def decode_request(frame: Frame) -> tuple[Command[Any, Any], tuple[Any, ...], me
     return cmd, fields, tail
 
 
-def decode_reply(frame: Frame) -> tuple[Command[Any, Any] | None, int, tuple[Any, ...] | None,
+def decode_reply(frame: Frame) -> tuple[Command[Any, Any] | None, int, tuple[object, ...] | None,
                                        Tail]:
     """Validate a reply frame: (command, status, its reply struct or None, tail).  An error reply
     (status > 0) may answer a command this side does not know (command None); its tail is

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import Any, Generic, NamedTuple, cast
+from typing import Generic, NamedTuple, cast
 
 from libgdev import abi
 from libgdev.errors import ProtocolViolation, error_from_errno
@@ -73,7 +73,7 @@ class Connection:
             while self._fds:
                 _close_fd(self._fds.popleft())
 
-    def send(self, cmd: Command[Req, Any], req: Req, tail: abi.Tail = b"") -> int:
+    def send(self, cmd: Command[Req, Rep], req: Req, tail: abi.Tail = b"") -> int:
         """Send one request of ``cmd``; return its request id."""
         rid = self._next_id
         self._next_id += 1
@@ -84,7 +84,7 @@ class Connection:
             raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
         return rid
 
-    def receive(self, cmd: Command[Any, Rep], rid: int) -> Reply[Rep]:
+    def receive(self, cmd: Command[Req, Rep], rid: int) -> Reply[Rep]:
         """Read the reply to request ``rid`` of ``cmd`` (replies come in order); raise its
         errno."""
         frame = self._read_frame()

@@ -18,7 +18,7 @@ import errno as _errno
 import struct
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, NamedTuple, TypeVar
+from typing import Annotated, Generic, NamedTuple, TypeVar
 
 from libgdev.errors import GdevError
 
@@ -78,12 +78,12 @@ class Empty(NamedTuple):
     """The argument struct of a command that has none."""
 
 
-T = TypeVar("T", bound=tuple[Any, ...])
-Req = TypeVar("Req", bound=tuple[Any, ...])
-Rep = TypeVar("Rep", bound=tuple[Any, ...])
+T = TypeVar("T", bound=tuple[object, ...])  # a struct class (a NamedTuple)
+Req = TypeVar("Req", bound=tuple[object, ...])
+Rep = TypeVar("Rep", bound=tuple[object, ...])
 
 
-def _formats(cls: type[tuple[Any, ...]]) -> list[tuple[str, str]]:
+def _formats(cls: type[tuple[object, ...]]) -> list[tuple[str, str]]:
     """(name, struct format) of every field of NamedTuple ``cls``, from its annotations."""
     hints = typing.get_type_hints(cls, include_extras=True)
     fields: tuple[str, ...] = getattr(cls, "_fields")  # noqa: B009 (T is any NamedTuple)
@@ -107,7 +107,7 @@ class Layout(Generic[T]):
         # invariant: padding is the struct's last fields, so a value packs as (*value, *pad)
         self.pad_values = (0,) * len(pads)
         self.n_public = len(self.fields) - len(pads)
-        self.make: typing.Callable[[typing.Iterable[Any]], T] = getattr(cls, "_make")  # noqa: B009
+        self.make: typing.Callable[[typing.Iterable[object]], T] = getattr(cls, "_make")  # noqa: B009
         fmt = self.struct.format.lstrip("<")
         self.request_message = struct.Struct(HEADER.format + fmt)  # header + fields
         self.reply_message = struct.Struct(HEADER.format + "iI" + fmt)  # + status, msg_len
@@ -130,7 +130,7 @@ class Layout(Generic[T]):
         except struct.error as exc:
             raise ValueError(f"{self.name}: {exc}") from None
 
-    def from_raw(self, raw: tuple[Any, ...]) -> T | None:
+    def from_raw(self, raw: tuple[object, ...]) -> T | None:
         """The value of unpacked fields ``raw`` (padding included), None if a pad is not 0."""
         if not self.pad_values:
             return self.make(raw)
