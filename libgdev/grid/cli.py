@@ -10,14 +10,15 @@ import json
 import sys
 
 COLUMNS = ("name", "state", "mode", "transitions_per_min", "pieces", "pieces_per_s",
-           "interrupted", "cpu", "vram", "last_k_ms", "alpha_ms")
+           "interrupted", "frames_kept", "fps", "piece_ms", "budget_ms", "cpu", "vram",
+           "last_k_ms", "alpha_ms")
 
 
 def format_table(nodes: dict[str, dict]) -> str:
     """One line per node (by worker address) and a total line, as ``gdev-grid status``."""
     rows: list[tuple[str, ...]] = [("worker", *COLUMNS)]
     for addr, snap in sorted(nodes.items()):
-        rows.append((addr, *(str(snap.get(c, "-")) for c in COLUMNS)))
+        rows.append((addr, *("-" if snap.get(c) is None else str(snap[c]) for c in COLUMNS)))
     states = [s.get("state") for s in nodes.values()]
     total = sum(s.get("pieces", 0) for s in nodes.values())
     rate = sum(s.get("pieces_per_s", 0.0) for s in nodes.values())

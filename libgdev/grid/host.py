@@ -1,6 +1,7 @@
 """A host replayed from a trace: the desktop user whose GPU the grid borrows.
 
-A trace is lines of ``SECONDS ACTIVITY`` (``#`` starts a comment):
+A trace (the format in full: docs/grid.md) is UTF-8 text, one period per line, ``SECONDS
+ACTIVITY`` (``#`` starts a comment; blank lines are skipped):
 
 * ``idle``: nobody at the machine: no frames, no CPU, a small context (under 1 MB);
 * ``interactive``: editing, browsing: one light kernel per frame at F fps, little CPU;
@@ -9,10 +10,13 @@ A trace is lines of ``SECONDS ACTIVITY`` (``#`` starts a comment):
   memory above 1 MB).
 
 The host writes its current activity to ``activity_file`` when given (the "mouse and
-keyboard" log that a screensaver-like baseline watches), and at the end a JSON report: per
-activity the frame ticks and the frames completed before the next tick (the frame rate kept).
+keyboard" log that a screensaver-like baseline watches), its frame counter to ``frames_file``
+(budget.py: what the node reads to keep the host's frame rate), and at the end a JSON report:
+per activity the frame ticks and the frames completed before the next tick (the frame rate
+kept).
 
     python -m libgdev.grid.host MOUNT TRACE [--fps 30] [--scale 1] [--report FILE] [--nice N]
+                                [--activity-file FILE] [--frames-file FILE]
 """
 
 from __future__ import annotations
@@ -27,31 +31,65 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import context
+from .budget import write_frames
 from .matmul import matmul_kernel
 
 ACTIVITIES = ("idle", "interactive", "busy")
 FRAME_ROWS = {"interactive": 16, "busy": 48}  # rows of a 64 x 64 product per frame
 FRAME_N = 64
 BUSY_VRAM = 4 << 20
+FRAMES_EVERY_S = 0.1  # the frame counter is rewritten this often (the node samples at 0.2 s)
 
 
-def parse_trace(text: str) -> list[tuple[float, str]]:
-    """(seconds, activity) periods of a trace; ValueError names the bad line."""
+MAX_SECONDS = 1e7     # one period: at most about four months
+MAX_LINE = 256
+
+
+class TraceError(ValueError):
+    """A trace that cannot be replayed; the message names the line and what is wrong."""
+
+
+def parse_trace(text: str, name: str = "trace") -> list[tuple[float, str]]:
+    """(seconds, activity) periods of a trace in order; :class:`TraceError` names the first
+    bad line (``name`` line N: why) or says that the trace has no period."""
     periods = []
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = line.split()
-        try:
-            seconds = float(parts[0]) if len(parts) == 2 else 0.0
-        except ValueError:
-            seconds = 0.0
-        if not seconds > 0 or parts[1] not in ACTIVITIES:
-            raise ValueError(f"trace line {n}: expected 'SECONDS {'|'.join(ACTIVITIES)}' "
-                             f"with SECONDS positive, got {line!r}")
-        periods.append((seconds, parts[1]))
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            periods.append(_period_of(line, f"{name} line {n}"))
+    if not periods:
+        raise TraceError(f"{name}: no periods (want lines of 'SECONDS ACTIVITY')")
     return periods
+
+
+def _period_of(line: str, where: str) -> tuple[float, str]:
+    """One ``SECONDS ACTIVITY`` line as (seconds, activity); TraceError says what is wrong."""
+    if len(line) > MAX_LINE:
+        raise TraceError(f"{where}: longer than {MAX_LINE} characters")
+    parts = line.split()
+    if len(parts) != 2:
+        raise TraceError(f"{where}: want 'SECONDS {'|'.join(ACTIVITIES)}', got {line!r}")
+    try:
+        seconds = float(parts[0])
+    except ValueError:
+        raise TraceError(f"{where}: SECONDS is not a number: {parts[0]!r}") from None
+    if not 0 < seconds <= MAX_SECONDS:  # also refuses nan and inf
+        raise TraceError(f"{where}: SECONDS must be above 0 and at most {MAX_SECONDS:g}, "
+                         f"got {parts[0]!r}")
+    if parts[1] not in ACTIVITIES:
+        raise TraceError(f"{where}: unknown activity {parts[1]!r} (want one of "
+                         f"{', '.join(ACTIVITIES)})")
+    return seconds, parts[1]
+
+
+def read_trace(path: str) -> list[tuple[float, str]]:
+    """The periods of the trace file at ``path``; TraceError for an unreadable or bad one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{path}: cannot read the trace: {exc}") from None
+    return parse_trace(text, path)
 
 
 @dataclass
@@ -61,6 +99,7 @@ class Host:
     mount: str
     fps: float = 30.0
     activity_file: str | None = None
+    frames_file: str | None = None
 
     def replay(self, periods: list[tuple[float, str]], scale: float = 1.0) -> dict:
         """Replay ``periods`` (durations multiplied by ``scale``); the frame report."""
@@ -68,11 +107,13 @@ class Host:
         self.ctx = self.cuda.cuCtxCreate(0, self.cuda.cuDeviceGet(0))
         try:
             self._setup_frames()
-            report = {a: {"ticks": 0, "on_time": 0, "seconds": 0.0} for a in ACTIVITIES}
+            self.report = {a: {"ticks": 0, "on_time": 0, "seconds": 0.0} for a in ACTIVITIES}
+            self._counted = 0.0
             for seconds, activity in periods:
-                self._period(activity, seconds * scale, report[activity])
+                self._period(activity, seconds * scale, self.report[activity])
             self._announce("idle")
-            return report
+            self._count_frames(force=True)
+            return self.report
         finally:
             self.cuda.cuCtxDestroy(self.ctx)
 
@@ -111,6 +152,7 @@ class Host:
                 if time.monotonic() <= tick + period:
                     out["on_time"] += 1
             tick += period
+            self._count_frames()
             now = time.monotonic()
             if now < tick:
                 time.sleep(max(min(tick, end) - now, 0.0))
@@ -123,6 +165,16 @@ class Host:
             self.cuda.cuMemFree(extra)
         if burner is not None:
             burner.stop()
+
+    def _count_frames(self, force: bool = False) -> None:
+        """Publish the frame counter (every FRAMES_EVERY_S, or now when ``force``)."""
+        now = time.monotonic()
+        if not self.frames_file or (not force and now - self._counted < FRAMES_EVERY_S):
+            return
+        self._counted = now
+        ticks = int(sum(self.report[a]["ticks"] for a in FRAME_ROWS))
+        on_time = int(sum(self.report[a]["on_time"] for a in FRAME_ROWS))
+        write_frames(self.frames_file, ticks, on_time, time.time())
 
     def _announce(self, activity: str) -> None:
         if self.activity_file:
@@ -177,15 +229,22 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--fps", type=float, default=30.0)
     p.add_argument("--scale", type=float, default=1.0, help="multiply every duration")
     p.add_argument("--activity-file", default=None)
+    p.add_argument("--frames-file", default=None,
+                   help="rewrite 'TICKS ON_TIME UNIXTIME' here as frames are drawn")
     p.add_argument("--report", default=None)
     p.add_argument("--nice", type=int, default=0,
                    help="the host's CPU niceness where permitted (a negative value favours "
                         "the host on a shared machine, at the expense of its gdevd)")
     args = p.parse_args(argv)
+    try:
+        periods = read_trace(args.trace)
+    except TraceError as exc:
+        p.error(str(exc))  # exit status 2, before the host touches the mount
+    if not (0 < args.fps <= 1000 and 0 < args.scale < float("inf")):
+        p.error("--fps must be in (0, 1000] and --scale positive")
     _renice(args.nice)
-    with open(args.trace) as f:
-        periods = parse_trace(f.read())
-    report = Host(args.mount, args.fps, args.activity_file).replay(periods, args.scale)
+    host = Host(args.mount, args.fps, args.activity_file, args.frames_file)
+    report = host.replay(periods, args.scale)
     text = json.dumps(report, indent=1)
     if args.report:
         with open(args.report, "w") as f:

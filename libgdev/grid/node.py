@@ -10,19 +10,26 @@ idle. Every state change is decided here and reported through ``on_change``.
 With ``saver_file`` the node is instead the screensaver-like baseline the paper compares
 with: fully idle (continuous) only after ``saver_s`` seconds without host input, read from the
 host's activity file, and busy otherwise.
+
+With ``frames_file`` (budget.py) the monitor also reads the host's frame counter: the node
+publishes the frames its host kept while guests ran, and its piece budget P follows them
+(halved while the host misses frames); every piece's outcome carries P and the piece's time,
+from which the client sizes the node's next piece (sizing.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import context
+from .budget import Budget, FrameMeter, kept, read_frames
 from .pieces import Piece, run_piece
-from .probe import HostProbe
+from .probe import HostProbe, engine_seconds
 from .state import Mode, NodeState, StateMachine, Thresholds
 
 ALPHA_RUNS = 21
@@ -31,6 +38,7 @@ ALPHA_MARGIN = 1.5  # alpha: the 90th percentile of dedicated runs x margin (the
 
 
 CPU_WINDOW_SAMPLES = 3  # CPU usage is averaged over the last three sampling periods
+DRAWING_S = 0.5  # the host draws frames when its frame counter moved this recently
 
 
 class HostReturned(Exception):
@@ -48,12 +56,16 @@ class Node:
                  thresholds: Thresholds | None = None, cpu_source: str = "tenants",
                  sample_s: float = 0.2, wait_s: float = 1.0,
                  on_change: Callable[[dict], None] | None = None,
-                 saver_file: str | None = None, saver_s: float = 0.0) -> None:
+                 saver_file: str | None = None, saver_s: float = 0.0,
+                 frames_file: str | None = None, piece_share: float = 0.3) -> None:
         self.mount, self.name, self.minor = mount, name or os.uname().nodename, minor
         self.wait_s, self.sample_s, self.on_change = wait_s, sample_s, on_change
         self.probe = HostProbe(mount, cpu_source, window_s=CPU_WINDOW_SAMPLES * sample_s)
         self.saver_file, self.saver_s = saver_file, saver_s
         self._thresholds = thresholds or Thresholds()
+        self.frames_file, self.frames = frames_file, FrameMeter()
+        self.budget = Budget(self._thresholds.fps, piece_share)
+        self.piece_s = 0.0  # the last pieces' time, smoothed (EWMA 1/4)
         self._lock, self._gpu = threading.Lock(), threading.RLock()
         self._stop = threading.Event()
         self.stats = {"pieces": 0, "threads": 0, "gpu_s": 0.0, "interrupted": 0}
@@ -93,24 +105,42 @@ class Node:
         with self._gpu:
             self.cuda.cuCtxDestroy(self.ctx)
 
-    def run(self, piece: Piece) -> list:
-        """Run one kernel piece in its turn; its output arrays. Raises HostReturned."""
+    def run(self, piece: Piece) -> tuple[list, float]:
+        """Run one kernel piece in its turn; its output arrays and the seconds it took (its
+        staging, launch and copies back). Raises HostReturned."""
         self.turn()
         function = self._function(piece.kernel)
-        t0 = time.monotonic()
-        with self._gpu, context.current(self.cuda, self.ctx):
+        with self._gpu, context.current(self.cuda, self.ctx), self._timer() as took:
             outs = run_piece(self.cuda, function, piece)
-        self._account(time.monotonic() - t0, piece.cost())
-        return outs
+        return outs, self._account(took[0], piece.cost())
 
-    def call(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
-        """Run ``fn(cuda, item)`` as one piece in its turn with the guest context current."""
+    def call(self, fn: Callable[[Any, Any], Any], item: Any) -> tuple[Any, float]:
+        """Run ``fn(cuda, item)`` as one piece in its turn with the guest context current;
+        its value and the seconds it took."""
         self.turn()
-        t0 = time.monotonic()
-        with self._gpu, context.current(self.cuda, self.ctx):
+        with self._gpu, context.current(self.cuda, self.ctx), self._timer() as took:
             out = fn(self.cuda, item)
-        self._account(time.monotonic() - t0, 0)
-        return out
+        return out, self._account(took[0], 0)
+
+    @contextlib.contextmanager
+    def _timer(self) -> Iterator[list[float]]:
+        """Time a piece: the engine time the daemon charged to the guest's context meanwhile
+        (what the host's frames wait behind; not the time the piece waited for the daemon's
+        guest period), or the wall time where the table cannot be read. Yields a list that
+        holds the seconds once the block ends."""
+        took = [0.0]
+        t0 = time.monotonic()
+        e0 = self._engine_s()
+        yield took
+        e1 = self._engine_s()
+        wall = time.monotonic() - t0
+        took[0] = e1 - e0 if e0 is not None and e1 is not None and e1 > e0 else wall
+
+    def _engine_s(self) -> float | None:
+        try:
+            return engine_seconds(self.mount)
+        except (OSError, ValueError):
+            return None
 
     def turn(self) -> None:
         """Wait for the next piece's turn (the paper's Fig. 2); HostReturned when the host
@@ -119,21 +149,28 @@ class Node:
         deadline = time.monotonic() + self.wait_s
         while True:
             if self.saver_file and self.state is NodeState.FULL:
+                self._wait_slot(periodic=False)
                 return
             if not self.saver_file and self.state is not NodeState.BUSY:
                 k = self._time_null()
                 self._feed(StateMachine.null_kernel, k)
-                mode = self.mode
-                if mode is Mode.CONTINUOUS:
-                    return
-                if mode is Mode.PERIODIC:
-                    self._wait_slot()
+                if self.mode is not Mode.SUSPENDED:
+                    self._wait_slot(self.mode is Mode.PERIODIC)
                     return
             if time.monotonic() > deadline:
                 with self._lock:
                     self.stats["interrupted"] += 1
                 raise HostReturned(f"node {self.name}: host busy for {self.wait_s} s")
             self._stop.wait(self.sample_s / 2)
+
+    def piece_budget(self) -> float:
+        """How long the next piece may take (seconds): P, or a whole frame period 1/F while
+        the node is fully idle and its host draws nothing (a returning host then waits at
+        most one frame, and larger pieces waste less on their fixed costs)."""
+        if self.mode is Mode.CONTINUOUS and not self.frames.drawing(time.monotonic(),
+                                                                     DRAWING_S):
+            return max(self.budget.piece_s, 1.0 / self.budget.fps)
+        return self.budget.piece_s
 
     @property
     def state(self) -> NodeState:
@@ -160,15 +197,26 @@ class Node:
                     "last_k_ms": round(self.last_k * 1e3, 3), "cpu": round(self.cpu, 3),
                     "vram": self.vram, "uptime_s": round(up, 3), **self.stats,
                     "pieces_per_s": round(self.stats["pieces"] / up, 3),
+                    "fps": m.thresholds.fps, "piece_ms": round(self.piece_s * 1e3, 3),
+                    "budget_ms": round(self.budget.piece_s * 1e3, 3),
+                    "budget_shrinks": self.budget.shrinks,
+                    "frames_kept": _ratio(kept(self.frames.with_guests)),
+                    "frames_kept_all": _ratio(kept(self.frames.total)),
+                    "frame_ticks": self.frames.total[0],
                     "seconds_in_state": {k: round(v, 3) for k, v in in_state.items()}}
 
-    def _wait_slot(self) -> None:
-        """Periodic mode: pieces start at least 1/F apart."""
-        period = 1.0 / self.machine.thresholds.fps
+    def _wait_slot(self, periodic: bool) -> None:
+        """Pieces start at least 1/F apart in the periodic mode; and, in either mode while the
+        host draws frames, at least (piece time / the budget's share) apart, so guests hold
+        the GPU for at most that share of the host's time (budget.py): where even the
+        smallest piece takes longer than P, pieces come less often instead."""
+        gap = 1.0 / self.budget.fps if periodic else 0.0
         now = time.monotonic()
+        if self.frames.drawing(now, DRAWING_S):
+            gap = max(gap, self.piece_s / self.budget.share)
         if self._next_slot > now:
             self._stop.wait(self._next_slot - now)
-        self._next_slot = max(time.monotonic(), self._next_slot) + period
+        self._next_slot = max(time.monotonic(), self._next_slot) + gap
 
     def _time_null(self, blocking: bool = True) -> float | None:
         """Time one null kernel (k, seconds); None when ``blocking`` is False and a piece
@@ -194,12 +242,14 @@ class Node:
                 mod = self._modules[kernel.module_id] = self.cuda.cuModuleLoadData(kernel.ptx)
             return self.cuda.cuModuleGetFunction(mod, kernel.name)
 
-    def _account(self, seconds: float, threads: int) -> None:
+    def _account(self, seconds: float, threads: int) -> float:
         with self._lock:
             self.stats["pieces"] += 1
             self.stats["threads"] += threads
             self.stats["gpu_s"] += seconds
+            self.piece_s = seconds if not self.piece_s else 0.75 * self.piece_s + 0.25 * seconds
             self._last_piece = time.monotonic()
+        return seconds
 
     def _feed(self, step: Callable[..., Any], *args: Any) -> None:
         """Apply one input, ``step(machine, *args)``; account and report a state change."""
@@ -214,7 +264,11 @@ class Node:
 
     def _monitor(self) -> None:
         # Not niced (unlike the pieces' thread): it must see the host come back promptly.
+        seen = 0
         while not self._stop.wait(self.sample_s):
+            pieces = int(self.stats["pieces"])
+            self._watch_frames(guests_ran=pieces != seen)
+            seen = pieces
             if self.saver_file:
                 on = _idle_for(self.saver_file) >= self.saver_s
                 self._feed(StateMachine.screensaver, on)
@@ -231,6 +285,15 @@ class Node:
                     self._feed(StateMachine.null_kernel, k)
 
 
+    def _watch_frames(self, guests_ran: bool) -> None:
+        """Read the host's frame counter and let the budget follow it."""
+        if self.frames_file:
+            reading = read_frames(self.frames_file)
+            with self._lock:
+                self.frames.feed(reading, guests_ran)
+                self.budget.judge(self.frames)
+
+
 def _idle_for(activity_file: str) -> float:
     """Seconds since the host's last input, from its activity file (``ACTIVITY UNIXTIME``);
     0 while it is active or when the file cannot be read."""
@@ -240,3 +303,7 @@ def _idle_for(activity_file: str) -> float:
     except (OSError, ValueError):
         return 0.0
     return time.time() - float(stamp) if activity == "idle" else 0.0
+
+
+def _ratio(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)

@@ -30,12 +30,17 @@ PLUGIN_NAME = "gdev-grid"
 @dataclass
 class Outcome:
     """What a piece's task returns: its value, or ``interrupted`` when the node's host came
-    back before the piece could run (the client runs it elsewhere)."""
+    back before the piece could run (the client runs it elsewhere); with the time the piece
+    took, the node's piece budget P (``budget_s``) and the worker's address, from which the
+    client sizes the node's next piece."""
 
     piece_id: int
     node: str
     value: Any = None
     interrupted: bool = False
+    seconds: float = 0.0
+    budget_s: float = 0.0
+    worker: str = ""
 
 
 class GdevNodePlugin(WorkerPlugin):
@@ -46,7 +51,9 @@ class GdevNodePlugin(WorkerPlugin):
     ``cpu_busy`` the CPU threshold (the paper's 30 %);
     ``cpu_source`` ``"tenants"`` or ``"system"`` (probe.py); ``wait_s`` how long a piece waits
     on a busy node before it is handed back. ``saver_files`` (by worker name) turns nodes into
-    the screensaver-like baseline (node.py), ``saver_s`` its timeout."""
+    the screensaver-like baseline (node.py), ``saver_s`` its timeout. ``frames_files`` (by
+    worker name) or ``frames_file`` (every worker) is the host's frame counter (budget.py);
+    ``piece_share`` the budget P as a share of 1/F before the host's frames adjust it."""
 
     name = PLUGIN_NAME
 
@@ -54,9 +61,12 @@ class GdevNodePlugin(WorkerPlugin):
                  cpu_source: str = "tenants", fps: float = 30.0, alpha_ms: float = 0.0,
                  cpu_busy: float = Thresholds.cpu_busy,
                  sample_s: float = 0.2, wait_s: float = 1.0, saver_files: dict | None = None,
-                 saver_s: float = 0.0) -> None:
+                 saver_s: float = 0.0, frames_files: dict | None = None,
+                 frames_file: str | None = None, piece_share: float = 0.3) -> None:
         self.mount, self.mounts, self.minor = mount, dict(mounts or {}), minor
         self.saver_files, self.saver_s = dict(saver_files or {}), saver_s
+        self.frames_files, self.frames_file = dict(frames_files or {}), frames_file
+        self.piece_share = piece_share
         self.cpu_source, self.sample_s, self.wait_s = cpu_source, sample_s, wait_s
         self.thresholds = Thresholds(cpu_busy=cpu_busy, alpha_s=alpha_ms / 1e3, fps=fps)
         self.node: Node | None = None
@@ -73,7 +83,9 @@ class GdevNodePlugin(WorkerPlugin):
 
         self.node = Node(mount, str(worker.name), self.minor, self.thresholds, self.cpu_source,
                          self.sample_s, self.wait_s, publish,
-                         _by_name(self.saver_files, worker.name), self.saver_s)
+                         _by_name(self.saver_files, worker.name), self.saver_s,
+                         _by_name(self.frames_files, worker.name) or self.frames_file,
+                         self.piece_share)
         self.node.start()
         publish(self.node.snapshot())
 
@@ -97,20 +109,24 @@ def _node(worker: Any = None) -> Node:
 
 def run_kernel_piece(piece: Piece) -> Outcome:
     """Task: run one kernel piece on this worker's node in its turn."""
-    node = _node()
-    try:
-        return Outcome(piece.piece_id, node.name, node.run(piece))
-    except HostReturned:
-        return Outcome(piece.piece_id, node.name, interrupted=True)
+    return _outcome(piece.piece_id, lambda node: node.run(piece))
 
 
 def run_function_piece(piece_id: int, fn: Any, item: Any) -> Outcome:
     """Task: run ``fn(cuda, item)`` on this worker's node in its turn."""
-    node = _node()
+    return _outcome(piece_id, lambda node: node.call(fn, item))
+
+
+def _outcome(piece_id: int, run: Any) -> Outcome:
+    worker = get_worker()
+    node = _node(worker)
     try:
-        return Outcome(piece_id, node.name, node.call(fn, item))
+        value, seconds = run(node)
     except HostReturned:
-        return Outcome(piece_id, node.name, interrupted=True)
+        return Outcome(piece_id, node.name, interrupted=True, budget_s=node.piece_budget(),
+                       worker=worker.address)
+    return Outcome(piece_id, node.name, value, seconds=seconds, budget_s=node.piece_budget(),
+                   worker=worker.address)
 
 
 def node_snapshot(dask_worker: Any = None) -> dict:
@@ -123,10 +139,12 @@ def node_snapshot(dask_worker: Any = None) -> dict:
 @click.option("--gdev-fps", default=30.0, help="F: the host's minimum frame rate")
 @click.option("--gdev-cpu", default="system", help="CPU usage source: system or tenants")
 @click.option("--gdev-minor", default=0, help="the vGPU to open (a guest vGPU: vdN/guest = 1)")
+@click.option("--gdev-frames-file", default=None,
+              help="the host's frame counter, 'TICKS ON_TIME UNIXTIME' (docs/grid.md)")
 def dask_setup(worker: Any, gdev_mount: str | None, gdev_fps: float, gdev_cpu: str,
-               gdev_minor: int) -> None:
+               gdev_minor: int, gdev_frames_file: str | None) -> None:
     """``dask worker --preload libgdev.grid.plugin``: make this worker a grid node."""
     plugin = GdevNodePlugin(mount=gdev_mount, minor=gdev_minor, fps=gdev_fps,
-                            cpu_source=gdev_cpu)
+                            cpu_source=gdev_cpu, frames_file=gdev_frames_file)
     worker.plugins[PLUGIN_NAME] = plugin
     plugin.setup(worker)

@@ -2,7 +2,9 @@
 
 Video memory is the device memory held by the host's contexts on this node's gdevd, from
 ``MOUNT/proc/gdev/contexts`` (one line per context: its opener's pid and its memory); the
-guest's own contexts (this process) are left out. CPU usage comes from one of two sources:
+guest's own contexts (this process) are left out. The same table gives the engine time the
+daemon charged to the guest's own contexts: a piece's time on the GPU (:func:`engine_seconds`),
+without the time it waited for its turn. CPU usage comes from one of two sources:
 
 * ``"system"``: the whole machine (``/proc/stat``) minus this process, as a fraction of one
   core (the paper's CPU usage on a dedicated desktop);
@@ -39,6 +41,22 @@ def host_contexts(mount: str, own_pid: int | None = None) -> list[tuple[int, int
         if len(cols) == len(head) and int(cols[ipid]) != own_pid:
             rows.append((int(cols[ipid]), int(cols[imem])))
     return rows
+
+
+def engine_seconds(mount: str, pid: int | None = None) -> float:
+    """Engine time (compute and copy, seconds) the daemon charged so far to the contexts of
+    process ``pid`` (default: this one) on the mount; OSError when the table cannot be read."""
+    pid = os.getpid() if pid is None else pid
+    with open(os.path.join(mount, "proc", "gdev", "contexts")) as f:
+        lines = f.read().splitlines()
+    head = lines[0].split() if lines else []
+    ipid, icomp, icopy = head.index("pid"), head.index("compute_ms"), head.index("copy_ms")
+    ms = 0.0
+    for line in lines[1:]:
+        cols = line.split()
+        if len(cols) == len(head) and int(cols[ipid]) == pid:
+            ms += float(cols[icomp]) + float(cols[icopy])
+    return ms / 1e3
 
 
 def _proc_cpu_s(pid: int) -> float:

@@ -64,9 +64,10 @@ def _can_mount() -> str | None:
     return None
 
 
-def start_gdevd(*args: str) -> Gdevd:
+def start_gdevd(*args: str, env: dict[str, str] | None = None) -> Gdevd:
     """Start gdevd on a fresh world-searchable directory (so that tests may act as an
-    unprivileged user; pytest's tmp_path is 0700); wait until it serves."""
+    unprivileged user; pytest's tmp_path is 0700); wait until it serves.  ``env``, if
+    given, is the daemon's whole environment."""
     reason = _can_mount()
     if reason:
         pytest.skip(reason)
@@ -77,7 +78,7 @@ def start_gdevd(*args: str) -> Gdevd:
     log = os.path.join(base, "gdevd.log")
     proc = subprocess.Popen([sys.executable, "-m", "gdevd", str(mount), "--foreground",
                              "--memory", "256M", "--log", str(log), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     d = Gdevd(mount, proc, log)
     deadline = time.monotonic() + START_TIMEOUT
     while not os.path.exists(d.proc_path("device_count")):

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from libgdev.grid.cli import format_table
-from libgdev.grid.host import frame_rate_kept, parse_trace
+from libgdev.grid.host import TraceError, frame_rate_kept, parse_trace, read_trace
 from libgdev.grid.matmul import matmul_pieces, reference
 from libgdev.grid.pieces import In, Out
 from libgdev.grid.probe import HostProbe, host_contexts
@@ -86,12 +89,52 @@ def test_host_contexts_reads_the_table_by_its_header(tmp_path):
 def test_parse_trace_and_report():
     assert parse_trace("# c\n2 idle\n0.5 busy # game\n\n3 interactive\n") == [
         (2.0, "idle"), (0.5, "busy"), (3.0, "interactive")]
-    for bad in ("2 sleeping", "x idle", "0 idle", "1 idle extra"):
-        with pytest.raises(ValueError, match="line 1"):
-            parse_trace(bad)
+    assert parse_trace("1e-3 busy\r\n\t0.25\tidle  \r\n") == [(0.001, "busy"), (0.25, "idle")]
     report = {"idle": {"ticks": 0, "on_time": 0}, "interactive": {"ticks": 10, "on_time": 9},
               "busy": {"ticks": 10, "on_time": 10}}
     assert frame_rate_kept(report) == pytest.approx(0.95)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("2 sleeping", "line 1: unknown activity 'sleeping'"),
+    ("2 Idle", "line 1: unknown activity 'Idle'"),
+    ("x idle", "line 1: SECONDS is not a number: 'x'"),
+    ("0 idle", "line 1: SECONDS must be above 0"),
+    ("-1 idle", "line 1: SECONDS must be above 0"),
+    ("nan idle", "line 1: SECONDS must be above 0"),
+    ("inf busy", "line 1: SECONDS must be above 0"),
+    ("1e9 busy", "line 1: SECONDS must be above 0 and at most"),
+    ("1 idle extra", "line 1: want 'SECONDS idle|interactive|busy'"),
+    ("idle", "line 1: want 'SECONDS"),
+    ("1 idle\n# ok\n2,5 busy", "line 3: SECONDS is not a number: '2,5'"),
+    ("1 " + "busy" * 80, "line 1: longer than 256 characters"),
+    ("", "no periods"),
+    ("# only a comment\n\n", "no periods"),
+])
+def test_malformed_traces_are_refused_with_the_line_and_the_reason(text, why):
+    with pytest.raises(TraceError, match=re.escape(why)):
+        parse_trace(text, "t.trace")
+
+
+def test_trace_files_that_cannot_be_read(tmp_path):
+    bad = tmp_path / "latin1.trace"
+    bad.write_bytes(b"1 idle # caf\xe9\n")
+    with pytest.raises(TraceError, match="cannot read the trace"):
+        read_trace(str(bad))
+    with pytest.raises(TraceError, match="cannot read the trace"):
+        read_trace(str(tmp_path / "missing.trace"))
+    good = tmp_path / "ok.trace"
+    good.write_text("2 busy\n")
+    assert read_trace(str(good)) == [(2.0, "busy")]
+
+
+def test_the_host_refuses_a_bad_trace_before_touching_the_mount(tmp_path):
+    trace = tmp_path / "bad.trace"
+    trace.write_text("1 idle\n2 dancing\n")
+    done = subprocess.run([sys.executable, "-m", "libgdev.grid.host", str(tmp_path / "nomount"),
+                           str(trace)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"{trace} line 2: unknown activity 'dancing'" in done.stderr
 
 
 def test_matmul_pieces_cover_every_row_once():
@@ -111,10 +154,14 @@ def test_matmul_pieces_cover_every_row_once():
 
 
 def test_status_table_totals():
-    nodes = {"tcp://a:1": {"name": "0", "state": "busy", "pieces": 3, "pieces_per_s": 0.5},
-             "tcp://b:1": {"name": "1", "state": "fully-idle", "pieces": 7, "pieces_per_s": 1.0}}
+    nodes = {"tcp://a:1": {"name": "0", "state": "busy", "pieces": 3, "pieces_per_s": 0.5,
+                           "frames_kept": None},
+             "tcp://b:1": {"name": "1", "state": "fully-idle", "pieces": 7, "pieces_per_s": 1.0,
+                           "frames_kept": 0.97}}
     text = format_table(nodes)
-    assert text.splitlines()[1].split()[:3] == ["tcp://a:1", "0", "busy"]
+    head, a, b = (line.split() for line in text.splitlines()[:3])
+    assert a[:3] == ["tcp://a:1", "0", "busy"]
+    assert a[head.index("frames_kept")] == "-" and b[head.index("frames_kept")] == "0.97"
     assert text.splitlines()[-1] == ("nodes 2: 1 fully idle, 0 partially idle, 1 busy; "
                                      "guest pieces 10 (1.50/s)")
 
@@ -137,3 +184,30 @@ def test_guest_threads_are_niced_once_and_alone():
     t.join()
     assert seen == [max(main, GUEST_NICE)]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
+
+
+def test_pieces_come_less_often_while_the_host_draws(tmp_path):
+    """The duty-cycle guard (node.py): while the host's frame counter moves, piece starts are
+    at least piece time / share apart (and 1/F in the periodic mode); otherwise continuous
+    pieces follow at once. Checked on the slot bookkeeping, not on a clock."""
+    import time
+
+    from libgdev.grid.budget import write_frames
+    from libgdev.grid.node import Node
+
+    frames = str(tmp_path / "frames")
+    node = Node(str(tmp_path), frames_file=frames, thresholds=Thresholds(fps=30))
+    node.piece_s = 0.02
+    before = time.monotonic()
+    node._wait_slot(periodic=False)
+    assert node._next_slot <= time.monotonic()              # nobody draws: back to back
+    node._wait_slot(periodic=True)
+    assert node._next_slot >= before + 1 / 30               # periodic: 1/F apart
+    node._next_slot = 0.0
+    write_frames(frames, 0, 0, 0)
+    node._watch_frames(guests_ran=True)
+    write_frames(frames, 3, 3, 0)
+    node._watch_frames(guests_ran=True)                     # the counter moved: drawing
+    before = time.monotonic()
+    node._wait_slot(periodic=False)
+    assert node._next_slot >= before + 0.02 / node.budget.share  # 67 ms for a 20 ms piece
