@@ -16,11 +16,13 @@ msg_len 0 and the command's output struct and tail; on failure a positive errno 
 daemon's reason as ``msg_len`` bytes of UTF-8 (at most :data:`MSG_MAX`), nothing else.
 Structs use fixed-width fields, explicit zero padding and sizes that are multiples of 8
 (Documentation/process/botching-up-ioctls.rst).  No pointers cross the boundary: host memory
-is named by a shared buffer id and an offset.
+is named by a shared buffer id and an offset.  Every argument struct is a typed class
+(:mod:`libgdev.messages`) and every command a ``Command[Request, Reply]``, so a client's
+call and the daemon's handler are checked against the same two classes.
 
 This module does no I/O.  :class:`ReceiveBuffer` assembles frames from any sequence of byte
 chunks (``None`` means "need more data", like h11's receive buffer); :func:`decode_request`
-and :func:`decode_reply` turn a frame into fields or raise :class:`ProtocolError`, whose
+and :func:`decode_reply` turn a frame into typed structs or raise :class:`ProtocolError`, whose
 ``errno`` is what the daemon answers.  A framing error (bad magic, oversized length) is
 :attr:`ProtocolError.fatal`: the byte stream cannot be resynchronised and the session ends.
 """
@@ -29,21 +31,31 @@ from __future__ import annotations
 
 import errno as _errno
 import struct
-from collections import namedtuple
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from libgdev.errors import GdevError
+# abi.X names every struct, command and building block (libgdev.messages, libgdev.wire).
+from libgdev.messages import *  # noqa: F403
+from libgdev.messages import BY_NAME, BY_NUMBER
+from libgdev.wire import *  # noqa: F403
+from libgdev.wire import (
+    ABI_VERSION,
+    FLAG_REPLY,
+    HEADER,
+    HEADER_SIZE,
+    KNOWN_FLAGS,
+    MAGIC,
+    MAX_PAYLOAD,
+    STATUS,
+    Command,
+    Frame,
+    Header,
+    ProtocolError,
+    Rep,
+    Req,
+    Tail,
+)
 
-MAGIC = 0x56454447  # b"GDEV" read as a little-endian u32
-ABI_VERSION = 2  # 2: error replies carry the daemon's message
-HEADER = struct.Struct("<IHHIIQQ")
-HEADER_SIZE = HEADER.size  # 32
-MAX_PAYLOAD = (1 << 20) + 4096  # largest payload either side accepts
 INLINE_MAX = 1 << 20  # largest copy carried inside a message (the direct path)
-
-FLAG_REPLY = 0x1
-KNOWN_FLAGS = FLAG_REPLY
 
 # Features reported by GET_VERSION (bit set).
 FEATURE_STAGING = 1 << 0  # per-context staging buffers for pageable copies
@@ -72,199 +84,7 @@ GUEST_CLEAR = 0x1  # SET_GUEST flag: drop the override (guest must be 0)
 GUEST_GET = 0x2  # SET_GUEST flag: change nothing, only report (guest must be 0)
 GUEST_FLAGS = GUEST_CLEAR | GUEST_GET
 
-TOKEN_SIZE = 32
-Tail = bytes | memoryview  # a message's variable part, as handlers and callers see it
 MSG_MAX = 1024  # longest error message (UTF-8 bytes) an error reply carries
-
-
-class ProtocolError(GdevError):
-    """A message that cannot be accepted.  ``errno`` is the status the daemon replies with
-    (``detail`` its message); ``fatal`` means the byte stream is lost and the session must
-    close."""
-
-    def __init__(self, err: int, detail: str, fatal: bool = False) -> None:
-        super().__init__(err, detail)
-        self.fatal = fatal
-
-    def __str__(self) -> str:
-        return f"[{_errno.errorcode.get(self.errno, self.errno)}] {self.detail}"
-
-
-class Header(NamedTuple):
-    """The fixed message header (see the module docstring)."""
-
-    magic: int
-    version: int
-    flags: int
-    command: int
-    payload_len: int
-    request_id: int
-    reserved: int
-
-
-class Frame(NamedTuple):
-    """One whole message: its header and its payload (bytes, or a read-only view of the
-    receive buffer's memory that no later data overwrites)."""
-
-    header: Header
-    payload: bytes | memoryview
-
-
-class Layout:
-    """A fixed struct of named fields (``(name, format)`` pairs, little-endian) plus an
-    optional variable tail.  Fields named ``_pad*`` must be zero."""
-
-    def __init__(self, name: str, fields: tuple[tuple[str, str], ...] = (),
-                 tail: bool = False) -> None:
-        self.name = name
-        self.fields = fields
-        self.struct = struct.Struct("<" + "".join(fmt for _, fmt in fields))
-        if self.struct.size % 8:
-            raise ValueError(f"{name}: size {self.struct.size} is not a multiple of 8")
-        self.tail = tail
-        public = [n for n, _ in fields if not n.startswith("_pad")]
-        self.type = namedtuple(name, public)  # type: ignore[misc]
-        self._names = tuple(None if n.startswith("_pad") else n for n, _ in fields)
-        self._public_index = [i for i, (n, _) in enumerate(fields) if not n.startswith("_pad")]
-        self._pad_index = [i for i, (n, _) in enumerate(fields) if n.startswith("_pad")]
-        self._make = self.type._make  # type: ignore[attr-defined]
-        fmt = self.struct.format.lstrip("<")
-        self.request_message = struct.Struct(HEADER.format + fmt)  # header + fields
-        self.reply_message = struct.Struct(HEADER.format + "iI" + fmt)  # + status, msg_len
-
-    def pack(self, values: dict[str, Any], tail: bytes = b"") -> bytes:
-        """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
-        if tail and not self.tail:
-            raise ValueError(f"{self.name} takes no tail")
-        args = [0 if n is None else values[n] for n in self._names]
-        try:
-            body = self.struct.pack(*args)
-            return body + bytes(tail) if tail else body
-        except struct.error as exc:
-            raise ValueError(f"{self.name}: {exc}") from None
-
-    def pack_message(self, whole: struct.Struct, head: tuple[int, ...],
-                     values: dict[str, Any]) -> bytes:
-        """``head`` (the header's values, and a reply's status and pad) and the fields in one
-        ``pack`` call of ``whole`` (:attr:`request_message` or :attr:`reply_message`)."""
-        args = [0 if n is None else values[n] for n in self._names]
-        try:
-            return whole.pack(*head, *args)
-        except struct.error as exc:
-            raise ValueError(f"{self.name}: {exc}") from None
-
-    def unpack(self, payload: bytes | memoryview) -> tuple[Any, memoryview]:
-        """Decode a payload into (namedtuple, tail) or raise ProtocolError(EINVAL).  The tail
-        is a view of ``payload`` (inline copy data is not copied here)."""
-        size = self.struct.size
-        if len(payload) < size or (len(payload) > size and not self.tail):
-            raise ProtocolError(_errno.EINVAL,
-                                f"{self.name}: payload of {len(payload)} bytes, want {size}")
-        raw = self.struct.unpack_from(payload)
-        if not self._pad_index:
-            fields = self._make(raw)
-        elif any(raw[i] for i in self._pad_index):
-            raise ProtocolError(_errno.EINVAL, f"{self.name}: nonzero padding")
-        else:
-            fields = self._make([raw[i] for i in self._public_index])
-        return fields, memoryview(payload)[size:]
-
-
-@dataclass(frozen=True)
-class Command:
-    """One ioctl command: its number and name, request and reply layouts, and whether the
-    reply passes a file descriptor (SCM_RIGHTS)."""
-
-    number: int
-    name: str
-    request: Layout
-    reply: Layout
-    passes_fd: bool = False
-    needs_session: bool = True
-
-
-def _L(name: str, *fields: tuple[str, str], tail: bool = False) -> Layout:
-    return Layout(name, fields, tail)
-
-
-_EMPTY = _L("empty")
-_MEMCPY = _L("memcpy_host", ("dev_addr", "Q"), ("size", "Q"), ("host_offset", "Q"),
-             ("buf_id", "Q"), ("host_kind", "I"), ("_pad0", "I"), tail=True)
-_FENCE = _L("fence", ("id", "I"), ("_pad0", "I"))
-_ADDR = _L("addr", ("addr", "Q"))
-_SIZE = _L("size", ("size", "Q"))
-_DMA = _L("dma", ("addr", "Q"), ("size", "Q"), ("buf_id", "Q"))
-_DTOD = _L("dtod", ("dst_addr", "Q"), ("src_addr", "Q"), ("size", "Q"))
-
-# New commands (not in Gdev) live below 0x10; Gdev's numbers are kept as they are.
-COMMANDS: tuple[Command, ...] = (
-    Command(0x01, "HELLO", _L("hello", ("token", f"{TOKEN_SIZE}s")),
-            _L("hello_reply", ("session", "Q"), ("minor", "I"), ("_pad0", "I"))),
-    Command(0x02, "GET_VERSION", _EMPTY,
-            _L("version", ("abi_version", "I"), ("features", "I"), ("max_payload", "I"),
-               ("inline_max", "I")), needs_session=False),
-    Command(0x03, "DEVICE_COUNT", _EMPTY, _L("count", ("count", "I"), ("_pad0", "I"))),
-    Command(0x04, "GET_STAGING", _EMPTY,
-            _L("staging", ("size", "Q"), ("slots", "I"), ("_pad0", "I")), passes_fd=True),
-    Command(0x05, "SET_PRIORITY", _L("prio", ("prio", "I"), ("flags", "I")),
-            _L("prio_reply", ("prio", "I"), ("_pad0", "I"))),
-    Command(0x06, "MODULE_LOAD",
-            _L("module_load", ("size", "Q"), ("host_offset", "Q"), ("buf_id", "Q"),
-               ("host_kind", "I"), ("name_len", "I"), tail=True),
-            _L("module", ("module_id", "Q"), ("data_addr", "Q"), ("data_size", "Q"),
-               ("n_functions", "I"), ("n_globals", "I"), ("ptx_version", "I"),
-               ("target_sm", "I"), tail=True)),
-    Command(0x07, "MODULE_UNLOAD", _L("module_ref", ("module_id", "Q")), _EMPTY),
-    Command(0x08, "MODULE_LAUNCH",
-            _L("module_launch", ("module_id", "Q"), ("function", "I"),
-               ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
-               ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
-               ("shared_dynamic", "I"), ("params_len", "I"), ("_pad0", "I"), tail=True),
-            _FENCE),
-    Command(0x09, "SET_GUEST", _L("guest", ("guest", "I"), ("flags", "I")),
-            _L("guest_reply", ("guest", "I"), ("_pad0", "I"))),
-    Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
-    Command(0x100, "GMALLOC", _SIZE, _ADDR),
-    Command(0x101, "GFREE", _ADDR, _SIZE),
-    Command(0x102, "GMALLOC_DMA", _SIZE, _DMA, passes_fd=True),
-    Command(0x103, "GFREE_DMA", _L("buf", ("buf_id", "Q")), _SIZE),
-    Command(0x106, "GMEMCPY_TO_DEVICE", _MEMCPY, _EMPTY),
-    Command(0x107, "GMEMCPY_TO_DEVICE_ASYNC", _MEMCPY, _FENCE),
-    Command(0x108, "GMEMCPY_FROM_DEVICE", _MEMCPY, _L("data", tail=True)),
-    Command(0x109, "GMEMCPY_FROM_DEVICE_ASYNC", _MEMCPY, _FENCE),
-    Command(0x110, "GMEMCPY", _DTOD, _EMPTY),
-    Command(0x111, "GMEMCPY_ASYNC", _DTOD, _FENCE),
-    Command(0x112, "GLAUNCH",
-            _L("launch", ("code_addr", "Q"), ("code_size", "Q"), ("data_addr", "Q"),
-               ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
-               ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
-               ("shared_dynamic", "I"), ("name_len", "I"), ("params_len", "I"),
-               ("_pad0", "I"), tail=True), _FENCE),
-    Command(0x113, "GSYNC", _L("sync", ("id", "I"), ("flags", "I"), ("timeout_us", "Q")),
-            _EMPTY),
-    Command(0x114, "GBARRIER", _EMPTY, _EMPTY),
-    Command(0x115, "GQUERY", _L("query", ("type", "I"), ("_pad0", "I")),
-            _L("result", ("result", "Q"))),
-    Command(0x116, "GTUNE", _L("tune", ("type", "I"), ("value", "I")), _EMPTY),
-    Command(0x117, "GSHMGET", _L("shmget", ("key", "i"), ("flags", "I"), ("size", "Q")),
-            _L("shmid", ("id", "I"), ("_pad0", "I"))),
-    Command(0x118, "GSHMAT", _L("shmat", ("id", "I"), ("flags", "I"), ("addr", "Q")), _ADDR),
-    Command(0x119, "GSHMDT", _ADDR, _EMPTY),
-    Command(0x120, "GSHMCTL",
-            _L("shmctl", ("id", "I"), ("cmd", "I"), ("uid", "I"), ("gid", "I"), ("mode", "I"),
-               ("_pad0", "I")),
-            _L("shmid_ds", ("key", "i"), ("id", "I"), ("size", "Q"), ("uid", "I"), ("gid", "I"),
-               ("cuid", "I"), ("cgid", "I"), ("mode", "I"), ("nattch", "I"), ("cpid", "I"),
-               ("lpid", "I"), ("atime", "Q"), ("dtime", "Q"), ("ctime", "Q"))),
-    Command(0x121, "GREF", _L("ref", ("addr", "Q"), ("size", "Q"), ("slave", "Q")), _ADDR),
-    Command(0x122, "GUNREF", _ADDR, _EMPTY),
-    Command(0x124, "GVIRTGET", _L("virt", ("buf_id", "Q"), ("offset", "Q")), _ADDR),
-)
-
-BY_NUMBER: dict[int, Command] = {c.number: c for c in COMMANDS}
-BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
-STATUS = struct.Struct("<iI")
-
 
 def encode_header(command: int, request_id: int, payload_len: int, flags: int = 0) -> bytes:
     """The header of a message whose payload (struct + tail) is ``payload_len`` bytes."""
@@ -278,10 +98,10 @@ def encode(command: int, request_id: int, payload: bytes, flags: int = 0) -> byt
     return encode_header(command, request_id, len(payload), flags) + payload
 
 
-def encode_request_head(cmd: Command, request_id: int, fields: dict[str, Any],
+def encode_request_head(cmd: Command[Req, Rep], request_id: int, req: Req,
                         tail_len: int = 0) -> bytes:
     """Header and argument struct of a request whose tail (sent separately) is ``tail_len``
-    bytes long."""
+    bytes long; ValueError for values out of range or a tail the command does not take."""
     lay = cmd.request
     if tail_len and not lay.tail:
         raise ValueError(f"{lay.name} takes no tail")
@@ -289,21 +109,22 @@ def encode_request_head(cmd: Command, request_id: int, fields: dict[str, Any],
     if plen > MAX_PAYLOAD:
         raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
     head = (MAGIC, ABI_VERSION, 0, cmd.number, plen, request_id, 0)
-    return lay.pack_message(lay.request_message, head, fields)
+    return lay.pack_message(lay.request_message, head, req)
 
 
-def encode_request(name: str, request_id: int, tail: bytes = b"", **fields: Any) -> bytes:
-    """Encode the request of command ``name`` with its fields and optional tail."""
-    head = encode_request_head(BY_NAME[name], request_id, fields, len(tail))
-    return head + bytes(tail) if tail else head
+def encode_request(name: str, request_id: int, tail: Tail = b"",
+                   **fields: int | bytes) -> bytes:
+    """The request of command ``name`` built from keyword fields, with an optional tail (for
+    messages made by hand; a client passes typed structs to :func:`encode_request_head`)."""
+    cmd = BY_NAME[name]
+    head = encode_request_head(cmd, request_id, cmd.request.cls(**fields), len(tail))
+    return head + bytes(tail) if len(tail) else head
 
 
-def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: Tail = b"",
-                 **fields: Any) -> bytes:
-    """Encode a reply: an errno ``status`` (with its message in ``tail``, see
-    :func:`encode_error`), or status 0 with the output fields and tail."""
-    if status:
-        return encode_error(cmd.number, request_id, status, bytes(tail).decode(errors="replace"))
+def encode_reply(cmd: Command[Req, Rep], request_id: int, reply: Rep,
+                 tail: Tail = b"") -> bytes:
+    """A successful reply to ``cmd``: its output struct and tail (errors:
+    :func:`encode_error`)."""
     lay = cmd.reply
     if len(tail) and not lay.tail:
         raise ValueError(f"{lay.name} takes no tail")
@@ -311,15 +132,16 @@ def encode_reply(cmd: Command, request_id: int, status: int = 0, tail: Tail = b"
     if plen > MAX_PAYLOAD:
         raise ValueError(f"payload of {plen} bytes exceeds {MAX_PAYLOAD}")
     head = (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, plen, request_id, 0, 0, 0)
-    msg = lay.pack_message(lay.reply_message, head, fields)
+    msg = lay.pack_message(lay.reply_message, head, reply)
     return b"".join((msg, tail)) if len(tail) else msg  # one copy of the tail
 
 
-def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) -> Any | None:
+def parse_simple_reply(cmd: Command[Req, Rep], request_id: int,
+                       data: bytes | memoryview) -> Rep | None:
     """Fast path for the common case: if ``data`` is exactly one successful reply to
-    (``cmd``, ``request_id``) without a tail, its fields; otherwise None, and the caller takes
-    the general path (:class:`ReceiveBuffer` and :func:`decode_reply`), which validates and
-    reports everything else."""
+    (``cmd``, ``request_id``) without a tail, its struct; otherwise None, and the caller
+    takes the general path (:class:`ReceiveBuffer` and :func:`decode_reply`), which
+    validates and reports everything else."""
     lay = cmd.reply
     whole = lay.reply_message
     if len(data) != whole.size:
@@ -328,18 +150,15 @@ def parse_simple_reply(cmd: Command, request_id: int, data: bytes | memoryview) 
     if raw[:9] != (MAGIC, ABI_VERSION, FLAG_REPLY, cmd.number, whole.size - HEADER_SIZE,
                    request_id, 0, 0, 0):
         return None
-    values = raw[9:]
-    if any(values[i] for i in lay._pad_index):
-        return None
-    return lay._make(values if not lay._pad_index else [values[i] for i in lay._public_index])
+    return lay.from_raw(raw[9:])
 
 
 class Request(NamedTuple):
-    """A request taken by :func:`parse_simple_request`: command, request id, fields."""
+    """A request taken by :func:`parse_simple_request`: command, request id, struct."""
 
-    command: Command
+    command: Command[Any, Any]
     request_id: int
-    fields: Any
+    fields: tuple[object, ...]
 
 
 _U32 = struct.Struct("<I")
@@ -359,12 +178,8 @@ def parse_simple_request(data: bytes | memoryview) -> Request | None:
     raw = whole.unpack_from(data)
     if raw[:5] != (MAGIC, ABI_VERSION, 0, cmd.number, whole.size - HEADER_SIZE) or raw[6]:
         return None
-    values = raw[7:]
-    if not lay._pad_index:
-        return Request(cmd, raw[5], lay._make(values))
-    if any(values[i] for i in lay._pad_index):
-        return None
-    return Request(cmd, raw[5], lay._make([values[i] for i in lay._public_index]))
+    fields = lay.from_raw(raw[7:])
+    return None if fields is None else Request(cmd, raw[5], fields)
 
 
 def clip_message(message: str) -> bytes:
@@ -384,7 +199,7 @@ def encode_error(command: int, request_id: int, status: int, message: str = "") 
     return encode(command, request_id, STATUS.pack(status, len(msg)) + msg, FLAG_REPLY)
 
 
-def _check_header(h: Header, want_reply: bool) -> Command | None:
+def _check_header(h: Header, want_reply: bool) -> Command[Any, Any] | None:
     if h.version != ABI_VERSION:
         raise ProtocolError(_errno.EPROTONOSUPPORT, f"ABI version {h.version}")
     if h.reserved:
@@ -394,9 +209,9 @@ def _check_header(h: Header, want_reply: bool) -> Command | None:
     return BY_NUMBER.get(h.command)
 
 
-def decode_request(frame: Frame) -> tuple[Command, Any, memoryview]:
-    """Validate a request frame: (command, fields, tail), or ProtocolError with the errno
-    to reply with."""
+def decode_request(frame: Frame) -> tuple[Command[Any, Any], tuple[object, ...], memoryview]:
+    """Validate a request frame: (command, its request struct, tail), or ProtocolError with
+    the errno to reply with."""
     cmd = _check_header(frame.header, want_reply=False)
     if cmd is None:
         raise ProtocolError(_errno.ENOTTY, f"unknown command 0x{frame.header.command:x}")
@@ -404,8 +219,9 @@ def decode_request(frame: Frame) -> tuple[Command, Any, memoryview]:
     return cmd, fields, tail
 
 
-def decode_reply(frame: Frame) -> tuple[Command | None, int, Any, bytes | memoryview]:
-    """Validate a reply frame: (command, status, fields or None, tail).  An error reply
+def decode_reply(frame: Frame) -> tuple[Command[Any, Any] | None, int, tuple[object, ...] | None,
+                                       Tail]:
+    """Validate a reply frame: (command, status, its reply struct or None, tail).  An error reply
     (status > 0) may answer a command this side does not know (command None); its tail is
     the daemon's message, valid UTF-8 of at most :data:`MSG_MAX` bytes."""
     cmd = _check_header(frame.header, want_reply=True)

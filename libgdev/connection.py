@@ -18,22 +18,24 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import Any, NamedTuple
+from typing import Generic, NamedTuple, cast
 
 from libgdev import abi
 from libgdev.errors import ProtocolViolation, error_from_errno
 from libgdev.spin import AdaptiveSpin, spin_window
+from libgdev.wire import Command, Rep, Req
 
 _RECV_SIZE = 1 << 18
 SPIN_US_DEFAULT = spin_window(100)  # covers a small call's reply when gdevd polls too
 SPIN_S = float(os.environ.get("LIBGDEV_SPIN_US", SPIN_US_DEFAULT)) / 1e6  # docs/abi.md
 _FD_SPACE = socket.CMSG_SPACE(4 * array.array("i").itemsize)
+_Ancillary = tuple[int, int, bytes]  # recvmsg's (level, type, data)
 
 
-class Reply(NamedTuple):
-    """A successful reply: output fields, tail bytes and the descriptor passed (or -1)."""
+class Reply(NamedTuple, Generic[Rep]):
+    """A successful reply: its struct, tail bytes and the descriptor passed (or -1)."""
 
-    fields: Any
+    fields: Rep
     tail: abi.Tail
     fd: int
 
@@ -71,29 +73,30 @@ class Connection:
             while self._fds:
                 _close_fd(self._fds.popleft())
 
-    def send(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> int:
-        """Send one request; return its request id."""
+    def send(self, cmd: Command[Req, Rep], req: Req, tail: abi.Tail = b"") -> int:
+        """Send one request of ``cmd``; return its request id."""
         rid = self._next_id
         self._next_id += 1
-        msg = abi.encode_request_head(abi.BY_NAME[name], rid, fields, len(tail))
+        msg = abi.encode_request_head(cmd, rid, req, len(tail))
         try:
             _sendall(self.sock, msg, tail)
         except OSError as exc:
             raise error_from_errno(exc.errno or _errno.EPIPE, "daemon connection lost") from None
         return rid
 
-    def receive(self, rid: int) -> Reply:
-        """Read the reply to request ``rid`` (replies come in order); raise its errno."""
+    def receive(self, cmd: Command[Req, Rep], rid: int) -> Reply[Rep]:
+        """Read the reply to request ``rid`` of ``cmd`` (replies come in order); raise its
+        errno."""
         frame = self._read_frame()
         try:
-            cmd, status, fields, tail = abi.decode_reply(frame)
+            got, status, fields, tail = abi.decode_reply(frame)
         except abi.ProtocolError as exc:
             raise ProtocolViolation(_errno.EPROTO, str(exc)) from None
         if frame.header.request_id != rid:
             raise ProtocolViolation(_errno.EPROTO, f"reply {frame.header.request_id} for {rid}")
+        if got is not cmd:
+            raise ProtocolViolation(_errno.EPROTO, f"reply {rid} is not one to {cmd.name}")
         fd = -1
-        if cmd is None:
-            raise ProtocolViolation(_errno.EPROTO, f"reply to unknown command {status}")
         if cmd.passes_fd and status == 0:
             if not self._fds:
                 raise ProtocolViolation(_errno.EPROTO, f"{cmd.name} reply without an fd")
@@ -101,24 +104,23 @@ class Connection:
         if status:  # the daemon's reason, carried once into the exception
             reason = bytes(tail).decode("utf-8")
             raise error_from_errno(status, f"{cmd.name}: {reason}" if reason else cmd.name)
-        return Reply(fields, tail, fd)
+        return Reply(cast(Rep, fields), tail, fd)  # decode_reply used cmd's reply layout
 
-    def call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Reply:
+    def call(self, cmd: Command[Req, Rep], req: Req, tail: abi.Tail = b"") -> Reply[Rep]:
         """One round trip: send the request, return its reply or raise its errno."""
-        cmd = abi.BY_NAME[name]
         with self.lock:
-            rid = self.send(name, tail, **fields)
+            rid = self.send(cmd, req, tail)
             if cmd.passes_fd or len(self._rx):
-                return self.receive(rid)
+                return self.receive(cmd, rid)
             spin = self._spins.get(cmd.number) or self._spins.setdefault(cmd.number,
                                                                           AdaptiveSpin())
             n = self._recv_some(spin)  # the common case: this reply, whole, in one read
             if (out := abi.parse_simple_reply(cmd, rid, self._view[:n])) is not None:
                 return Reply(out, b"", -1)
             self._rx.feed(self._view[:n])
-            return self.receive(rid)
+            return self.receive(cmd, rid)
 
-    def _recv_spinning(self, spin: AdaptiveSpin | None) -> tuple[int, list]:
+    def _recv_spinning(self, spin: AdaptiveSpin | None) -> tuple[int, list[_Ancillary]]:
         got = None
         if spin is not None and SPIN_S > 0 and spin.should():
             got = _spin_recv(self.sock, self._buf, SPIN_S)
@@ -155,7 +157,8 @@ class Connection:
         return n
 
 
-def _spin_recv(sock: socket.socket, buf: bytearray, spin_s: float) -> tuple[int, list] | None:
+def _spin_recv(sock: socket.socket, buf: bytearray,
+               spin_s: float) -> tuple[int, list[_Ancillary]] | None:
     """Poll a nonblocking receive for up to ``spin_s`` seconds (a reply to a small call
     usually arrives within tens of microseconds, and sleeping and being woken costs more)."""
     deadline = time.perf_counter() + spin_s

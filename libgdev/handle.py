@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from libgdev import abi, gate, transfer
 from libgdev.connection import Connection
@@ -20,6 +20,10 @@ from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
 from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
+from libgdev.verbs import GdevContext
+from libgdev.wire import Command, Rep, Req
+
+_EMPTY = abi.Empty()
 
 # Pageable copies up to this size ride inside the message (Gdev's direct I/O); larger ones
 # stream through the staging slots.  Measured crossover on a 2-CPU VM: inline and staged cost
@@ -43,7 +47,7 @@ class Handle(ModuleVerbs):
             os.close(self._fd)
             raise
         try:
-            self.session = self._conn.call("HELLO", token=ticket.token).fields.session
+            self.session = self._conn.call(abi.HELLO, abi.Hello(ticket.token)).fields.session
         except BaseException:
             self._conn.close()
             os.close(self._fd)
@@ -72,38 +76,38 @@ class Handle(ModuleVerbs):
     def __exit__(self, *exc: object) -> None:
         self.gclose()
 
-    def _call(self, name: str, tail: bytes | memoryview = b"", **fields: Any) -> Any:
+    def _call(self, cmd: Command[Req, Rep], req: Req, tail: abi.Tail = b"") -> Rep:
         if self._fd < 0:
             raise error_from_errno(errno.EBADF, "handle is closed")
-        return self._conn.call(name, tail, **fields).fields
+        return self._conn.call(cmd, req, tail).fields
 
     # -- information -----------------------------------------------------------------
     def abi_version(self) -> tuple[int, int]:
         """(ABI version, feature bits) of the daemon."""
-        f = self._call("GET_VERSION")
+        f = self._call(abi.GET_VERSION, _EMPTY)
         return f.abi_version, f.features
 
     def gdevice_count(self) -> int:
         """Number of virtual GPUs."""
-        return self._call("DEVICE_COUNT").count
+        return self._call(abi.DEVICE_COUNT, _EMPTY).count
 
     def get_handle(self) -> int:
         """The daemon's id of this context (names the slave of gref)."""
-        return self._call("GET_HANDLE").handle
+        return self._call(abi.GET_HANDLE, _EMPTY).handle
 
     def gset_priority(self, prio: int | None) -> int:
         """Override this context's priority (0-40, higher is more urgent), or clear the
         override with None; the effective priority.  EPERM to raise it above the task's
         own priority without root, EINVAL outside 0..40."""
         if prio is None:
-            return self._call("SET_PRIORITY", prio=0, flags=abi.PRIO_CLEAR).prio
+            return self._call(abi.SET_PRIORITY, abi.Prio(0, abi.PRIO_CLEAR)).prio
         if isinstance(prio, bool) or not isinstance(prio, int) or not 0 <= prio < 1 << 32:
             raise error_from_errno(errno.EINVAL, f"priority must be an integer 0-40: {prio!r}")
-        return self._call("SET_PRIORITY", prio=prio, flags=0).prio
+        return self._call(abi.SET_PRIORITY, abi.Prio(prio, 0)).prio
 
     def gget_priority(self) -> int:
         """The priority the daemon's scheduler uses for this context now."""
-        return self._call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).prio
+        return self._call(abi.SET_PRIORITY, abi.Prio(0, abi.PRIO_GET)).prio
 
     def gset_guest(self, guest: bool | None) -> bool:
         """Make this context a guest (True: it runs in the hosts' idle cycles), a host
@@ -111,36 +115,37 @@ class Handle(ModuleVerbs):
         now.  EPERM to make a SCHED_IDLE opener's or a guest vGPU's context a host without
         root, EINVAL for anything but True, False or None."""
         if guest is None:
-            return bool(self._call("SET_GUEST", guest=0, flags=abi.GUEST_CLEAR).guest)
+            return bool(self._call(abi.SET_GUEST, abi.Guest(0, abi.GUEST_CLEAR)).guest)
         if not isinstance(guest, bool):
             raise error_from_errno(errno.EINVAL, f"guest must be True, False or None: {guest!r}")
-        return bool(self._call("SET_GUEST", guest=int(guest), flags=0).guest)
+        return bool(self._call(abi.SET_GUEST, abi.Guest(int(guest), 0)).guest)
 
     def gget_guest(self) -> bool:
         """Whether the daemon's scheduler counts this context a guest now."""
-        return bool(self._call("SET_GUEST", guest=0, flags=abi.GUEST_GET).guest)
+        return bool(self._call(abi.SET_GUEST, abi.Guest(0, abi.GUEST_GET)).guest)
 
-    def gquery(self, type: int) -> int:
+    def gquery(self, qtype: int) -> int:
         """Gdev's gquery: a GDEV_QUERY_* value."""
-        return self._call("GQUERY", type=type).result
+        return self._call(abi.GQUERY, abi.Query(qtype)).result
 
-    def gtune(self, type: int, value: int) -> None:
+    def gtune(self, ttype: int, value: int) -> None:
         """Gdev's gtune (GDEV_TUNE_MEMCPY_CHUNK_SIZE / _PIPELINE_COUNT)."""
-        self._call("GTUNE", type=type, value=value)
+        self._call(abi.GTUNE, abi.Tune(ttype, value))
 
     # -- memory ----------------------------------------------------------------------
     def gmalloc(self, size: int) -> int:
         """Allocate device memory; its GPU virtual address."""
-        return self._call("GMALLOC", size=size).addr
+        return self._call(abi.GMALLOC, abi.Size(size)).addr
 
     def gfree(self, addr: int) -> int:
         """Free the device object containing ``addr``; its size."""
-        return self._call("GFREE", addr=addr).size
+        return self._call(abi.GFREE, abi.Addr(addr)).size
 
     def gmalloc_dma(self, size: int) -> DmaBuffer:
         """Pinned host memory shared with the daemon (zero-copy copies)."""
         with self._conn.lock:
-            reply = self._conn.receive(self._conn.send("GMALLOC_DMA", size=size))
+            reply = self._conn.receive(abi.GMALLOC_DMA,
+                                       self._conn.send(abi.GMALLOC_DMA, abi.Size(size)))
         f = reply.fields
         buf = DmaBuffer(f.buf_id, f.addr, f.size, reply.fd)
         self._dma[f.buf_id] = buf
@@ -148,7 +153,7 @@ class Handle(ModuleVerbs):
 
     def gfree_dma(self, buf: DmaBuffer) -> int:
         """Free a pinned buffer; its size."""
-        size = self._call("GFREE_DMA", buf_id=buf.buf_id).size
+        size = self._call(abi.GFREE_DMA, abi.BufId(buf.buf_id)).size
         self._dma.pop(buf.buf_id, None)
         buf.release()
         return size
@@ -159,29 +164,29 @@ class Handle(ModuleVerbs):
         pinned, offset = self._pinned(view)
         if pinned is None:
             raise error_from_errno(errno.EINVAL, "not inside a pinned buffer")
-        return self._call("GVIRTGET", buf_id=pinned.buf_id, offset=offset).addr
+        return self._call(abi.GVIRTGET, abi.Virt(pinned.buf_id, offset)).addr
 
     def gref(self, addr: int, size: int, slave: Handle) -> int:
         """Map this context's object at ``addr`` into ``slave``; the slave's address."""
-        return self._call("GREF", addr=addr, size=size, slave=slave.get_handle()).addr
+        return self._call(abi.GREF, abi.Ref(addr, size, slave.get_handle())).addr
 
     def gunref(self, addr: int) -> None:
         """Remove a mapping made by gref."""
-        self._call("GUNREF", addr=addr)
+        self._call(abi.GUNREF, abi.Addr(addr))
 
     # -- shared device memory (System V semantics) -------------------------------------
     def gshmget(self, key: int, size: int, flags: int) -> int:
         """The id of shared segment ``key`` (GDEV_IPC_PRIVATE: a new one), created as
         ``flags`` (mode bits | GDEV_IPC_CREAT | GDEV_IPC_EXCL) say."""
-        return self._call("GSHMGET", key=key, size=size, flags=flags).id
+        return self._call(abi.GSHMGET, abi.ShmGet(key, flags, size)).id
 
     def gshmat(self, shmid: int, addr: int = 0, flags: int = 0) -> int:
         """Attach segment ``shmid``; its GPU virtual address in this context."""
-        return self._call("GSHMAT", id=shmid, addr=addr, flags=flags).addr
+        return self._call(abi.GSHMAT, abi.ShmAt(shmid, flags, addr)).addr
 
     def gshmdt(self, addr: int) -> None:
         """Detach the segment attached at ``addr``."""
-        self._call("GSHMDT", addr=addr)
+        self._call(abi.GSHMDT, abi.Addr(addr))
 
     def gshmctl(self, shmid: int, cmd: int, buf: Any = None) -> Any:
         """GDEV_IPC_STAT: the segment's shmid_ds (a namedtuple); GDEV_IPC_SET: set uid,
@@ -191,7 +196,7 @@ class Handle(ModuleVerbs):
         if buf is not None:
             get: Any = buf.__getitem__ if isinstance(buf, dict) else lambda k: getattr(buf, k)
             uid, gid, mode = (int(get(k)) for k in ("uid", "gid", "mode"))
-        f = self._call("GSHMCTL", id=shmid, cmd=cmd, uid=uid, gid=gid, mode=mode)
+        f = self._call(abi.GSHMCTL, abi.ShmCtl(shmid, cmd, uid, gid, mode))
         return f if cmd == GDEV_IPC_STAT else None
 
     # -- copies ----------------------------------------------------------------------
@@ -205,25 +210,28 @@ class Handle(ModuleVerbs):
     def _staging_buffer(self) -> Staging:
         if self._staging is None:
             with self._conn.lock:
-                reply = self._conn.receive(self._conn.send("GET_STAGING"))
+                reply = self._conn.receive(abi.GET_STAGING,
+                                           self._conn.send(abi.GET_STAGING, _EMPTY))
             self._staging = Staging(reply.fd, reply.fields.size, reply.fields.slots)
         return self._staging
 
-    def _copy_in(self, dst: int, src: Any, size: int | None, name: str) -> int:
+    def _copy_in(self, dst: int, src: Any, size: int | None,
+                 cmd: transfer.CopyCommand[transfer.CopyReply]) -> int:
         view = _sized(host_view(src, writable=False), size)
         pinned, offset = self._pinned(view)
         if pinned is not None:
-            return transfer.pinned(self._conn, name, dst, pinned, offset, len(view))
+            return transfer.pinned(self._conn, cmd, dst, pinned, offset, len(view))
         if len(view) <= DIRECT_MAX:
-            return transfer.inline_to_device(self._conn, name, dst, view)
+            return transfer.inline_to_device(self._conn, cmd, dst, view)
         transfer.staged_to_device(self._conn, self._staging_buffer(), dst, view)
         return 0
 
-    def _copy_out(self, dst: Any, src: int, size: int | None, name: str) -> int:
+    def _copy_out(self, dst: Any, src: int, size: int | None,
+                  cmd: transfer.CopyCommand[transfer.CopyReply]) -> int:
         view = _sized(host_view(dst, writable=True), size)
         pinned, offset = self._pinned(view)
         if pinned is not None:
-            return transfer.pinned(self._conn, name, src, pinned, offset, len(view))
+            return transfer.pinned(self._conn, cmd, src, pinned, offset, len(view))
         if len(view) <= DIRECT_MAX:
             transfer.inline_from_device(self._conn, view, src)
         else:
@@ -232,53 +240,50 @@ class Handle(ModuleVerbs):
 
     def gmemcpy_to_device(self, dst: int, src: Any, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: all) of host ``src`` to device address ``dst``."""
-        self._copy_in(dst, src, size, "GMEMCPY_TO_DEVICE")
+        self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE)
 
     def gmemcpy_to_device_async(self, dst: int, src: Any, size: int | None = None) -> int:
         """Asynchronous from a pinned buffer (a fence id); otherwise synchronous, id 0."""
-        return self._copy_in(dst, src, size, "GMEMCPY_TO_DEVICE_ASYNC")
+        return self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE_ASYNC)
 
     def gmemcpy_from_device(self, dst: Any, src: int, size: int | None = None) -> None:
         """Copy ``size`` bytes (default: len(dst)) from device address ``src`` to ``dst``."""
-        self._copy_out(dst, src, size, "GMEMCPY_FROM_DEVICE")
+        self._copy_out(dst, src, size, abi.GMEMCPY_FROM_DEVICE)
 
     def gmemcpy_from_device_async(self, dst: Any, src: int, size: int | None = None) -> int:
         """Asynchronous into a pinned buffer (a fence id); otherwise synchronous, id 0."""
         view = _sized(host_view(dst, writable=True), size)
         if self._pinned(view)[0] is None:
-            self._copy_out(view, src, None, "GMEMCPY_FROM_DEVICE")
+            self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE)
             return 0
-        return self._copy_out(view, src, None, "GMEMCPY_FROM_DEVICE_ASYNC")
+        return self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE_ASYNC)
 
     def gmemcpy(self, dst: int, src: int, size: int) -> None:
         """Copy inside the unified GPU address space (DtoD, or to/from pinned memory)."""
-        self._call("GMEMCPY", dst_addr=dst, src_addr=src, size=size)
+        self._call(abi.GMEMCPY, abi.Dtod(dst, src, size))
 
     def gmemcpy_async(self, dst: int, src: int, size: int) -> int:
         """Asynchronous gmemcpy; a fence id."""
-        return self._call("GMEMCPY_ASYNC", dst_addr=dst, src_addr=src, size=size).id
+        return self._call(abi.GMEMCPY_ASYNC, abi.Dtod(dst, src, size)).id
 
     # -- compute ---------------------------------------------------------------------
     def glaunch(self, kernel: GdevKernel) -> int:
         """Launch a kernel; its fence id."""
         name = kernel.name.encode("ascii")
-        return self._call(
-            "GLAUNCH", tail=name + bytes(kernel.params), code_addr=kernel.code_addr,
-            code_size=kernel.code_size, data_addr=kernel.data_addr,
-            grid_x=kernel.grid[0], grid_y=kernel.grid[1], grid_z=kernel.grid[2],
-            block_x=kernel.block[0], block_y=kernel.block[1], block_z=kernel.block[2],
-            shared_dynamic=kernel.shared_dynamic, name_len=len(name),
-            params_len=len(kernel.params)).id
+        req = abi.Launch(kernel.code_addr, kernel.code_size, kernel.data_addr, *kernel.grid,
+                         *kernel.block, kernel.shared_dynamic, len(name), len(kernel.params))
+        return self._call(abi.GLAUNCH, req, name + bytes(kernel.params)).id
 
-    def gsync(self, id: int, timeout: float | None = None) -> None:
-        """Wait for fence ``id`` (ETIME after ``timeout`` seconds; None waits forever)."""
+    def gsync(self, fence_id: int, timeout: float | None = None) -> None:
+        """Wait for fence ``fence_id`` (ETIME after ``timeout`` seconds; None waits
+        forever)."""
         flags = 0 if timeout is None else abi.GSYNC_TIMEOUT
         us = 0 if timeout is None else max(0, int(timeout * 1e6))
-        self._call("GSYNC", id=id, flags=flags, timeout_us=us)
+        self._call(abi.GSYNC, abi.Sync(fence_id, flags, us))
 
     def gbarrier(self) -> None:
         """Wait until every operation of this context has completed."""
-        self._call("GBARRIER")
+        self._call(abi.GBARRIER, _EMPTY)
 
 
 def _sized(view: memoryview, size: int | None) -> memoryview:
@@ -289,8 +294,9 @@ def _sized(view: memoryview, size: int | None) -> memoryview:
     return view[:size]
 
 
-# The client wrapper of every ABI command (tests/daemon/test_dispatch_table.py holds this
-# equal to libgdev.abi.COMMANDS and to the daemon's dispatch table).
+# The client wrapper of every ABI command, which sends it as abi.<NAME>
+# (tests/daemon/test_dispatch_table.py holds this equal to libgdev.abi.COMMANDS and to the
+# daemon's dispatch table).
 COMMAND_WRAPPERS = {
     "HELLO": Handle.__init__, "GET_VERSION": Handle.abi_version,
     "DEVICE_COUNT": Handle.gdevice_count, "GET_STAGING": Handle._staging_buffer,
@@ -310,3 +316,7 @@ COMMAND_WRAPPERS = {
     "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
 }
+
+
+if TYPE_CHECKING:  # mypy holds the client's Handle to the verb table (libgdev.verbs)
+    _HANDLE_HAS_EVERY_VERB: type[GdevContext] = Handle

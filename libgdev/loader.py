@@ -11,31 +11,36 @@ No PTX is parsed in the client.
 from __future__ import annotations
 
 import errno
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from libgdev import abi, moduletable
 from libgdev.errors import error_from_errno
 from libgdev.moduletable import ModuleTable
+from libgdev.wire import Command, Rep, Req
 
-_LOAD = abi.BY_NAME["MODULE_LOAD"]
+if TYPE_CHECKING:
+    from libgdev.connection import Connection, Reply
+    from libgdev.hostmem import DmaBuffer
+
 # the largest image carried inside the message, with a name of up to 1 KiB
-INLINE_IMAGE_MAX = abi.MAX_PAYLOAD - _LOAD.request.struct.size - 1024
+INLINE_IMAGE_MAX = abi.MAX_PAYLOAD - abi.MODULE_LOAD.request.struct.size - 1024
 
 
 class ModuleVerbs:
     """Mixed into Handle: the MODULE_* commands (``_conn`` and ``_fd`` are Handle's)."""
 
-    _conn: Any
+    _conn: Connection
     _fd: int
-    gmalloc_dma: Any  # Handle's
-    gfree_dma: Any
+    gmalloc_dma: Callable[[int], DmaBuffer]  # Handle's
+    gfree_dma: Callable[[DmaBuffer], int]
 
-    def _request(self, name: str, tail: abi.Tail = b"", **fields: Any) -> Any:
+    def _request(self, cmd: Command[Req, Rep], req: Req, tail: abi.Tail = b"") -> Reply[Rep]:
         if self._fd < 0:
             raise error_from_errno(errno.EBADF, "handle is closed")
-        return self._conn.call(name, tail, **fields)
+        return self._conn.call(cmd, req, tail)
 
     def gmodule_load(self, image: bytes | bytearray | memoryview,
                      name: str = "<image>") -> ModuleTable:
@@ -45,16 +50,14 @@ class ModuleVerbs:
         raw = memoryview(image).cast("B")
         label = name.encode("utf-8")[:1024]
         if len(raw) <= INLINE_IMAGE_MAX:
-            reply = self._request("MODULE_LOAD", label + raw.tobytes(), size=len(raw),
-                                  host_offset=0, buf_id=0, host_kind=abi.HOST_INLINE,
-                                  name_len=len(label))
+            req = abi.ModuleLoad(len(raw), 0, 0, abi.HOST_INLINE, len(label))
+            reply = self._request(abi.MODULE_LOAD, req, label + raw.tobytes())
         else:
             buf = self.gmalloc_dma(len(raw))
             try:
                 buf.array[:len(raw)] = np.frombuffer(raw, dtype=np.uint8)
-                reply = self._request("MODULE_LOAD", label, size=len(raw), host_offset=0,
-                                      buf_id=buf.buf_id, host_kind=abi.HOST_DMA,
-                                      name_len=len(label))
+                req = abi.ModuleLoad(len(raw), 0, buf.buf_id, abi.HOST_DMA, len(label))
+                reply = self._request(abi.MODULE_LOAD, req, label)
             finally:
                 self.gfree_dma(buf)
         f = reply.fields
@@ -68,15 +71,12 @@ class ModuleVerbs:
 
     def gmodule_unload(self, module_id: int) -> None:
         """Unload a module once the work issued before is done (ENOENT if unknown)."""
-        self._request("MODULE_UNLOAD", module_id=module_id)
+        self._request(abi.MODULE_UNLOAD, abi.ModuleRef(module_id))
 
     def gmodule_launch(self, module_id: int, index: int, grid: tuple[int, int, int],
                        block: tuple[int, int, int], shared_dynamic: int,
                        params: bytes | bytearray | memoryview) -> int:
         """Launch function ``index`` (its place in the module's table) of a loaded module
         with the packed parameter buffer ``params``; its fence id."""
-        return self._request(
-            "MODULE_LAUNCH", memoryview(params), module_id=module_id, function=index,
-            grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
-            block_x=block[0], block_y=block[1], block_z=block[2],
-            shared_dynamic=shared_dynamic, params_len=len(params)).fields.id
+        req = abi.ModuleLaunch(module_id, index, *grid, *block, shared_dynamic, len(params))
+        return self._request(abi.MODULE_LAUNCH, req, memoryview(params)).fields.id

@@ -24,8 +24,9 @@ from __future__ import annotations
 import errno as _errno
 import struct
 from dataclasses import dataclass
+from typing import Any
 
-from libgdev.abi import ProtocolError
+from libgdev.wire import ProtocolError
 
 FUNCTION = struct.Struct("<10I")
 PARAM = struct.Struct("<4I8s")
@@ -121,7 +122,7 @@ class _Reader:
     def __init__(self, data: bytes) -> None:
         self.data, self.pos = data, 0
 
-    def take(self, st: struct.Struct) -> tuple:
+    def take(self, st: struct.Struct) -> tuple[Any, ...]:
         if self.pos + st.size > len(self.data):
             raise ProtocolError(_errno.EPROTO, "module table: truncated record")
         values = st.unpack_from(self.data, self.pos)
@@ -156,8 +157,8 @@ def _function(r: _Reader) -> Function:
                     dyn)
 
 
-def decode(data: bytes, n_functions: int, n_globals: int) -> tuple[tuple[Function, ...],
-                                                                   tuple[Global, ...]]:
+def decode(data: bytes | memoryview, n_functions: int,
+           n_globals: int) -> tuple[tuple[Function, ...], tuple[Global, ...]]:
     """(functions, globals) from a MODULE_LOAD reply tail; ProtocolError(EPROTO) if the
     tail is malformed or longer than the records it announces."""
     r = _Reader(bytes(data))

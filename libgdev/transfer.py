@@ -17,37 +17,46 @@ from __future__ import annotations
 
 import errno
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from libgdev import abi
 from libgdev.errors import GdevError, error_from_errno
+from libgdev.wire import Command
 
 if TYPE_CHECKING:
     from libgdev.connection import Connection
     from libgdev.hostmem import DmaBuffer, Staging
 
+# A host<->device copy's reply: empty (synchronous) or a fence (asynchronous).
+CopyReply = TypeVar("CopyReply", abi.Empty, abi.Fence)
+CopyCommand = Command[abi.MemcpyHost, CopyReply]
+SyncCopy = Command[abi.MemcpyHost, abi.Empty]  # what the staging pipeline sends
 
-def pinned(conn: Connection, name: str, dev: int, buf: DmaBuffer, offset: int,
-           size: int) -> int:
+
+def _fence(reply: abi.Empty | abi.Fence) -> int:
+    return reply.id if isinstance(reply, abi.Fence) else 0
+
+
+def pinned(conn: Connection, cmd: CopyCommand[CopyReply], dev: int, buf: DmaBuffer,
+           offset: int, size: int) -> int:
     """One copy between device memory and a pinned buffer; the reply's fence id or 0."""
-    reply = conn.call(name, dev_addr=dev, size=size, host_offset=offset, buf_id=buf.buf_id,
-                      host_kind=abi.HOST_DMA)
-    return getattr(reply.fields, "id", 0)
+    req = abi.MemcpyHost(dev, size, offset, buf.buf_id, abi.HOST_DMA)
+    return _fence(conn.call(cmd, req).fields)
 
 
-def inline_to_device(conn: Connection, name: str, dev: int, src: memoryview) -> int:
+def inline_to_device(conn: Connection, cmd: CopyCommand[CopyReply], dev: int,
+                     src: memoryview) -> int:
     """HtoD with the data inside the message."""
-    reply = conn.call(name, tail=src, dev_addr=dev, size=len(src), host_offset=0, buf_id=0,
-                      host_kind=abi.HOST_INLINE)
-    return getattr(reply.fields, "id", 0)
+    req = abi.MemcpyHost(dev, len(src), 0, 0, abi.HOST_INLINE)
+    return _fence(conn.call(cmd, req, src).fields)
 
 
 def inline_from_device(conn: Connection, dst: memoryview, dev: int) -> None:
     """DtoH with the data inside the reply."""
-    reply = conn.call("GMEMCPY_FROM_DEVICE", dev_addr=dev, size=len(dst), host_offset=0,
-                      buf_id=0, host_kind=abi.HOST_INLINE)
+    reply = conn.call(abi.GMEMCPY_FROM_DEVICE,
+                      abi.MemcpyHost(dev, len(dst), 0, 0, abi.HOST_INLINE))
     if len(reply.tail) != len(dst):
         raise error_from_errno(errno.EPROTO, f"reply carried {len(reply.tail)} of {len(dst)} bytes")
     dst[:] = reply.tail
@@ -57,21 +66,23 @@ def _chunks(size: int, chunk: int) -> list[tuple[int, int]]:
     return [(off, min(chunk, size - off)) for off in range(0, size, chunk)]
 
 
-def _send_chunk(conn: Connection, name: str, stg: Staging, i: int, dev: int, n: int) -> int:
-    return conn.send(name, dev_addr=dev, size=n, host_offset=(i % stg.slots) * stg.chunk,
-                     buf_id=0, host_kind=abi.HOST_STAGING)
+def _send_chunk(conn: Connection, cmd: SyncCopy, stg: Staging, i: int, dev: int,
+                n: int) -> int:
+    req = abi.MemcpyHost(dev, n, (i % stg.slots) * stg.chunk, 0, abi.HOST_STAGING)
+    return conn.send(cmd, req)
 
 
 class _Collector:
     """Receives replies in order, remembering the first error instead of raising at once."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, cmd: SyncCopy) -> None:
         self.conn = conn
+        self.cmd = cmd
         self.error: BaseException | None = None
 
     def take(self, rid: int) -> bool:
         try:
-            self.conn.receive(rid)
+            self.conn.receive(self.cmd, rid)
             return True
         except GdevError as exc:
             self.error = self.error or exc
@@ -88,7 +99,7 @@ def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) 
     """HtoD through the staging slots, ``stg.slots`` chunks in flight."""
     host = np.frombuffer(src, dtype=np.uint8)
     inflight: deque[int] = deque()
-    col = _Collector(conn)
+    col = _Collector(conn, abi.GMEMCPY_TO_DEVICE)
     with conn.lock:
         for i, (off, n) in enumerate(_chunks(len(src), stg.chunk)):
             if len(inflight) == stg.slots:
@@ -96,7 +107,7 @@ def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) 
             if col.error is not None:
                 break
             stg.slot(i % stg.slots)[:n] = host[off:off + n]
-            inflight.append(_send_chunk(conn, "GMEMCPY_TO_DEVICE", stg, i, dev + off, n))
+            inflight.append(_send_chunk(conn, abi.GMEMCPY_TO_DEVICE, stg, i, dev + off, n))
         while inflight:
             col.take(inflight.popleft())
     col.finish()
@@ -106,9 +117,9 @@ def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int
     """DtoH through the staging slots: the daemon fills ahead while the client drains."""
     host = np.frombuffer(dst, dtype=np.uint8)
     chunks = _chunks(len(dst), stg.chunk)
-    col = _Collector(conn)
+    col = _Collector(conn, abi.GMEMCPY_FROM_DEVICE)
     with conn.lock:
-        inflight = deque(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, i, dev + off, n)
+        inflight = deque(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, i, dev + off, n)
                          for i, (off, n) in enumerate(chunks[:stg.slots]))
         for i, (off, n) in enumerate(chunks):
             if not inflight:
@@ -119,7 +130,7 @@ def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int
             nxt = i + stg.slots
             if nxt < len(chunks) and col.error is None:
                 o, m = chunks[nxt]
-                inflight.append(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, nxt, dev + o, m))
+                inflight.append(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, nxt, dev + o, m))
         while inflight:
             col.take(inflight.popleft())
     col.finish()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the C header of the gdev ioctl ABI from its one definition, ``libgdev/abi.py``.
+"""Generate the C header of the gdev ioctl ABI from its one definition, ``libgdev/messages.py``.
 
 The header (``libgdev/csrc/gdev_abi.h``) holds the message header, the reply status, one
 struct per layout (natural alignment checked against abi.py's packed offsets by static
@@ -14,10 +14,9 @@ import argparse
 import os
 import struct
 import sys
+from typing import NamedTuple
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from libgdev import abi, constants, moduletable  # noqa: E402
+from libgdev import abi, constants, moduletable
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    "libgdev", "csrc", "gdev_abi.h")
@@ -36,7 +35,15 @@ def c_field(name: str, fmt: str) -> str:
     return f"{C_TYPES[fmt]} {name};"
 
 
-def layout_struct(lay: abi.Layout) -> list[str]:
+class CStruct(NamedTuple):
+    """What the header needs of a struct: its name, (name, format) fields and size."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]
+    struct: struct.Struct
+
+
+def layout_struct(lay: abi.Layout | CStruct) -> list[str]:
     """The C struct of a non-empty layout with its size and offset asserts."""
     lines = [f"struct gdev_abi_{lay.name} {{"]
     lines += [f"    {c_field(n, f)}" for n, f in lay.fields]
@@ -61,14 +68,14 @@ TABLE_RECORDS = (
 )
 
 
-def table_records() -> list[abi.Layout]:
+def table_records() -> list[CStruct]:
     """The module table's record layouts, checked field by field against moduletable."""
     out = []
     for name, st, names in TABLE_RECORDS:
         fmts = [f for f in _formats(st.format.lstrip("<"))]
         if len(fmts) != len(names):
             raise ValueError(f"{name}: {len(fmts)} fields in moduletable, {len(names)} named")
-        out.append(abi.Layout(name, tuple(zip(names, fmts, strict=True))))
+        out.append(CStruct(name, tuple(zip(names, fmts, strict=True)), st))
     return out
 
 

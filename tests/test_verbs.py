@@ -16,7 +16,7 @@ from gdevd import runtime as rt
 from libgdev.cuda.backend import GdevBackend, ModuleBackend
 from libgdev.handle import Handle
 from libgdev.kernel import GdevKernel
-from libgdev.verbs import CUDA_VERBS, HANDLE_VERBS
+from libgdev.verbs import CUDA_VERBS, HANDLE_VERBS, GdevContext
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,3 +69,51 @@ def test_one_sync_facade_forwards_to_the_runtime() -> None:
                for p in sorted((ROOT / pkg).rglob("*.py")) if forwards(p)]
     assert callers == ["gdevd/facade.py"]
     assert kcuda.RuntimeFacade is gdevd.facade.RuntimeFacade
+
+
+def _params(fn: object, skip: int) -> list[inspect.Parameter]:
+    """``fn``'s parameters after the first ``skip`` (self, the handle)."""
+    return list(inspect.signature(fn).parameters.values())[skip:]  # type: ignore[arg-type]
+
+
+def _satisfies(fn: object, skip: int, want: list[inspect.Parameter]) -> bool:
+    """``fn`` takes ``want``'s parameters by name and in order, then only parameters with a
+    default (the client defaults a copy's size to its buffer's, the runtime asks for it)."""
+    got = _params(fn, skip)
+    head, rest = got[:len(want)], got[len(want):]
+    return [p.name for p in head] == [p.name for p in want] and \
+        all(p.default is not p.empty for p in rest)
+
+
+def _bound(facade: gdevd.facade.RuntimeFacade, verb: str) -> object:
+    """The runtime verb that ``facade.verb`` runs (its contract is that verb's)."""
+    bound = getattr(facade, verb)
+    assert bound.func == facade.call and bound.args == (getattr(rt, verb),), verb
+    return bound.args[0]
+
+
+# Every facade of the verb table: where its verbs come from and how many leading parameters
+# (self, the handle) each verb takes before the protocol's.
+FACADES = {
+    "libgdev.Handle": (lambda v: getattr(Handle, v), 1, HANDLE_VERBS),
+    "libgdev": (lambda v: getattr(libgdev, v), 1, HANDLE_VERBS),
+    "gdevd.runtime": (lambda v: getattr(rt, v), 1, HANDLE_VERBS),
+    "gdevd.gdev": (lambda v: getattr(gdevd.gdev, v), 1, HANDLE_VERBS),
+    "kcuda": (lambda v: _bound(kcuda.RuntimeFacade(None, None), v), 1, HANDLE_VERBS),
+    "libgdev.cuda backend": (lambda v: getattr(GdevBackend, v), 2,
+                             [v for v in HANDLE_VERBS if v in vars(GdevBackend)]),
+}
+
+
+@pytest.mark.parametrize("facade", FACADES)
+def test_every_facade_takes_the_protocols_parameters(facade: str) -> None:
+    get, skip, verbs = FACADES[facade]
+    assert len(verbs) >= len(CUDA_VERBS) - 2
+    for verb in verbs:
+        assert _satisfies(get(verb), skip, _params(getattr(GdevContext, verb), 1)), verb
+
+
+def test_the_protocol_is_the_table_and_the_client_handle_satisfies_it() -> None:
+    assert HANDLE_VERBS == tuple(n for n in vars(GdevContext) if not n.startswith("_"))
+    assert issubclass(Handle, GdevContext)  # runtime_checkable: every verb is there
+    assert not issubclass(ModuleBackend, GdevContext)  # handle-first: not a context

@@ -23,9 +23,12 @@ import errno
 import logging
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from gdevd.runtime.config import GdevConfig
 
 log = logging.getLogger("gdevd.ioctl")
 PREAUTH_RECV = 4096          # receive buffer of a connection before HELLO
@@ -52,7 +55,7 @@ class Admission:
     is released exactly once (by :meth:`authenticated` or :meth:`leave`, whichever first).
     """
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: GdevConfig) -> None:
         self.config = config
         self.stats = AdmissionStats()
         self._by_uid: Counter[int] = Counter()
@@ -119,7 +122,7 @@ class AcceptBackoff:
         self.delay = 0.0
 
 
-_libc: Any = None
+_libc: ctypes.CDLL | bool | None = None  # False: no libc found
 
 
 def trim_heap() -> None:
@@ -128,7 +131,7 @@ def trim_heap() -> None:
     if _libc is None:
         name = ctypes.util.find_library("c")
         _libc = ctypes.CDLL(name) if name else False
-    if _libc and hasattr(_libc, "malloc_trim"):
+    if isinstance(_libc, ctypes.CDLL) and hasattr(_libc, "malloc_trim"):
         _libc.malloc_trim(0)
 
 

@@ -13,30 +13,33 @@ are charged to the vGPU's DMA memory like any other pinned buffer.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gdevd import runtime as rt
+from gdevd import runtime
 from gdevd.errors import GdevError
 from gdevd.runtime import Credentials, hostmem
 from libgdev import abi
 
-SHMID_DS = [f.name for f in dataclasses.fields(rt.ShmidDs)]  # GSHMCTL reply fields
+rt = runtime  # the handlers' name for the runtime's Gdev API (dispatch calls backend.rt.*)
+
+if TYPE_CHECKING:
+    from gdevd.ioctl.session import Opener, Session
+
 STAGING_SLOTS = 4
 STAGING_CHUNK = 4 << 20  # the runtime's default chunk; halved down to STAGING_CHUNK_MIN
 STAGING_CHUNK_MIN = 64 << 10  # when the vGPU's pinned memory cannot hold 4 full slots
 
 
-async def open_handle(system: Any, minor: int, opener: Any) -> Any:
+async def open_handle(system: rt.GdevSystem, minor: int, opener: Opener) -> rt.Handle:
     """gopen on behalf of the process that opened the device file."""
     return await rt.gopen(system, minor, cred=Credentials(opener.uid, opener.gid, opener.tgid,
                                                               opener.name))
 
 
-async def close_handle(session: Any) -> None:
+async def close_handle(session: Session) -> None:
     """gclose the session's handle (freeing every object it held, staging included)."""
     session.dma.clear()
     session.staging = None
@@ -47,7 +50,7 @@ async def close_handle(session: Any) -> None:
             raise
 
 
-async def staging(session: Any) -> Any:
+async def staging(session: Session) -> rt.DmaBuffer:
     """The session's staging buffer, created on first use: STAGING_SLOTS slots of the largest
     chunk (STAGING_CHUNK, halving down to STAGING_CHUNK_MIN) that the vGPU's pinned memory
     still has room for.  The smallest is granted even beyond the vGPU's share (see
@@ -64,20 +67,20 @@ async def staging(session: Any) -> Any:
     return session.staging
 
 
-def _pinned(session: Any, buf_id: int) -> Any:
+def _pinned(session: Session, buf_id: int) -> rt.DmaBuffer:
     buf = session.dma.get(buf_id)
     if buf is None:
         raise GdevError(errno.ENOENT, f"no pinned buffer {buf_id}")
     return buf
 
 
-def dma_range(session: Any, buf_id: int, offset: int, size: int) -> np.ndarray:
+def dma_range(session: Session, buf_id: int, offset: int, size: int) -> np.ndarray:
     """Bytes [offset, offset+size) of pinned buffer ``buf_id`` (ENOENT / EFAULT)."""
     return hostmem.in_pinned(_pinned(session, buf_id), offset, size,
                              f"pinned buffer {buf_id}").array
 
 
-def _shared(session: Any, req: Any) -> hostmem.HostRange:
+def _shared(session: Session, req: abi.MemcpyHost | abi.ModuleLoad) -> hostmem.HostRange:
     if req.host_kind == abi.HOST_STAGING:
         if session.staging is None or req.buf_id:
             raise GdevError(errno.EINVAL, "no staging buffer (GET_STAGING first)")
@@ -88,7 +91,7 @@ def _shared(session: Any, req: Any) -> hostmem.HostRange:
     raise GdevError(errno.EINVAL, f"unknown host kind {req.host_kind}")
 
 
-def host_source(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRange:
+def host_source(session: Session, req: abi.MemcpyHost, tail: abi.Tail) -> hostmem.HostRange:
     """The host side of an HtoD copy request: the inline payload (a view of the message,
     not a copy) or a checked range of a shared buffer."""
     if req.host_kind == abi.HOST_INLINE:
@@ -100,7 +103,8 @@ def host_source(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRange:
     return _shared(session, req)
 
 
-def host_destination(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRange:
+def host_destination(session: Session, req: abi.MemcpyHost,
+                     tail: abi.Tail) -> hostmem.HostRange:
     """The host side of a DtoH copy request (fresh bytes for an inline reply)."""
     if tail:
         raise GdevError(errno.EINVAL, "a copy from the device carries no data")
@@ -111,7 +115,7 @@ def host_destination(session: Any, req: Any, tail: abi.Tail) -> hostmem.HostRang
     return _shared(session, req)
 
 
-def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
+def module_image(session: Session, req: abi.ModuleLoad, tail: abi.Tail) -> tuple[str, bytes]:
     """(name, image) of a MODULE_LOAD request: the name leads the tail, the image follows
     it inline or lies in shared memory (EINVAL / EFAULT / ENOENT)."""
     if req.name_len > min(len(tail), 1024):
@@ -130,7 +134,7 @@ def module_image(session: Any, req: Any, tail: abi.Tail) -> tuple[str, bytes]:
     return name, _shared(session, req).array.tobytes()
 
 
-def kernel_from(req: Any, tail: abi.Tail) -> Any:
+def kernel_from(req: abi.Launch, tail: abi.Tail) -> rt.GdevKernel:
     """The runtime's GdevKernel for a GLAUNCH request (name and params in the tail)."""
     if req.name_len + req.params_len != len(tail) or not req.name_len:
         raise GdevError(errno.EINVAL, "GLAUNCH tail does not match name_len + params_len")

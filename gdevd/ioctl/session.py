@@ -17,10 +17,10 @@ import hmac
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
+from gdevd import runtime as rt
 from gdevd.errors import GdevError
 from gdevd.ioctl import backend
 
@@ -68,11 +68,11 @@ class Session:
     minor: int
     opener: Opener
     token: bytes
-    handle: Any
+    handle: rt.Handle
     claimed: bool = False
     closed: bool = False
-    dma: dict[int, Any] = field(default_factory=dict)
-    staging: Any = None
+    dma: dict[int, rt.DmaBuffer] = field(default_factory=dict)
+    staging: rt.DmaBuffer | None = None
     next_buf: int = 1
     scope: trio.CancelScope | None = None
     bad_messages: int = 0
@@ -82,7 +82,7 @@ class Session:
         if self.closed:
             raise GdevError(errno.EBADF, f"session {self.id} has ended")
 
-    def add_dma(self, buf: Any) -> int:
+    def add_dma(self, buf: rt.DmaBuffer) -> int:
         """Register a pinned buffer; return its buf id."""
         buf_id = self.next_buf
         self.next_buf += 1
@@ -93,7 +93,7 @@ class Session:
 class SessionTable:
     """All live sessions of the daemon, by id and by token."""
 
-    def __init__(self, system: Any, socket_path: str) -> None:
+    def __init__(self, system: rt.GdevSystem, socket_path: str) -> None:
         self.system = system
         self.socket_path = socket_path
         self.by_id: dict[int, Session] = {}

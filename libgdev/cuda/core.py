@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CUresult, fail
 
+if TYPE_CHECKING:
+    from .device import DeviceInfo
+
 CU_STREAM_DEFAULT = 0x0
 CU_STREAM_NON_BLOCKING = 0x1
 
@@ -127,7 +130,7 @@ class DriverCore:
         self.initialized = False
         self.device_count = 0
         self.contexts: list[Context] = []
-        self._device_info: dict[int, Any] = {}  # ordinal -> device.DeviceInfo, when probed
+        self._device_info: dict[int, DeviceInfo] = {}  # by ordinal, when probed
         self._tls = threading.local()
         self._lock = threading.RLock()
 

@@ -26,9 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-import benchdoc
 import numpy as np
-from cuda import mounted
+
+from scripts.bench import benchdoc
+from scripts.bench.cuda import mounted
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "clib"

@@ -27,12 +27,12 @@ import subprocess
 import sys
 import time
 
-import benchdoc
 import numpy as np
 
 from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.vram import Vram
+from scripts.bench import benchdoc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PTX = ROOT / "tests" / "ptx" / "data" / "bench.ptx"

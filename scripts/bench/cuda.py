@@ -15,11 +15,8 @@ The table also replaces this script's section of docs/benchmarks.md (with ``--wr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,9 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import benchdoc
 import numpy as np
 import trio
+
+from scripts.bench import benchdoc
+from scripts.bench.daemon import gdevd
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
@@ -81,25 +80,11 @@ def mounted(mount: str | None, *gdevd_args: str) -> Iterator[Any]:
     import libgdev
     from libgdev.cuda import bind
 
-    proc = None
-    if mount is None:
-        mount = tempfile.mkdtemp(prefix="gdevd-bench-")
-        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
-                                 *gdevd_args],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("gdevd did not start")
-            time.sleep(0.05)
-    os.environ["GDEV_MOUNT"] = mount
-    try:
+    with contextlib.ExitStack() as stack:
+        if mount is None:
+            mount = stack.enter_context(gdevd(*gdevd_args)).mount
+        os.environ["GDEV_MOUNT"] = mount
         yield bind(libgdev)
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-            os.rmdir(mount)
 
 
 def _timed(fn: Callable[[], None], n: int) -> np.ndarray:

@@ -24,11 +24,11 @@ import struct
 import time
 from pathlib import Path
 
-import benchdoc
 import numpy as np
 import trio
 
 from gdevd import runtime as rt
+from scripts.bench import benchdoc
 
 ROOT = Path(__file__).resolve().parents[2]
 PTX = (ROOT / "kernels" / "madd.ptx").read_bytes()

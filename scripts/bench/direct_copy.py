@@ -12,16 +12,12 @@ best of ``--reps`` runs.  This is the cost the scheduler's accounting of direct 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import trio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from gdevd import runtime as rt  # noqa: E402
+from gdevd import runtime as rt
 
 
 async def _per_call_us(h: rt.Handle, addr: int, host: np.ndarray, calls: int,

@@ -32,7 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import benchdoc
 import trio
 
 import kcuda
@@ -42,6 +41,7 @@ from gdevd.modules.ecryptfs.files import EncryptedFile
 from gdevd.modules.ecryptfs.helper import HelperCipher
 from gdevd.modules.ecryptfs.keys import MountKey
 from gdevd.runtime import GdevConfig
+from scripts.bench import benchdoc
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,12 +13,12 @@ import subprocess
 import tempfile
 import time
 
-import compute
 import numpy as np
 
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.ptx.jit import launch as jlaunch
 from gdevd.gpu.ptx.jit.build import compiler  # noqa: I001
+from scripts.bench import compute
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tests" / "ptx" / "data" / "bench.ptx"

@@ -34,17 +34,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import benchdoc
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from libgdev.grid import GdevNodePlugin, GridClient
+from libgdev.grid.host import FRAME_ROWS, frame_rate_kept
+from libgdev.grid.matmul import reference
+from scripts.bench import benchdoc
+from tests.daemon.conftest import start_gdevd, stop_gdevd
+from tests.grid.conftest import CPU_BUSY, GUEST_VGPU, donate
 
-from libgdev.grid import GdevNodePlugin, GridClient  # noqa: E402
-from libgdev.grid.host import FRAME_ROWS, frame_rate_kept  # noqa: E402
-from libgdev.grid.matmul import reference  # noqa: E402
-from tests.daemon.conftest import start_gdevd, stop_gdevd  # noqa: E402
-from tests.grid.conftest import CPU_BUSY, GUEST_VGPU, donate  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 # Node profiles (fractions of the working part of a day): a desk often left alone, a writer
 # at the keyboard all day, a GPU developer whose programs keep the GPU busy at times.

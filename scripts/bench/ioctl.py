@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
 import socket
 import statistics
 import struct
@@ -23,26 +21,13 @@ import sys
 import tempfile
 import time
 
-import benchdoc
 import numpy as np
 
 import libgdev
+from scripts.bench import benchdoc
+from scripts.bench.daemon import gdevd
 
 MiB = 1 << 20
-
-
-def start_daemon(base: str) -> subprocess.Popen:
-    """gdevd on base/mnt, waited for."""
-    mount = os.path.join(base, "mnt")
-    os.mkdir(mount)
-    proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
-                             "--memory", "1G", "--vgpus", "1"], stderr=subprocess.DEVNULL)
-    while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
-        if proc.poll() is not None:
-            raise SystemExit("gdevd did not start")
-        time.sleep(0.02)
-    os.environ["GDEV_MOUNT"] = mount
-    return proc
 
 
 def cpu_seconds(pid: int) -> float:
@@ -325,14 +310,10 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=5000, help="calls for the latency figure")
     benchdoc.add_write_flag(p)
     args = p.parse_args()
-    base = tempfile.mkdtemp(prefix="gdevd-bench-")
-    proc = start_daemon(base)
-    try:
-        text = report(args, proc.pid, base)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
-        shutil.rmtree(base, ignore_errors=True)
+    with gdevd("--memory", "1G", "--vgpus", "1") as daemon, \
+            tempfile.TemporaryDirectory(prefix="gdevd-bench-") as base:
+        os.environ["GDEV_MOUNT"] = daemon.mount
+        text = report(args, daemon.proc.pid, base)
     print(text, end="")
     if args.write_docs:
         benchdoc.write_section("ioctl.py", "ioctl path (scripts/bench/ioctl.py)", text, run)

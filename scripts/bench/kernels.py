@@ -23,12 +23,12 @@ import struct
 import time
 from types import SimpleNamespace
 
-import benchdoc
 import numpy as np
 
 from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.vram import Vram
+from scripts.bench import benchdoc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BASE = 1 << 36

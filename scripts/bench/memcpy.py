@@ -20,13 +20,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import benchdoc
 import numpy as np
 import trio
 
 from gdevd import runtime as rt
 from gdevd.runtime import constants as C
 from gdevd.runtime import defaults as D
+from scripts.bench import benchdoc
 
 MiB = 1 << 20
 KiB = 1 << 10

@@ -18,12 +18,12 @@ import argparse
 import time
 from collections.abc import Callable
 
-import benchdoc
 import numpy as np
 
 from gdevd.gpu.copyengine import CopyEngine
 from gdevd.gpu.mmu import Mmu
 from gdevd.gpu.vram import Vram
+from scripts.bench import benchdoc
 
 MiB = 1 << 20
 VA = 1 << 32

@@ -18,19 +18,17 @@ from __future__ import annotations
 import argparse
 import os
 import struct
-import sys
 import time
 from pathlib import Path
 
-import benchdoc
 import numpy as np
 import trio
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from gdevd import runtime as rt
+from gdevd.runtime.sched import COMPUTE
+from scripts.bench import benchdoc
 
-from gdevd import runtime as rt  # noqa: E402
-from gdevd.runtime.sched import COMPUTE  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 PTX = (ROOT / "kernels" / "loop.ptx").read_bytes()
 

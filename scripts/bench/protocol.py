@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+from scripts.bench.daemon import gdevd
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,32 +62,17 @@ print(json.dumps(out))
 """
 
 
-def _env(tree: Path, mount: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(tree), "GDEV_MOUNT": mount}
-
-
 def one_round(tree: Path, calls: int) -> dict[str, float]:
     """Start ``tree``'s gdevd, run the client of ``tree`` against it, stop the daemon."""
-    with tempfile.TemporaryDirectory(prefix="gdev-bench-") as base:
-        mount = os.path.join(base, "mnt")
-        os.mkdir(mount)
-        env = _env(tree, mount)
-        proc = subprocess.Popen([sys.executable, "-m", "gdevd", mount, "--foreground",
-                                 "--memory", "1G", "--vgpus", "1"], env=env, cwd=base,
-                                stderr=subprocess.DEVNULL)
-        try:
-            while not os.path.exists(os.path.join(mount, "proc", "gdev", "device_count")):
-                if proc.poll() is not None:
-                    raise SystemExit(f"gdevd of {tree} exited with {proc.returncode}")
-                time.sleep(0.05)
-            r = subprocess.run([sys.executable, "-c", CLIENT, str(calls), str(tree)], env=env,
-                               cwd=base, capture_output=True, text=True, timeout=600)
-            if r.returncode:
-                raise SystemExit(f"client of {tree} failed:\n{r.stderr}")
-            return json.loads(r.stdout)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    with gdevd("--memory", "1G", "--vgpus", "1", env=env) as daemon:
+        r = subprocess.run([sys.executable, "-c", CLIENT, str(calls), str(tree)],
+                           env={**env, "GDEV_MOUNT": daemon.mount},
+                           cwd=os.path.dirname(daemon.mount), capture_output=True, text=True,
+                           timeout=600)
+    if r.returncode:
+        raise SystemExit(f"client of {tree} failed:\n{r.stderr}")
+    return dict(json.loads(r.stdout))
 
 
 def main() -> None:

@@ -18,21 +18,17 @@ from __future__ import annotations
 
 import argparse
 import struct
-import sys
 import time
 from pathlib import Path
 
-import benchdoc
 import numpy as np
 import trio
 
+from gdevd import runtime as rt
+from scripts.bench import benchdoc
+
 ROOT = Path(__file__).resolve().parents[2]
 PTX = (ROOT / "kernels" / "madd.ptx").read_bytes()
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(ROOT))
-
-from gdevd import runtime as rt  # noqa: E402
 
 MiB = 1 << 20
 

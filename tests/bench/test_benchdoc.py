@@ -1,19 +1,14 @@
 """scripts/bench/benchdoc.py: one section replaced, every other byte kept."""
 
-import importlib.util
 import pathlib
-import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scripts.bench import benchdoc
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("benchdoc",
-                                               ROOT / "scripts" / "bench" / "benchdoc.py")
-benchdoc = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("benchdoc", benchdoc)
-_spec.loader.exec_module(benchdoc)
 
 RUN = benchdoc.Run(command=".venv/bin/python scripts/bench/x.py --quick")
 DOC = ("# Benchmarks\n\n<!-- BEGIN a.py -->\n## A\n\nold a\n<!-- END a.py -->\n\n"
@@ -136,3 +131,15 @@ def test_make_bench_asks_for_the_docs_and_bench_quick_does_not() -> None:
     assert len(bench) == len(SCRIPTS) == len(quick)
     assert all("--write-docs" in line for line in bench)
     assert not any("--write-docs" in line for line in quick)
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "scripts" / "bench").glob("[!_]*.py")),
+                         ids=lambda p: p.name)
+def test_every_script_imports_as_a_module_without_path_edits(script: pathlib.Path) -> None:
+    """scripts.bench is a package: a script finds its siblings (benchdoc, daemon) and the
+    project through the installed tree, never through sys.path edits."""
+    import importlib
+
+    assert "sys.path" not in script.read_text()
+    module = importlib.import_module(f"scripts.bench.{script.stem}")
+    assert module.__doc__

@@ -77,7 +77,7 @@ def test_c_encodes_every_request_like_python(tmp_path: Path) -> None:
         (n,) = struct.unpack_from("<Q", data, off)
         got = data[off + 8:off + 8 + n]
         off += 8 + n
-        want = abi.encode_request_head(cmd, 1000 + i, values, tail_len)
+        want = abi.encode_request_head(cmd, 1000 + i, cmd.request.cls(**values), tail_len)
         assert got == want, cmd.name
     assert off == len(data)
     assert len(samples) == len(abi.COMMANDS)

@@ -19,11 +19,11 @@ from tests.clib.cbuild import sanitizer_env
 
 
 def _hello_ok(rid: int) -> bytes:
-    return abi.encode_reply(abi.BY_NAME["HELLO"], rid, session=1, minor=0)
+    return abi.encode_reply(abi.HELLO, rid, abi.HelloReply(session=1, minor=0))
 
 
 def _query(rid: int) -> bytes:
-    return abi.encode_reply(abi.BY_NAME["GQUERY"], rid, result=64 << 20)
+    return abi.encode_reply(abi.GQUERY, rid, abi.Result(result=64 << 20))
 
 
 BAD_REPLIES = {
@@ -31,7 +31,7 @@ BAD_REPLIES = {
     "oversized": lambda rid: _query(rid)[:12] + struct.pack("<I", abi.MAX_PAYLOAD + 1)
     + _query(rid)[16:],
     "wrong-request-id": lambda rid: _query(rid + 7),
-    "wrong-command": lambda rid: abi.encode_reply(abi.BY_NAME["GMALLOC"], rid, addr=1),
+    "wrong-command": lambda rid: abi.encode_reply(abi.GMALLOC, rid, abi.Addr(addr=1)),
     "truncated": lambda rid: _query(rid)[:12] + struct.pack("<I", 8) + _query(rid)[16:40],
     "long-message": lambda rid: abi.encode(abi.BY_NAME["GQUERY"].number, rid,
                                            abi.STATUS.pack(22, 5000) + b"x" * 100,

@@ -57,8 +57,8 @@ def test_every_request_and_reply_round_trips(cmd: abi.Command, chunk: int) -> No
     tail = b"tail-bytes" if cmd.request.tail else b""
     req = abi.encode_request(cmd.name, 42, tail, **_values(cmd.request))
     rtail = b"reply-tail" if cmd.reply.tail else b""
-    rep = abi.encode_reply(cmd, 42, 0, rtail, **_values(cmd.reply))
-    err = abi.encode_reply(cmd, 43, errno.ENOMEM)
+    rep = abi.encode_reply(cmd, 42, cmd.reply.cls(**_values(cmd.reply)), rtail)
+    err = abi.encode_error(cmd.number, 43, errno.ENOMEM)
     f_req, f_rep, f_err = _frames(req + rep + err, chunk)
     c, fields, t = abi.decode_request(f_req)
     assert (c, fields._asdict(), t) == (cmd, _values(cmd.request), tail)
@@ -190,7 +190,7 @@ def test_simple_request_fast_path_takes_every_tail_less_request() -> None:
             continue
         req = abi.parse_simple_request(abi.encode_request(cmd.name, 9, **_values(cmd.request)))
         assert req is not None and req.command is cmd and req.request_id == 9
-        assert req.fields == cmd.request.type(**_values(cmd.request))
+        assert req.fields == cmd.request.cls(**_values(cmd.request))
 
 
 @settings(max_examples=400, deadline=None)

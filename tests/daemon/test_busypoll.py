@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -16,11 +15,10 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.ioctl.busypoll import BusyPoll
-from gdevd.ioctl.server import IoctlServer
-from gdevd.ioctl.session import Opener, SessionTable
 from libgdev import abi, connection
 from libgdev.connection import Connection
 from libgdev.spin import AdaptiveSpin, spin_window
+from tests.loopback import Loopback, Peer
 
 
 class Config:
@@ -122,23 +120,25 @@ def test_busy_poll_yields_to_other_connections_runnable_tasks_and_a_zero_window(
 # client runs on its own CPU (argv[3]): a reply wakes its reader onto the replier's CPU
 # (a sync wake-up), where it would queue behind the poll until the window ends.
 CLIENT = """
-import os, sys, time
+import os, socket, sys, time
 os.sched_setaffinity(0, {int(sys.argv[3])})
+from libgdev import abi
 from libgdev.connection import Connection
 def pause():
     end = time.perf_counter() + 200e-6
     while time.perf_counter() < end:
         pass
     return int(sys.argv[2])
-conn = Connection.connect(sys.argv[1])
-conn.call("HELLO", token=bytes.fromhex(sys.stdin.readline()))
-print([conn.call("GQUERY", type=pause()).fields.result for _ in range(300)])
+conn = Connection(socket.socket(fileno=int(sys.argv[1])))
+conn.call(abi.HELLO, abi.Hello(token=bytes.fromhex(sys.stdin.readline())))
+print([conn.call(abi.GQUERY, abi.Query(type=pause())).fields.result for _ in range(300)])
 conn.close()
 """
 
 
 @pytest.mark.parametrize("poll_us", [0, 1000])
-def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int) -> None:
+def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int,
+                                                            loopback: Loopback) -> None:
     """A real server and a client process (a client thread of this process would contend
     for the GIL with the polling loop): with a window, requests arrive while the connection
     polls (hits); with 0, it never polls.  Answers are the same either way."""
@@ -148,36 +148,27 @@ def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int) -> Non
     mine = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpus[0]})  # this thread runs the trio loop, the server
     try:
-        _back_to_back(poll_us, cpus[1])
+        _back_to_back(loopback, poll_us, cpus[1])
     finally:
         os.sched_setaffinity(0, mine)
 
 
-def _back_to_back(poll_us: int, client_cpu: int) -> None:
-    async def main(path: str) -> None:
-        async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20, ioctl_poll_us=poll_us)) as system:
-            sessions = SessionTable(system, path)
-            server = IoctlServer(sessions, path)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(server.serve)
-                child = subprocess.Popen(
-                    [sys.executable, "-c", CLIENT, path, str(rt.GDEV_QUERY_DEVICE_MEM_SIZE),
-                     str(client_cpu)],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                me = Opener(os.getuid(), os.getgid(), child.pid, child.pid)
-                session = await sessions.open(0, me)
-                out, _ = await trio.to_thread.run_sync(child.communicate,
-                                                       session.token.hex() + "\n")
-                assert child.returncode == 0
-                await sessions.end_all()
-                nursery.cancel_scope.cancel()
-            assert out.strip() == str([system.virtual[0].memory_size] * 300)
-            if poll_us:
-                assert server.poll.hits > 0, (server.poll.hits, server.poll.misses)
-            else:
-                assert server.poll.hits == server.poll.misses == 0
-    with tempfile.TemporaryDirectory(prefix="gdevd-poll-") as tmp:
-        trio.run(main, os.path.join(tmp, "s"))
+def _back_to_back(loopback: Loopback, poll_us: int, client_cpu: int) -> None:
+    def body(peer: Peer) -> None:
+        sock = peer.connect()  # the child inherits it (SO_PEERCRED names this process)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, str(sock.fileno()),
+             str(rt.GDEV_QUERY_DEVICE_MEM_SIZE), str(client_cpu)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, pass_fds=[sock.fileno()])
+        sock.close()
+        out, _ = child.communicate(peer.sessions[0].token.hex() + "\n")
+        assert child.returncode == 0
+        assert out.strip() == str([peer.system.virtual[0].memory_size] * 300)
+        if poll_us:
+            assert peer.server.poll.hits > 0, (peer.server.poll.hits, peer.server.poll.misses)
+        else:
+            assert peer.server.poll.hits == peer.server.poll.misses == 0
+    loopback.run(body, ioctl_poll_us=poll_us)
 
 
 @pytest.mark.parametrize("delays", [(0.0, 0.0), (0.0, 0.002), (0.003, 0.0)])
@@ -192,7 +183,7 @@ def test_client_reads_a_reply_that_comes_late_or_in_pieces(delays, monkeypatch) 
     def server() -> None:
         for rid in range(1, 6):
             b.recv(4096)
-            reply = abi.encode_reply(cmd, rid, 0, result=rid * 7)
+            reply = abi.encode_reply(cmd, rid, abi.Result(result=rid * 7))
             time.sleep(delays[0])
             b.send(reply[:13])
             time.sleep(delays[1])
@@ -200,7 +191,7 @@ def test_client_reads_a_reply_that_comes_late_or_in_pieces(delays, monkeypatch) 
     t = threading.Thread(target=server)
     t.start()
     try:
-        assert [conn.call("GQUERY", type=1).fields.result for _ in range(5)] == \
+        assert [conn.call(abi.GQUERY, abi.Query(type=1)).fields.result for _ in range(5)] == \
             [7, 14, 21, 28, 35]
     finally:
         t.join()

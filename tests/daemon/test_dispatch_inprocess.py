@@ -1,56 +1,18 @@
-"""The ioctl server and its handlers without FUSE: a real runtime and session table in a trio
-loop, a libgdev Connection in a worker thread, and each handler's refusals checked by errno,
-ending with the runtime's invariant check (like s3ql's fsck)."""
+"""The ioctl server and its handlers without FUSE (the ``loopback`` fixture: a real runtime,
+session table and server, a libgdev Connection in a worker thread), each handler's refusals
+checked by errno, ending with the runtime's invariant check (like s3ql's fsck)."""
 
 from __future__ import annotations
 
 import errno
 import os
 import struct
-import tempfile
 
 import pytest
-import trio
 
-from gdevd import runtime as rt
-from gdevd.ioctl.server import IoctlServer
-from gdevd.ioctl.session import Opener, SessionTable
 from libgdev import abi
 from libgdev.connection import Connection
-
-
-def serve(client) -> None:
-    """Run ``client(conn, ticket_token, sessions)`` in a thread against a live server."""
-    async def main(path: str) -> None:
-        async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20)) as system:
-            sessions = SessionTable(system, path)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(IoctlServer(sessions, path).serve)
-                me = Opener(os.getuid(), os.getgid(), os.getpid(), os.getpid())
-                session = await sessions.open(0, me)
-
-                def run_client() -> None:
-                    conn = Connection.connect(path)
-                    try:
-                        conn.call("HELLO", token=session.token)
-                        client(conn, session)
-                    finally:
-                        conn.close()
-                await trio.to_thread.run_sync(run_client)
-                await sessions.end_all()
-                nursery.cancel_scope.cancel()
-            system.check_invariants()
-            assert all(v.memory_used == 0 and v.dma_used == 0 for v in system.virtual)
-    with tempfile.TemporaryDirectory(prefix="gdevd-unit-") as tmp:
-        trio.run(main, os.path.join(tmp, "s"))
-
-
-def errno_of(conn: Connection, name: str, tail: bytes = b"", **fields) -> int:
-    try:
-        conn.call(name, tail, **fields)
-    except OSError as exc:
-        return exc.errno
-    return 0
+from tests.loopback import Loopback, errno_of
 
 
 def copy_fields(**kw) -> dict:
@@ -58,9 +20,9 @@ def copy_fields(**kw) -> dict:
             "host_kind": abi.HOST_INLINE, **kw}
 
 
-def test_handler_refusals() -> None:
+def test_handler_refusals(loopback: Loopback) -> None:
     def client(conn: Connection, session) -> None:
-        a = conn.call("GMALLOC", size=4096).fields.addr
+        a = conn.call(abi.GMALLOC, abi.Size(size=4096)).fields.addr
         assert errno_of(conn, "HELLO", token=session.token) == errno.EALREADY
         assert errno_of(conn, "GFREE", addr=1) == errno.ENOENT
         assert errno_of(conn, "GFREE_DMA", buf_id=99) == errno.ENOENT
@@ -80,35 +42,35 @@ def test_handler_refusals() -> None:
         assert errno_of(conn, "GLAUNCH", b"abc", **launch) == errno.EINVAL  # tail too short
         assert errno_of(conn, "GLAUNCH", b"\xff\xfe\xfd" + bytes(4), **launch) == errno.EINVAL
         assert errno_of(conn, "GQUERY", type=0xDEAD) == errno.EINVAL
-    serve(client)
+    loopback.serve(client)
 
 
-def test_shared_buffer_ranges_are_checked() -> None:
+def test_shared_buffer_ranges_are_checked(loopback: Loopback) -> None:
     def client(conn: Connection, session) -> None:
-        a = conn.call("GMALLOC", size=1 << 20).fields.addr
-        reply = conn.call("GMALLOC_DMA", size=8192)
+        a = conn.call(abi.GMALLOC, abi.Size(size=1 << 20)).fields.addr
+        reply = conn.call(abi.GMALLOC_DMA, abi.Size(size=8192))
         os.close(reply.fd)
         buf = reply.fields.buf_id
         for offset, size in ((8192, 1), (4096, 4097), (2**63, 2**63)):
             assert errno_of(conn, "GMEMCPY_TO_DEVICE", **copy_fields(
                 dev_addr=a, host_kind=abi.HOST_DMA, buf_id=buf, host_offset=offset,
                 size=size)) == errno.EFAULT
-        stg = conn.call("GET_STAGING")
+        stg = conn.call(abi.GET_STAGING, abi.Empty())
         os.close(stg.fd)
         assert errno_of(conn, "GMEMCPY_FROM_DEVICE", **copy_fields(
             dev_addr=a, host_kind=abi.HOST_STAGING, host_offset=stg.fields.size - 8,
             size=16)) == errno.EFAULT
         assert errno_of(conn, "GVIRTGET", buf_id=buf, offset=8192) == errno.EFAULT
-        assert conn.call("GVIRTGET", buf_id=buf, offset=8).fields.addr == \
+        assert conn.call(abi.GVIRTGET, abi.Virt(buf_id=buf, offset=8)).fields.addr == \
             reply.fields.addr + 8
-        assert conn.call("GFREE_DMA", buf_id=buf).fields.size == 8192
-    serve(client)
+        assert conn.call(abi.GFREE_DMA, abi.BufId(buf_id=buf)).fields.size == 8192
+    loopback.serve(client)
 
 
-def test_garbage_ends_only_the_connection() -> None:
+def test_garbage_ends_only_the_connection(loopback: Loopback) -> None:
     def client(conn: Connection, session) -> None:
         conn.sock.sendall(struct.pack("<Q", 0xBAD) * 4)
         with pytest.raises(OSError):
-            conn.call("GET_VERSION")
+            conn.call(abi.GET_VERSION, abi.Empty())
         assert session.closed  # the session ended with its connection
-    serve(client)
+    loopback.serve(client)

@@ -4,6 +4,7 @@ test_exports idea)."""
 from __future__ import annotations
 
 import inspect
+import typing
 
 import libgdev
 import libgdev.loader
@@ -30,9 +31,26 @@ def test_every_command_has_one_client_wrapper_that_sends_it() -> None:
         inspect.getsource(libgdev.loader)
     for name, fn in COMMAND_WRAPPERS.items():
         assert callable(fn)
-        assert f'"{name}"' in sources, name
+        assert f"abi.{name}" in sources, name
 
 
 def test_module_level_verbs_match_handle_methods() -> None:
     for verb in libgdev.VERBS:
         assert getattr(libgdev, verb).__doc__ == getattr(libgdev.Handle, verb).__doc__
+
+
+def test_every_handler_takes_its_commands_request_and_returns_its_reply() -> None:
+    for number, fn in dispatch.HANDLERS.items():
+        cmd = abi.BY_NUMBER[number]
+        hints = typing.get_type_hints(fn)
+        assert hints["req"] is cmd.request.cls, cmd.name
+        assert typing.get_args(hints["return"]) == (cmd.reply.cls,), cmd.name
+
+
+def test_every_struct_is_a_typed_class_whose_annotations_give_the_wire_format() -> None:
+    for cmd in abi.COMMANDS:
+        for lay in (cmd.request, cmd.reply):
+            hints = typing.get_type_hints(lay.cls, include_extras=True)
+            assert list(hints) == list(lay.cls._fields), lay.name
+            public = [(n, f) for n, f in lay.fields if not n.startswith("_pad")]
+            assert public == [(n, hints[n].__metadata__[0]) for n in hints], lay.name

@@ -1,29 +1,24 @@
 """Floods of raw ABI messages on the real ioctl path (issue 6, item 5).
 
-A real runtime and session table serve the ioctl socket in a trio loop (as in
-tests/daemon/test_dispatch_inprocess.py); every client is a raw socket in a worker thread
-that speaks ``libgdev.abi`` directly, bypassing libgdev.  A flooder pipelines requests
+A real runtime, session table and ioctl server run in a trio loop (the ``loopback``
+fixture); every client is a raw socket in a worker thread that speaks ``libgdev.abi``
+directly, bypassing libgdev.  A flooder pipelines requests
 without reading the replies; a victim does a fixed amount of work.  The assertions are on
 the scheduler's accounting (its busy-interval trace), never on wall-clock timings.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
-import trio
-
 from gdevd import runtime as rt
-from gdevd.ioctl.server import IoctlServer
-from gdevd.ioctl.session import Opener, SessionTable
 from gdevd.runtime import defaults as D
 from gdevd.runtime.sched import COMPUTE, MEMORY
 from libgdev import abi
+from tests.loopback import Loopback, Peer
 
 from .kernels import LOOP_PTX
 
@@ -35,10 +30,9 @@ FLOOD = 20000        # requests a flooder tries to pipeline (far more than the d
 class Raw:
     """One session driven with raw ABI frames."""
 
-    def __init__(self, path: str, token: bytes) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    def __init__(self, sock: socket.socket, token: bytes) -> None:
+        self.sock = sock
         self.sock.settimeout(60)
-        self.sock.connect(path)
         self.rx = abi.ReceiveBuffer()
         self.rid = 0
         assert self.call("HELLO", token=token)[0] == 0
@@ -86,25 +80,8 @@ class Raw:
                           block_z=1, shared_dynamic=0, name_len=4, params_len=len(params))
 
 
-def serve(minors: list[int], body: Callable[..., Any]) -> Any:
-    """Open a session on each of ``minors``; run ``body(system, path, sessions)`` in a
-    worker thread against the live server; end every session; check the invariants."""
-    async def main(path: str) -> Any:
-        async with rt.GdevSystem(rt.GdevConfig(memory=64 << 20)) as system:
-            system.scheduler.trace = []
-            table = SessionTable(system, path)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(IoctlServer(table, path).serve)
-                me = Opener(os.getuid(), os.getgid(), os.getpid(), os.getpid())
-                sessions = [await table.open(m, me) for m in minors]
-                result = await trio.to_thread.run_sync(body, system, path, sessions)
-                await table.end_all()
-                nursery.cancel_scope.cancel()
-            system.check_invariants()
-        assert all(v.memory_used == 0 for v in system.virtual)
-        return result
-    with tempfile.TemporaryDirectory(prefix="gdevd-flood-") as tmp:
-        return trio.run(main, os.path.join(tmp, "s"))
+def _trace(system: rt.GdevSystem) -> None:
+    system.scheduler.trace = []  # the scheduler's busy intervals, for busy_share
 
 
 def busy_share(trace: list, kind: str, cids: set[int], others: set[int]) -> float:
@@ -124,9 +101,11 @@ def _flood_launches(raw: Raw) -> int:
     return raw.flood(lambda: raw.launch_frame(code, out), FLOOD)
 
 
-def test_launch_flood_of_raw_messages_cannot_starve_another_vgpu() -> None:
-    def body(system: rt.GdevSystem, path: str, sessions: list) -> None:
-        flooder, victim = Raw(path, sessions[0].token), Raw(path, sessions[1].token)
+def test_launch_flood_of_raw_messages_cannot_starve_another_vgpu(loopback: Loopback) -> None:
+    def body(peer: Peer) -> None:
+        system, sessions = peer.system, peer.sessions
+        flooder = Raw(peer.connect(), sessions[0].token)
+        victim = Raw(peer.connect(), sessions[1].token)
         code, out = victim.upload_loop()
         with_flood: list[int] = []
         th = _thread(lambda: with_flood.append(_flood_launches(flooder)))
@@ -148,7 +127,7 @@ def test_launch_flood_of_raw_messages_cannot_starve_another_vgpu() -> None:
         assert share >= 0.35, share
         flooder.sock.close()                       # ends the session, cancels its launches
         victim.sock.close()
-    serve([0, 1], body)
+    loopback.run(body, [0, 1], setup=_trace)
 
 
 def _flood_copies(raw: Raw, dst: int, size: int) -> int:
@@ -158,11 +137,14 @@ def _flood_copies(raw: Raw, dst: int, size: int) -> int:
                      FLOOD)
 
 
-def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
+def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu(
+        loopback: Loopback) -> None:
     """Direct copies (inline, under the 1 MiB boundary) from vd0 against engine copies
     (4 MiB from a pinned buffer) of vd1: the flood is charged as memory-engine time."""
-    def body(system: rt.GdevSystem, path: str, sessions: list) -> None:
-        flooder, victim = Raw(path, sessions[0].token), Raw(path, sessions[1].token)
+    def body(peer: Peer) -> None:
+        system, sessions = peer.system, peer.sessions
+        flooder = Raw(peer.connect(), sessions[0].token)
+        victim = Raw(peer.connect(), sessions[1].token)
         fh, vh = sessions[0].handle, sessions[1].handle
         dst = flooder.call("GMALLOC", size=1 << 20)[1].addr
         size = 4 << 20
@@ -184,15 +166,17 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
         assert share >= 0.35, share
         flooder.sock.close()
         victim.sock.close()
-    serve([0, 1], body)
+    loopback.run(body, [0, 1], setup=_trace)
 
 
-def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_flood() -> None:
+def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_flood(
+        loopback: Loopback) -> None:
     """Three priority-1 contexts flood launches on vd0; a priority-20 context of vd0 gets
     the engine each time the running launch ends (about half, where FIFO would give a
     quarter)."""
-    def body(system: rt.GdevSystem, path: str, sessions: list) -> None:
-        raws = [Raw(path, s.token) for s in sessions]
+    def body(peer: Peer) -> None:
+        system, sessions = peer.system, peer.sessions
+        raws = [Raw(peer.connect(), s.token) for s in sessions]
         victim, flooders = raws[0], raws[1:]
         for r in flooders:
             status, f = r.call("SET_PRIORITY", prio=1, flags=0)
@@ -213,7 +197,7 @@ def test_a_higher_priority_context_is_served_first_while_others_of_its_vgpu_floo
         assert share >= 0.35, share
         for r in raws:
             r.sock.close()
-    serve([0, 0, 0, 0], body)
+    loopback.run(body, [0, 0, 0, 0], setup=_trace)
 
 
 def _thread(fn: Callable[[], Any]) -> Any:

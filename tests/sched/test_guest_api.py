@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
 
 import pytest
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
 from gdevd.facade import RuntimeFacade
+from gdevd.ioctl.session import Session
 from libgdev import abi
 from libgdev.connection import Connection
 from libgdev.cuda import CudaError, CUresult, bind
+from tests.loopback import Loopback, errno_of
 
 from ..cuda.conftest import KernelThread
 from .sim import run
-from .test_priority_api import serve
 
 TENANT = 4242  # a uid that is not root
-
-
-def _errno_of(conn: Connection, **fields: int) -> tuple[int, str]:
-    try:
-        conn.call("SET_GUEST", **fields)
-    except OSError as exc:
-        return exc.errno, str(exc)
-    return 0, ""
 
 
 def test_runtime_gget_guest_follows_the_override_and_the_vgpu() -> None:
@@ -43,33 +35,38 @@ def test_runtime_gget_guest_follows_the_override_and_the_vgpu() -> None:
     run(body)
 
 
-def test_a_context_makes_itself_a_guest_and_a_host_again_over_the_socket() -> None:
-    def client(conn: Connection) -> None:
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=1, flags=0).fields.guest == 1
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 1
+def test_a_context_makes_itself_a_guest_and_a_host_again_over_the_socket(
+        loopback: Loopback) -> None:
+    def client(conn: Connection, session: Session) -> None:
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=1, flags=0)).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 1
         for bad in (dict(guest=2, flags=0), dict(guest=1, flags=abi.GUEST_CLEAR),
                     dict(guest=0, flags=0x80), dict(guest=0, flags=abi.GUEST_FLAGS)):
-            assert _errno_of(conn, **bad)[0] == errno.EINVAL
-        assert conn.call("SET_GUEST", guest=0, flags=0).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=1, flags=0).fields.guest == 1
+            assert errno_of(conn, "SET_GUEST", **bad) == errno.EINVAL
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=0)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=1, flags=0)).fields.guest == 1
 
-    def check(system: Any, session: Any) -> None:
-        assert system.scheduler.entity(session.handle).guest_override is True
-    serve(client, check=check)
+    def check(system: rt.GdevSystem, sessions: list[Session]) -> None:
+        assert system.scheduler.entity(sessions[0].handle).guest_override is True
+    loopback.serve(client, memory=16 << 20, check=check)
 
 
-def test_root_may_make_a_guest_vgpus_context_a_host_over_the_socket() -> None:
+def test_root_may_make_a_guest_vgpus_context_a_host_over_the_socket(
+        loopback: Loopback) -> None:
     # (the daemon authenticates the peer's uid, so a tenant's EPERM is tested through a
     # mount: tests/grid/test_guest_context.py; the runtime's rule in tests/sched/test_guest.py)
-    def client(conn: Connection) -> None:
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_GET).fields.guest == 1
-        assert conn.call("SET_GUEST", guest=0, flags=0).fields.guest == 0
-        assert conn.call("SET_GUEST", guest=0, flags=abi.GUEST_CLEAR).fields.guest == 1
+    def client(conn: Connection, session: Session) -> None:
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_GET)).fields.guest == 1
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=0)).fields.guest == 0
+        assert conn.call(abi.SET_GUEST, abi.Guest(guest=0, flags=abi.GUEST_CLEAR)).fields.guest == 1
 
-    def check(system: Any, session: Any) -> None:
-        assert system.scheduler.entity(session.handle).guest_override is None
-    serve(client, minor=1, guest_vgpu=True, check=check)
+    def check(system: rt.GdevSystem, sessions: list[Session]) -> None:
+        assert system.scheduler.entity(sessions[0].handle).guest_override is None
+
+    def guest_vgpu(system: rt.GdevSystem) -> None:
+        system.virtual[1].guest = 1
+    loopback.serve(client, minor=1, memory=16 << 20, setup=guest_vgpu, check=check)
 
 
 def test_cuda_extension_makes_the_context_a_guest() -> None:

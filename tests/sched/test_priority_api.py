@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
-from typing import Any
 
 import pytest
-import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
 from gdevd.facade import RuntimeFacade
-from gdevd.ioctl.server import IoctlServer
-from gdevd.ioctl.session import Opener, SessionTable
+from gdevd.ioctl.session import Session
 from libgdev import abi
 from libgdev.connection import Connection
 from libgdev.cuda import CudaError, CUresult, bind
+from tests.loopback import Loopback, errno_of
 
 from ..cuda.conftest import KernelThread
 from .sim import run
@@ -42,58 +39,22 @@ def test_runtime_verbs_and_the_unprivileged_rule() -> None:
     run(body)
 
 
-def serve(client: Any, minor: int = 0, check: Any = None, guest_vgpu: bool = False) -> None:
-    """Run ``client(conn)`` in a thread against a real ioctl server, over a session of this
-    process on vGPU ``minor`` (``guest_vgpu``: vGPU 1 is a guest vGPU); then
-    ``check(system, session)`` on the loop."""
-    async def main() -> None:
-        path = os.path.join(tempfile.mkdtemp(prefix="gdevd-sched-"), "s")
-        async with rt.GdevSystem(rt.GdevConfig(memory=16 << 20)) as system:
-            system.virtual[1].guest = int(guest_vgpu)
-            sessions = SessionTable(system, path)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(IoctlServer(sessions, path).serve)
-                me = Opener(os.getuid(), os.getgid(), os.getpid(), os.getpid())
-                session = await sessions.open(minor, me)
-
-                def run_client() -> None:
-                    conn = Connection.connect(path)
-                    try:
-                        conn.call("HELLO", token=session.token)
-                        client(conn)
-                    finally:
-                        conn.close()
-                await trio.to_thread.run_sync(run_client)
-                if check is not None:
-                    check(system, session)
-                await sessions.end_all()
-                nursery.cancel_scope.cancel()
-    trio.run(main)
-
-
-def test_set_priority_over_the_ioctl_socket() -> None:
-    def errno_of(conn: Connection, **fields: int) -> int:
-        try:
-            conn.call("SET_PRIORITY", **fields)
-        except OSError as exc:
-            return exc.errno
-        return 0
-
-    def client(conn: Connection) -> None:
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).fields.prio == \
+def test_set_priority_over_the_ioctl_socket(loopback: Loopback) -> None:
+    def client(conn: Connection, session: Session) -> None:
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_GET)).fields.prio == \
             rt.sched.priority.task_priority(os.getpid())
-        assert conn.call("SET_PRIORITY", prio=33, flags=0).fields.prio == 33
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_GET).fields.prio == 33
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=33, flags=0)).fields.prio == 33
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_GET)).fields.prio == 33
         for bad in (dict(prio=41, flags=0), dict(prio=1, flags=abi.PRIO_CLEAR),
                     dict(prio=0, flags=0x80), dict(prio=0, flags=abi.PRIO_FLAGS)):
-            assert errno_of(conn, **bad) == errno.EINVAL
-        assert conn.call("SET_PRIORITY", prio=0, flags=abi.PRIO_CLEAR).fields.prio == \
+            assert errno_of(conn, "SET_PRIORITY", **bad) == errno.EINVAL
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=0, flags=abi.PRIO_CLEAR)).fields.prio == \
             rt.sched.priority.task_priority(os.getpid())
-        assert conn.call("SET_PRIORITY", prio=7, flags=0).fields.prio == 7
+        assert conn.call(abi.SET_PRIORITY, abi.Prio(prio=7, flags=0)).fields.prio == 7
 
-    def check(system: Any, session: Any) -> None:
-        assert system.scheduler.entity(session.handle).prio.override == 7
-    serve(client, check=check)
+    def check(system: rt.GdevSystem, sessions: list[Session]) -> None:
+        assert system.scheduler.entity(sessions[0].handle).prio.override == 7
+    loopback.serve(client, memory=16 << 20, check=check)
 
 
 def test_cuda_extension_sets_the_contexts_priority() -> None:

@@ -1,0 +1,364 @@
+"""Every command of the gdev ABI: its number, and its request and reply as typed structs.
+
+Each struct is a NamedTuple whose annotations give the wire format (:mod:`libgdev.wire`);
+each command constant is a ``Command[Request, Reply]``, so a client call and a daemon handler
+are type-checked against the same two classes.  Command numbers keep Gdev's
+(``gdev_ioctl_def.h``); new commands (not in Gdev) live below 0x10 and 0x10 itself.
+``scripts/gen_abi_header.py`` writes the C header (``libgdev/csrc/gdev_abi.h``) from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from libgdev.wire import I32, U32, U64, Command, Empty, Layout, Token
+
+# -- structs shared by several commands ---------------------------------------------------
+
+
+class MemcpyHost(NamedTuple):
+    """A host<->device copy: the device address and where the host side lies
+    (``host_kind``: inline in the tail, the staging slots, or pinned buffer ``buf_id``)."""
+
+    dev_addr: U64
+    size: U64
+    host_offset: U64
+    buf_id: U64
+    host_kind: U32
+
+
+class Fence(NamedTuple):
+    """A fence id (what an asynchronous command returns, what gsync waits for)."""
+
+    id: U32
+
+
+class Addr(NamedTuple):
+    """A GPU virtual address."""
+
+    addr: U64
+
+
+class Size(NamedTuple):
+    """A size in bytes."""
+
+    size: U64
+
+
+class Dma(NamedTuple):
+    """A pinned buffer: its GPU address, size and the session's id for it."""
+
+    addr: U64
+    size: U64
+    buf_id: U64
+
+
+class BufId(NamedTuple):
+    """A pinned buffer's id in its session."""
+
+    buf_id: U64
+
+
+class Dtod(NamedTuple):
+    """A copy inside the GPU address space."""
+
+    dst_addr: U64
+    src_addr: U64
+    size: U64
+
+
+# -- session and information ----------------------------------------------------------------
+
+
+class Hello(NamedTuple):
+    """The one-time token from the device file's ticket."""
+
+    token: Token
+
+
+class HelloReply(NamedTuple):
+    """The bound session's id and the minor it opened."""
+
+    session: U64
+    minor: U32
+
+
+class Version(NamedTuple):
+    """ABI version, feature bits and the daemon's size limits."""
+
+    abi_version: U32
+    features: U32
+    max_payload: U32
+    inline_max: U32
+
+
+class Count(NamedTuple):
+    """Number of virtual GPUs."""
+
+    count: U32  # type: ignore[assignment]  # shadows tuple.count, as the C header names it
+
+
+class Staging(NamedTuple):
+    """The session's staging buffer: total size and slot count (its memfd is passed)."""
+
+    size: U64
+    slots: U32
+
+
+class Prio(NamedTuple):
+    """SET_PRIORITY: a priority and PRIO_* flags."""
+
+    prio: U32
+    flags: U32
+
+
+class PrioReply(NamedTuple):
+    """The effective priority."""
+
+    prio: U32
+
+
+class Guest(NamedTuple):
+    """SET_GUEST: 0 or 1 and GUEST_* flags."""
+
+    guest: U32
+    flags: U32
+
+
+class GuestReply(NamedTuple):
+    """Whether the context is a guest now (0 or 1)."""
+
+    guest: U32
+
+
+class HandleId(NamedTuple):
+    """The daemon's id of a context."""
+
+    handle: U64
+
+
+# -- modules ----------------------------------------------------------------------------------
+
+
+class ModuleLoad(NamedTuple):
+    """A module image of ``size`` bytes; the tail is its name (``name_len`` bytes), then the
+    image itself when ``host_kind`` is inline."""
+
+    size: U64
+    host_offset: U64
+    buf_id: U64
+    host_kind: U32
+    name_len: U32
+
+
+class Module(NamedTuple):
+    """A loaded module; the reply's tail is its function table (libgdev.moduletable)."""
+
+    module_id: U64
+    data_addr: U64
+    data_size: U64
+    n_functions: U32
+    n_globals: U32
+    ptx_version: U32
+    target_sm: U32
+
+
+class ModuleRef(NamedTuple):
+    """A loaded module's id."""
+
+    module_id: U64
+
+
+class ModuleLaunch(NamedTuple):
+    """Launch function ``function`` of a module; the tail is ``params_len`` bytes of
+    packed parameters."""
+
+    module_id: U64
+    function: U32
+    grid_x: U32
+    grid_y: U32
+    grid_z: U32
+    block_x: U32
+    block_y: U32
+    block_z: U32
+    shared_dynamic: U32
+    params_len: U32
+
+
+# -- compute ----------------------------------------------------------------------------------
+
+
+class Launch(NamedTuple):
+    """GLAUNCH: the kernel's code and data; the tail is its name, then its parameters."""
+
+    code_addr: U64
+    code_size: U64
+    data_addr: U64
+    grid_x: U32
+    grid_y: U32
+    grid_z: U32
+    block_x: U32
+    block_y: U32
+    block_z: U32
+    shared_dynamic: U32
+    name_len: U32
+    params_len: U32
+
+
+class Sync(NamedTuple):
+    """gsync: a fence id, GSYNC_* flags and a timeout (valid with GSYNC_TIMEOUT)."""
+
+    id: U32
+    flags: U32
+    timeout_us: U64
+
+
+class Query(NamedTuple):
+    """gquery: a GDEV_QUERY_* type."""
+
+    type: U32
+
+
+class Result(NamedTuple):
+    """gquery's value."""
+
+    result: U64
+
+
+class Tune(NamedTuple):
+    """gtune: a GDEV_TUNE_* type and its value."""
+
+    type: U32
+    value: U32
+
+
+class Ref(NamedTuple):
+    """gref: map [addr, +size) of this context into session ``slave``."""
+
+    addr: U64
+    size: U64
+    slave: U64
+
+
+class Virt(NamedTuple):
+    """gvirtget: a place inside pinned buffer ``buf_id``."""
+
+    buf_id: U64
+    offset: U64
+
+
+# -- shared device memory ---------------------------------------------------------------------
+
+
+class ShmGet(NamedTuple):
+    """gshmget: a key (GDEV_IPC_PRIVATE for a new segment), flags and size."""
+
+    key: I32
+    flags: U32
+    size: U64
+
+
+class ShmId(NamedTuple):
+    """A segment id."""
+
+    id: U32
+
+
+class ShmAt(NamedTuple):
+    """gshmat: attach segment ``id`` (at ``addr``, or anywhere for 0)."""
+
+    id: U32
+    flags: U32
+    addr: U64
+
+
+class ShmCtl(NamedTuple):
+    """gshmctl: a GDEV_IPC_* command; uid, gid and mode for GDEV_IPC_SET only."""
+
+    id: U32
+    cmd: U32
+    uid: U32
+    gid: U32
+    mode: U32
+
+
+class ShmidDs(NamedTuple):
+    """A segment's shmid_ds (all zero for commands other than GDEV_IPC_STAT)."""
+
+    key: I32
+    id: U32
+    size: U64
+    uid: U32
+    gid: U32
+    cuid: U32
+    cgid: U32
+    mode: U32
+    nattch: U32
+    cpid: U32
+    lpid: U32
+    atime: U64
+    dtime: U64
+    ctime: U64
+
+
+# -- layouts (the C header's struct names) and commands ---------------------------------------
+
+EMPTY = Layout("empty", Empty)
+_MEMCPY = Layout("memcpy_host", MemcpyHost, pad=4, tail=True)
+_FENCE = Layout("fence", Fence, pad=4)
+_ADDR = Layout("addr", Addr)
+_SIZE = Layout("size", Size)
+_DTOD = Layout("dtod", Dtod)
+
+HELLO = Command(0x01, "HELLO", Layout("hello", Hello),
+                Layout("hello_reply", HelloReply, pad=4))
+GET_VERSION = Command(0x02, "GET_VERSION", EMPTY, Layout("version", Version),
+                      needs_session=False)
+DEVICE_COUNT = Command(0x03, "DEVICE_COUNT", EMPTY, Layout("count", Count, pad=4))
+GET_STAGING = Command(0x04, "GET_STAGING", EMPTY, Layout("staging", Staging, pad=4),
+                      passes_fd=True)
+SET_PRIORITY = Command(0x05, "SET_PRIORITY", Layout("prio", Prio),
+                       Layout("prio_reply", PrioReply, pad=4))
+MODULE_LOAD = Command(0x06, "MODULE_LOAD", Layout("module_load", ModuleLoad, tail=True),
+                      Layout("module", Module, tail=True))
+MODULE_UNLOAD = Command(0x07, "MODULE_UNLOAD", Layout("module_ref", ModuleRef), EMPTY)
+MODULE_LAUNCH = Command(0x08, "MODULE_LAUNCH",
+                        Layout("module_launch", ModuleLaunch, pad=4, tail=True), _FENCE)
+SET_GUEST = Command(0x09, "SET_GUEST", Layout("guest", Guest),
+                    Layout("guest_reply", GuestReply, pad=4))
+GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
+GMALLOC = Command(0x100, "GMALLOC", _SIZE, _ADDR)
+GFREE = Command(0x101, "GFREE", _ADDR, _SIZE)
+GMALLOC_DMA = Command(0x102, "GMALLOC_DMA", _SIZE, Layout("dma", Dma), passes_fd=True)
+GFREE_DMA = Command(0x103, "GFREE_DMA", Layout("buf", BufId), _SIZE)
+GMEMCPY_TO_DEVICE = Command(0x106, "GMEMCPY_TO_DEVICE", _MEMCPY, EMPTY)
+GMEMCPY_TO_DEVICE_ASYNC = Command(0x107, "GMEMCPY_TO_DEVICE_ASYNC", _MEMCPY, _FENCE)
+GMEMCPY_FROM_DEVICE = Command(0x108, "GMEMCPY_FROM_DEVICE", _MEMCPY,
+                              Layout("data", Empty, tail=True))
+GMEMCPY_FROM_DEVICE_ASYNC = Command(0x109, "GMEMCPY_FROM_DEVICE_ASYNC", _MEMCPY, _FENCE)
+GMEMCPY = Command(0x110, "GMEMCPY", _DTOD, EMPTY)
+GMEMCPY_ASYNC = Command(0x111, "GMEMCPY_ASYNC", _DTOD, _FENCE)
+GLAUNCH = Command(0x112, "GLAUNCH", Layout("launch", Launch, pad=4, tail=True), _FENCE)
+GSYNC = Command(0x113, "GSYNC", Layout("sync", Sync), EMPTY)
+GBARRIER = Command(0x114, "GBARRIER", EMPTY, EMPTY)
+GQUERY = Command(0x115, "GQUERY", Layout("query", Query, pad=4), Layout("result", Result))
+GTUNE = Command(0x116, "GTUNE", Layout("tune", Tune), EMPTY)
+GSHMGET = Command(0x117, "GSHMGET", Layout("shmget", ShmGet), Layout("shmid", ShmId, pad=4))
+GSHMAT = Command(0x118, "GSHMAT", Layout("shmat", ShmAt), _ADDR)
+GSHMDT = Command(0x119, "GSHMDT", _ADDR, EMPTY)
+GSHMCTL = Command(0x120, "GSHMCTL", Layout("shmctl", ShmCtl, pad=4),
+                  Layout("shmid_ds", ShmidDs))
+GREF = Command(0x121, "GREF", Layout("ref", Ref), _ADDR)
+GUNREF = Command(0x122, "GUNREF", _ADDR, EMPTY)
+GVIRTGET = Command(0x124, "GVIRTGET", Layout("virt", Virt), _ADDR)
+
+# Every command, in the order of the C header's X-macro.
+COMMANDS: tuple[Command[Any, Any], ...] = (
+    HELLO, GET_VERSION, DEVICE_COUNT, GET_STAGING, SET_PRIORITY, MODULE_LOAD, MODULE_UNLOAD,
+    MODULE_LAUNCH, SET_GUEST, GET_HANDLE, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
+    GMEMCPY_TO_DEVICE, GMEMCPY_TO_DEVICE_ASYNC, GMEMCPY_FROM_DEVICE, GMEMCPY_FROM_DEVICE_ASYNC,
+    GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
+    GSHMCTL, GREF, GUNREF, GVIRTGET,
+)
+BY_NUMBER: dict[int, Command[Any, Any]] = {c.number: c for c in COMMANDS}
+BY_NAME: dict[str, Command[Any, Any]] = {c.name: c for c in COMMANDS}
