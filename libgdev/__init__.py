@@ -9,10 +9,11 @@
 Errors are OSError subclasses that also derive from :class:`GdevError`.
 
 The package holds two things.  The *protocol surface* (:data:`PROTOCOL`: the ABI and its
-typed messages, the gate, the spin policy, Gdev's constants, the launch descriptor and the
-error root) is what gdevd imports too; each of those modules imports only the others.  The
-client (handle, connection, host memory, the CUDA layer) is loaded on first use of a name
-below, so importing the protocol surface from the daemon does not import the client.
+typed messages, the gate, the spin policy, Gdev's constants, the launch descriptor, the
+host-buffer check and the error root) is what gdevd imports too; each of those modules
+imports only the others.  The client (handle, connection, host memory, the CUDA layer) is
+loaded on first use of a name below, so importing the protocol surface from the daemon does
+not import the client.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from libgdev.kernel import GdevKernel
 from libgdev.verbs import HANDLE_VERBS
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
-PROTOCOL = ("libgdev.abi", "libgdev.constants", "libgdev.errors", "libgdev.gate",
+PROTOCOL = ("libgdev.abi", "libgdev.buffers", "libgdev.constants", "libgdev.errors", "libgdev.gate",
             "libgdev.kernel", "libgdev.messages", "libgdev.moduletable", "libgdev.spin",
             "libgdev.verbs", "libgdev.wire")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from libgdev.buffers import BufferProblem, byte_view
 from libgdev.errors import error_from_errno
 
 
@@ -23,14 +24,9 @@ def host_view(buf: Any, writable: bool) -> memoryview:
     if isinstance(buf, DmaBuffer):
         buf = buf.array
     try:
-        view = memoryview(buf)
-    except TypeError:
-        raise error_from_errno(_errno.EINVAL, f"{type(buf).__name__} is not a buffer") from None
-    if not view.c_contiguous:
-        raise error_from_errno(_errno.EINVAL, "host buffer is not contiguous")
-    if writable and view.readonly:
-        raise error_from_errno(_errno.EINVAL, "host buffer is read-only")
-    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        return byte_view(buf, writable=writable)
+    except BufferProblem as e:
+        raise error_from_errno(_errno.EINVAL, str(e)) from None
 
 
 def address_of(view: memoryview) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..buffers import BufferProblem, byte_view
 from ..constants import GDEV_QUERY_DEVICE_MEM_FREE, GDEV_QUERY_DEVICE_MEM_SIZE
 from .core import DriverCore
 from .errors import CUresult, api, copy_api, fail
@@ -30,14 +31,9 @@ MEMSET_CHUNK = 4 * 1024 * 1024  # bytes of pattern uploaded per gmemcpy_to_devic
 def host_nbytes(buf: Any, writable: bool) -> int:
     """Size in bytes of a contiguous host buffer; INVALID_VALUE if unusable."""
     try:
-        mv = memoryview(buf)
-    except TypeError:
-        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"not a buffer: {type(buf)}") from None
-    if not mv.c_contiguous:
-        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "host buffer is not contiguous")
-    if writable and mv.readonly:
-        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "host buffer is read-only")
-    return mv.nbytes
+        return byte_view(buf, writable=writable).nbytes
+    except BufferProblem as e:
+        raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, str(e)) from None
 
 
 def copy_size(buf: Any, size: int | None, writable: bool) -> int:

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from libgdev.buffers import BufferProblem, byte_view
+
 from ...errors import GdevError
 from .memory import DmaBlock, DmaBuffer, MemObject, ObjectMap
 
@@ -89,20 +91,14 @@ def as_bytes(buf: Any, size: int, *, writable: bool) -> np.ndarray:
     if isinstance(buf, DmaBuffer):
         buf = buf.array
     try:
-        view = memoryview(buf)
-    except TypeError:
-        raise GdevError(errno.EINVAL, f"not a host buffer: {type(buf).__name__}") from None
-    if not view.c_contiguous:
-        raise GdevError(errno.EINVAL, "host buffer must be C-contiguous")
-    if writable and view.readonly:
-        raise GdevError(errno.EINVAL, "host buffer is read-only")
+        view = byte_view(buf, writable=writable)
+    except BufferProblem as e:
+        raise GdevError(errno.EINVAL, str(e)) from None
     if view.nbytes < size:
         raise GdevError(errno.EINVAL, f"host buffer holds {view.nbytes} bytes, copy needs {size}")
     if isinstance(buf, np.ndarray) and buf.dtype == np.uint8 and buf.ndim == 1:
         return buf[:size]
-    arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
-                        dtype=np.uint8)
-    return arr[:size]
+    return np.frombuffer(view, dtype=np.uint8)[:size]
 
 
 def pinned_holding(objects: ObjectMap, buf: Any) -> MemObject | None:
