@@ -118,7 +118,7 @@ bench: bench-deps
 	$(BENCH)/memcpy.py --write-docs
 	$(BENCH)/ioctl.py --write-docs
 	$(BENCH)/cuda.py --write-docs
-	$(BENCH)/dataflow.py --n 256,512 --write-docs
+	$(BENCH)/dataflow.py --n 256,512,1024 --write-docs
 	$(BENCH)/swap.py --write-docs
 	$(BENCH)/vgpu.py --write-docs
 	$(BENCH)/priority.py --write-docs
