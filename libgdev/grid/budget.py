@@ -60,7 +60,7 @@ class FrameMeter:
     last: tuple[int, int] | None = None
     total: list[int] = field(default_factory=lambda: [0, 0])
     with_guests: list[int] = field(default_factory=lambda: [0, 0])
-    recent: deque = field(default_factory=deque)
+    recent: deque[tuple[int, int, bool]] = field(default_factory=deque)
     ticked_at: float = float("-inf")
 
     def feed(self, reading: tuple[int, int] | None, guests_ran: bool,

@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 COLUMNS = ("name", "state", "mode", "transitions_per_min", "pieces", "pieces_per_s",
            "interrupted", "frames_kept", "fps", "piece_ms", "budget_ms", "cpu", "vram",
            "last_k_ms", "alpha_ms")
 
 
-def format_table(nodes: dict[str, dict]) -> str:
+def format_table(nodes: dict[str, dict[str, Any]]) -> str:
     """One line per node (by worker address) and a total line, as ``gdev-grid status``."""
     rows: list[tuple[str, ...]] = [("worker", *COLUMNS)]
     for addr, snap in sorted(nodes.items()):
@@ -37,7 +38,7 @@ def status(scheduler: str, as_json: bool) -> str:
 
     from .plugin import node_snapshot
 
-    with Client(scheduler, timeout=10) as client:
+    with Client(scheduler, timeout=10) as client:  # type: ignore[no-untyped-call]
         nodes = {a: s for a, s in client.run(node_snapshot, on_error="return").items()
                  if isinstance(s, dict)}
     return json.dumps(nodes, indent=1) if as_json else format_table(nodes)

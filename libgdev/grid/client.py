@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from distributed import Client, wait
 
-from .job import Job
+from .job import Job, Task
 from .matmul import check_operands, matmul_piece
 from .pieces import Piece
 from .plugin import TOPIC, node_snapshot, run_function_piece, run_kernel_piece
@@ -47,7 +47,7 @@ class GridClient:
                  poll_s: float = 0.1, sizer: PieceSizer | None = None) -> None:
         self.client, self.depth, self.poll_s = client, depth, poll_s
         self.max_attempts = max_attempts
-        self._states: dict[str, dict] = {}
+        self._states: dict[str, dict[str, Any]] = {}
         self._held: dict[str, float] = {}
         self._lock = threading.Lock()
         self.duplicates = 0
@@ -59,16 +59,16 @@ class GridClient:
         self._alive_at = -1e9
         for _, msg in client.get_events(TOPIC):
             self._on_event((0, msg))
-        client.subscribe_topic(TOPIC, self._on_event)
+        client.subscribe_topic(TOPIC, self._on_event)  # type: ignore[no-untyped-call]
 
     def map_pieces(self, pieces: Sequence[Piece]) -> list[list[np.ndarray]]:
         """Run kernel pieces as given; each piece's output arrays, in the order of ``pieces``."""
-        def make(i: int, _: int) -> tuple[Callable, tuple]:
+        def make(i: int, _: int) -> Task:
             p = pieces[i]
             return run_kernel_piece, (p if p.piece_id == i else _with_id(p, i),)
         return [v for _, _, v in self._run(Job(len(pieces), make))]
 
-    def map_function(self, fn: Callable[[Any, Any], Any], items: Sequence[Any]) -> list:
+    def map_function(self, fn: Callable[[Any, Any], Any], items: Sequence[Any]) -> list[Any]:
         """Run ``fn(cuda, item)`` for each item on the grid (``cuda``: the node's CUDA driver,
         the guest context current); the return values in order."""
         job = Job(len(items), lambda i, _: (run_function_piece, (i, fn, items[i])))
@@ -84,7 +84,7 @@ class GridClient:
         if units is not None and units < 1:
             raise ValueError(f"units per piece must be positive, not {units}")
 
-        def task(start: int, count: int) -> tuple[Callable, tuple]:
+        def task(start: int, count: int) -> Task:
             return run_kernel_piece, (_with_id(make(start, count), start),)
         return self._run(Job(total, task, splittable=True), units)
 
@@ -98,16 +98,17 @@ class GridClient:
             return np.zeros((0, b.shape[1]), np.uint32)
         return np.concatenate([out[0] for _, _, out in outs], axis=0)
 
-    def states(self) -> dict[str, dict]:
+    def states(self) -> dict[str, dict[str, Any]]:
         """The latest published record of every node, by worker address."""
         with self._lock:
             return dict(self._states)
 
-    def status(self) -> dict[str, dict]:
+    def status(self) -> dict[str, dict[str, Any]]:
         """Every node's live record, asked of the workers now (by worker address)."""
-        return self.client.run(node_snapshot)
+        snapshots: dict[str, dict[str, Any]] = self.client.run(node_snapshot)
+        return snapshots
 
-    def _on_event(self, event: tuple) -> None:
+    def _on_event(self, event: tuple[Any, ...]) -> None:
         msg = event[1]
         if isinstance(msg, dict) and "worker" in msg:
             with self._lock:
@@ -123,7 +124,8 @@ class GridClient:
                 time.sleep(self.poll_s)
                 continue
             try:
-                wait(list(job.inflight), timeout=self.poll_s, return_when="FIRST_COMPLETED")
+                wait(list(job.inflight), timeout=self.poll_s,  # type: ignore[no-untyped-call]
+                     return_when="FIRST_COMPLETED")
             except TimeoutError:
                 pass  # nothing finished: look at the nodes' states again
             for fut in [f for f in job.inflight if f.done()]:
@@ -147,7 +149,8 @@ class GridClient:
                 job.inflight[self._submit(fn, args, key, addr)] = (start, count, addr)
                 load[addr] = load.get(addr, 0) + 1
 
-    def _submit(self, fn: Callable, args: tuple, key: str, addr: str) -> Any:
+    def _submit(self, fn: Callable[..., Any], args: tuple[Any, ...], key: str,
+                addr: str) -> Any:
         """One Dask task for ``addr``, loosely restricted (Dask may move it to another
         worker, e.g. when ``addr`` is lost); its future."""
         return self.client.submit(fn, *args, key=key, workers=[addr], allow_other_workers=True,

@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,7 @@ class Host:
     activity_file: str | None = None
     frames_file: str | None = None
 
-    def replay(self, periods: list[tuple[float, str]], scale: float = 1.0) -> dict:
+    def replay(self, periods: list[tuple[float, str]], scale: float = 1.0) -> dict[str, Any]:
         """Replay ``periods`` (durations multiplied by ``scale``); the frame report."""
         self.cuda = context.driver_for(self.mount)
         self.ctx = self.cuda.cuCtxCreate(0, self.cuda.cuDeviceGet(0))
@@ -138,7 +139,7 @@ class Host:
                                         np.uint32(n)])
         self.cuda.cuCtxSynchronize()
 
-    def _period(self, activity: str, seconds: float, out: dict) -> None:
+    def _period(self, activity: str, seconds: float, out: dict[str, Any]) -> None:
         """One period: frames at F (unless idle), CPU and memory as the activity uses them."""
         self._announce(activity)
         extra = self.cuda.cuMemAlloc(BUSY_VRAM) if activity == "busy" else None
@@ -214,7 +215,7 @@ def _renice(nice: int) -> None:
             pass
 
 
-def frame_rate_kept(report: dict) -> float:
+def frame_rate_kept(report: dict[str, Any]) -> float:
     """Frames completed on time over frame ticks, across the activities that draw frames."""
     ticks = sum(report[a]["ticks"] for a in FRAME_ROWS)
     return sum(report[a]["on_time"] for a in FRAME_ROWS) / ticks if ticks else 1.0

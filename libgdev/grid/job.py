@@ -19,16 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+# A piece of work as Dask runs it: the function and its arguments.
+Task = tuple[Callable[..., Any], tuple[Any, ...]]
+
 
 @dataclass
 class Job:
     """The bookkeeping of one run; see the module docstring for its invariant."""
 
     total: int
-    make: Callable[[int, int], tuple[Callable, tuple]]
+    make: Callable[[int, int], Task]
     splittable: bool = False
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    todo: deque = field(init=False)
+    todo: deque[tuple[int, int]] = field(init=False)
     results: dict[int, tuple[int, Any]] = field(default_factory=dict)
     inflight: dict[Any, tuple[int, int, str]] = field(default_factory=dict)
     attempts: dict[int, int] = field(default_factory=dict)
@@ -47,7 +50,7 @@ class Job:
         """Whether every unit has its result."""
         return sum(count for count, _ in self.results.values()) == self.total
 
-    def take(self, units: int) -> tuple[int, int, tuple[Callable, tuple]]:
+    def take(self, units: int) -> tuple[int, int, Task]:
         """The next range, cut to at most ``units`` when splittable, and its task; counts an
         attempt. The caller puts it in ``inflight`` (or back with :meth:`give_back`)."""
         start, count = self.todo.popleft()

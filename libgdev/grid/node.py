@@ -55,7 +55,7 @@ class Node:
     def __init__(self, mount: str, name: str = "", minor: int = 0,
                  thresholds: Thresholds | None = None, cpu_source: str = "tenants",
                  sample_s: float = 0.2, wait_s: float = 1.0,
-                 on_change: Callable[[dict], None] | None = None,
+                 on_change: Callable[[dict[str, Any]], None] | None = None,
                  saver_file: str | None = None, saver_s: float = 0.0,
                  frames_file: str | None = None, piece_share: float = 0.3) -> None:
         self.mount, self.name, self.minor = mount, name or os.uname().nodename, minor
@@ -105,7 +105,7 @@ class Node:
         with self._gpu:
             self.cuda.cuCtxDestroy(self.ctx)
 
-    def run(self, piece: Piece) -> tuple[list, float]:
+    def run(self, piece: Piece) -> tuple[list[Any], float]:
         """Run one kernel piece in its turn; its output arrays and the seconds it took (its
         staging, launch and copies back). Raises HostReturned."""
         self.turn()
@@ -182,7 +182,7 @@ class Node:
         """The node's current execution mode."""
         return self.machine.mode
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """The node's published record: state, mode, transitions, throughput, host load."""
         now = time.monotonic()
         with self._lock:

@@ -86,7 +86,7 @@ class Piece:
 
     kernel: Kernel
     grid: tuple[int, int, int]
-    args: tuple = field(default_factory=tuple)
+    args: tuple[Any, ...] = field(default_factory=tuple)
     piece_id: int = 0
 
     def cost(self) -> int:
@@ -118,7 +118,7 @@ def run_piece(cuda: Any, function: Any, piece: Piece) -> list[np.ndarray]:
             cuda.cuMemFree(dptr)
 
 
-def _stage(cuda: Any, arg: Any, allocs: list[int], back: list) -> Any:
+def _stage(cuda: Any, arg: Any, allocs: list[int], back: list[Any]) -> Any:
     """The launch parameter for ``arg``; arrays get device memory (recorded in ``allocs``)."""
     if isinstance(arg, (In, InOut)):
         host = np.ascontiguousarray(arg.array)

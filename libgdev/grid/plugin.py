@@ -57,11 +57,13 @@ class GdevNodePlugin(WorkerPlugin):
 
     name = PLUGIN_NAME
 
-    def __init__(self, mount: str | None = None, mounts: dict | None = None, minor: int = 0,
+    def __init__(self, mount: str | None = None, mounts: dict[str, str] | None = None,
+                 minor: int = 0,
                  cpu_source: str = "tenants", fps: float = 30.0, alpha_ms: float = 0.0,
                  cpu_busy: float = Thresholds.cpu_busy,
-                 sample_s: float = 0.2, wait_s: float = 1.0, saver_files: dict | None = None,
-                 saver_s: float = 0.0, frames_files: dict | None = None,
+                 sample_s: float = 0.2, wait_s: float = 1.0,
+                 saver_files: dict[str, str] | None = None,
+                 saver_s: float = 0.0, frames_files: dict[str, str] | None = None,
                  frames_file: str | None = None, piece_share: float = 0.3) -> None:
         self.mount, self.mounts, self.minor = mount, dict(mounts or {}), minor
         self.saver_files, self.saver_s = dict(saver_files or {}), saver_s
@@ -77,7 +79,7 @@ class GdevNodePlugin(WorkerPlugin):
         mount = mount or os.environ.get("GDEV_MOUNT", "/run/gdev")
         os.environ["GDEV_MOUNT"] = mount  # libgdev.cuda in Python-function guests
 
-        def publish(snapshot: dict) -> None:
+        def publish(snapshot: dict[str, Any]) -> None:
             msg = {**snapshot, "worker": worker.address}
             worker.log_event(TOPIC, msg)  # thread-safe: hops to the worker's loop
 
@@ -95,14 +97,14 @@ class GdevNodePlugin(WorkerPlugin):
             self.node.close()
 
 
-def _by_name(table: dict, name: Any) -> Any:
+def _by_name(table: dict[str, Any], name: Any) -> Any:
     return table.get(name, table.get(str(name)))
 
 
 def _node(worker: Any = None) -> Node:
     plugin = (worker or get_worker()).plugins.get(PLUGIN_NAME)
     node = getattr(plugin, "node", None)
-    if node is None:
+    if not isinstance(node, Node):
         raise RuntimeError("this worker has no gdev-grid node (register GdevNodePlugin)")
     return node
 
@@ -129,7 +131,7 @@ def _outcome(piece_id: int, run: Any) -> Outcome:
                    worker=worker.address)
 
 
-def node_snapshot(dask_worker: Any = None) -> dict:
+def node_snapshot(dask_worker: Any = None) -> dict[str, Any]:
     """This worker's node record (``client.run`` passes ``dask_worker``)."""
     return _node(dask_worker).snapshot()
 

@@ -87,7 +87,7 @@ class HostProbe:
     mount: str
     cpu_source: str = "tenants"
     window_s: float = 1.0
-    _history: deque = field(default_factory=deque)
+    _history: deque[tuple[float, dict[int | str, float]]] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         if self.cpu_source not in ("tenants", "system"):
@@ -109,7 +109,7 @@ class HostProbe:
         self._history.append((now, counters))
         return cpu, vram
 
-    def _counters(self, pids: set[int]) -> dict:
+    def _counters(self, pids: set[int]) -> dict[int | str, float]:
         if self.cpu_source == "system":
             return {"system": _system_cpu_s() - _proc_cpu_s(os.getpid())}
         return {pid: _proc_cpu_s(pid) for pid in pids}

@@ -68,7 +68,7 @@ class StateMachine:
     below_alpha: int = 0
     transitions: int = 0
     since: float = field(default_factory=time.monotonic)
-    _stamps: deque = field(default_factory=lambda: deque(maxlen=4096))
+    _stamps: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
 
     @property
     def mode(self) -> Mode:
