@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gdev_internal.h"
@@ -13,6 +14,30 @@ const char *gdev_mount(void)
 {
     const char *m = getenv("GDEV_MOUNT");
     return m && *m ? m : GDEV_DEFAULT_MOUNT;
+}
+
+/* Record why `path`, a file of the mount, did not open (errno `err`) and what to do, as
+ * libgdev/gate.py's open_failure says it: no daemon, a stale mount, or the path itself.
+ * Returns -err (or -ENODEV where the caller asks for it through `as`). */
+int gdev_mount_failure(const char *what, const char *path, int err, int as)
+{
+    const char *m = gdev_mount(), *env = getenv("GDEV_MOUNT");
+    char envtext[4200], proc[4200];
+    struct stat st;
+
+    if (env && *env)
+        snprintf(envtext, sizeof envtext, "GDEV_MOUNT=%s", env);
+    else
+        snprintf(envtext, sizeof envtext, "GDEV_MOUNT unset, default %s", GDEV_DEFAULT_MOUNT);
+    snprintf(proc, sizeof proc, "%s/proc/gdev", m);
+    if (err == ENOTCONN)
+        return gdev_fail(as, "%s: gdevd at %s is gone and left a stale mount (%s): clear it "
+                         "with `fusermount3 -u %s`, then start it with `gdevd %s`",
+                         what, m, envtext, m, m);
+    if (err == ENOENT && (stat(proc, &st) < 0 || !S_ISDIR(st.st_mode)))
+        return gdev_fail(as, "%s: no gdevd at %s (%s): start it with `gdevd %s`",
+                         what, m, envtext, m);
+    return gdev_fail(as, "%s: %s", what, path);
 }
 
 static int hexval(char c)
@@ -66,8 +91,7 @@ int gdev_open_gate(int minor, int *fd, struct gdev_ticket *t)
     snprintf(path, sizeof path, "%s/dev/gdev%d", gdev_mount(), minor);
     *fd = open(path, O_RDWR | O_CLOEXEC);
     if (*fd < 0)
-        return gdev_fail(errno, "gopen: %s (is gdevd mounted there? GDEV_MOUNT names the mount)",
-                         path);
+        return gdev_mount_failure("gopen", path, errno, errno);
     n = pread(*fd, buf, sizeof buf - 1, 0);
     if (n < 0) {
         int err = errno;

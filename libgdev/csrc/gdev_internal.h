@@ -91,6 +91,8 @@ struct gdev_ticket {
 };
 int gdev_open_gate(int minor, int *fd, struct gdev_ticket *t);
 const char *gdev_mount(void);
+/* Record why a file of the mount did not open, naming the fix; returns -as. */
+int gdev_mount_failure(const char *what, const char *path, int err, int as);
 
 /* Record the calling thread's failure reason; returns -err for `return gdev_fail(...)`. */
 int gdev_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -179,7 +179,7 @@ GDEV_EXPORT int gdevice_count(int *result)
     snprintf(path, sizeof path, "%s/proc/gdev/virtual_device_count", gdev_mount());
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return gdev_fail(ENODEV, "gdevice_count: %s", path);
+        return gdev_mount_failure("gdevice_count", path, errno, ENODEV);
     n = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (n <= 0)

@@ -91,10 +91,16 @@ def test_error_paths(gdevd, progs, case: str, reason: str) -> None:
 
 
 def test_no_daemon(progs, tmp_path) -> None:
+    """An unmodified program prints only cuGetErrorString's fixed text, so cuInit says once
+    on stderr what is missing and the command that starts it; GDEV_QUIET=1 silences that."""
     env = {"GDEV_MOUNT": str(tmp_path), "PATH": "/usr/bin:/bin"}
     res = run(build("drv_errors", progs), "no-daemon", env=env)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert str(tmp_path) in res.stdout
+    hint = f"no gdevd at {tmp_path} (GDEV_MOUNT={tmp_path}): start it with `gdevd {tmp_path}`"
+    assert hint in res.stdout                            # the reason, gdevCudaLastError
+    assert res.stderr.count(hint) == 1 and res.stderr.startswith("gdev: cuInit: ")
+    quiet = run(build("drv_errors", progs), "no-daemon", env={**env, "GDEV_QUIET": "1"})
+    assert quiet.returncode == 0 and quiet.stderr == "" and hint in quiet.stdout
 
 
 def _read(gdevd, *parts: str) -> int:

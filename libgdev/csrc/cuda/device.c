@@ -1,5 +1,7 @@
 /* cuInit and devices: a CUdevice is a vGPU minor, as in Gdev; names, memory (the vGPU's
  * share), MP count and compute capability come from gquery on a short-lived handle. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -16,8 +18,15 @@ API CUresult cuInit(unsigned int flags)
 {
     if (flags)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0");
-    if (gdevice_count(&device_count) < 0)
+    if (gdevice_count(&device_count) < 0) {
+        /* An unmodified program prints only cuGetErrorString's fixed text: say once, on
+         * stderr, what is missing and how to start it (GDEV_QUIET=1 silences it). */
+        static int said;
+        const char *quiet = getenv("GDEV_QUIET");
+        if (!said++ && !(quiet && *quiet && strcmp(quiet, "0")))
+            fprintf(stderr, "gdev: cuInit: %s\n", gdev_last_error());
         return cu_fail(CUDA_ERROR_NO_DEVICE, "cuInit: %s", gdev_last_error());
+    }
     if (device_count <= 0)
         return cu_fail(CUDA_ERROR_NO_DEVICE, "cuInit: gdevd serves no virtual GPU");
     initialized = 1;
