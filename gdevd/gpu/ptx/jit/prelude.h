@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mmu_internal.h"
+#include "approx.h"
 
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
