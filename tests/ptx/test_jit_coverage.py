@@ -1,5 +1,5 @@
 """Instructions the compiler translates since #12 (carry chains, brev, bfind, signed bfe,
-sad, lop3), each run compiled and interpreted on the same random inputs: identical bits."""
+sad, lop3, match, bar.red), each run compiled and interpreted on the same random inputs: identical bits."""
 
 from __future__ import annotations
 
@@ -60,6 +60,16 @@ CASES = [
     ("sad.u64 %y, %x0, %x1, %x2;", ["u64", "u64", "u64"], "u64"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0x96;", ["u32", "u32", "u32"], "u32"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0xE8;", ["u32", "u32", "u32"], "u32"),
+    ("and.b32 %r3, %x0, 7; mov.b32 %y, 9; setp.lt.u32 %p1, %x1, 30; @%p1 bra $L1;"
+     "match.any.sync.b32 %y, %r3, -1; $L1:", ["u32", "u32"], "u32"),
+    ("and.b32 %r3, %x0, 1; mov.b32 %y, 9; setp.lt.u32 %p1, %x1, 60; @%p1 bra $L1;"
+     "match.all.sync.b32 %y|%p2, %r3, -1; selp.u32 %r4, 1, 0, %p2; add.u32 %y, %y, %r4;"
+     "$L1:", ["u32", "u32"], "u32"),
+    ("and.b64 %rd3, %x0, 3; match.any.sync.b64 %y, %rd3, -1;", ["u64"], "u32"),
+    ("setp.lt.u32 %p1, %x0, 50; bar.red.popc.u32 %y, 0, %p1;", ["u32"], "u32"),
+    ("setp.lt.u32 %p1, %x1, 40; @%p1 ret; setp.ne.u32 %p2, %x0, 0; bar.red.and.pred %p3, 0, "
+     "%p2; bar.red.or.pred %p4, 0, !%p2; selp.u32 %r3, 2, 0, %p3; selp.u32 %r4, 1, 0, %p4; "
+     "add.u32 %y, %r3, %r4;", ["u32", "u32"], "u32"),
 ]
 
 

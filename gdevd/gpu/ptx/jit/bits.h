@@ -1,8 +1,18 @@
-/* bits.h - bit helpers of the translated instructions (jit/intops.py). */
+/* bits.h - bit and clock helpers of the translated instructions (jit/intops.py). */
 #ifndef GDEV_JIT_BITS_H
 #define GDEV_JIT_BITS_H
 
 #include <stdint.h>
+#include <time.h>
+
+/* %clock64 / %globaltimer: a 1 GHz counter (the interpreter's perf_counter_ns, same clock) */
+static inline uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static inline uint32_t brev32(uint32_t v)
 {

@@ -62,7 +62,7 @@ def symbols(module, info) -> tuple[dict[str, tuple[str, int]], dict[str, int], i
 def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, str]:
     """(C, kind) of one non-control instruction: kind ``pure`` (a statement for lane i that
     may share a loop), ``ordered`` (starts a new lane loop) or ``raw`` (its own loops)."""
-    if instr.opcode.startswith(("builtin.", "barred.", "call")):
+    if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
