@@ -1,5 +1,6 @@
 """Instructions the compiler translates since #12 (carry chains, brev, bfind, signed bfe,
-sad, lop3, match, bar.red), each run compiled and interpreted on the same random inputs: identical bits."""
+sad, lop3, match, bar.red), each run compiled and interpreted on the same random inputs:
+identical bits."""
 
 from __future__ import annotations
 
