@@ -127,3 +127,22 @@ def t_lop3(ins, ops) -> str:
     return ops.wr(d, "b32", f"__extension__({{ uint32_t x_ = {ops.rd(a, 'b32')}, y_ = "
                   f"{ops.rd(b, 'b32')}, z_ = {ops.rd(c, 'b32')}; "
                   f"(uint32_t)({' | '.join(terms) or '0'}); }})")
+
+
+@tr("mul24", "mad24")
+def t_mul24(ins, ops) -> str:
+    """mul24/mad24.{lo,hi}: the 48-bit product of the low 24 bits (sign-extended for .s32)."""
+    only(ins, {"lo", "hi"})
+    t = ins.type()
+    if t not in ("s32", "u32"):
+        raise Unsupported(f"mul24.{t}")
+    x, y = ops.rd(ins.args[1], t), ops.rd(ins.args[2], t)
+
+    def i24(v: str) -> str:
+        m = f"((int64_t)({v}) & 0xFFFFFF)"
+        return f"({m} - (({m} & 0x800000) ? 0x1000000 : 0))" if t == "s32" else m
+    shift = " >> 16" if "hi" in ins.flags else ""
+    p = f"(({CT[t]})(uint32_t)(uint64_t)(({i24(x)} * {i24(y)}){shift}))"
+    if ins.base == "mad24":
+        p = wrap(lambda q, r: f"{q} + {r}", t, p, ops.rd(ins.args[3], t))
+    return ops.wr(ins.args[0], t, p)
