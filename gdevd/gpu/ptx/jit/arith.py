@@ -142,14 +142,15 @@ def t_mad(ins, ops) -> str:
 @tr("fma")
 def t_fma(ins, ops) -> str:
     """fma/mad of f32 (fmaf: one rounding; directed modes through double, as the
-    interpreter) and f64 (two roundings, as the interpreter)."""
+    interpreter) and f64 (one rounding in every mode: approx.h)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
     x, y, z = ops.rd(a, t), ops.rd(b, t), ops.rd(c, t)
     mode = _rmode(ins)
     if t == "f64":
-        fn = lambda p, q, r: f"({p} * {q} + {r})"  # noqa: E731
+        fn = lambda p, q, r: f"fma_dir({p}, {q}, {r}, {mode})" if mode else \
+            f"fma_rn({p}, {q}, {r})"  # noqa: E731
     elif not mode:
         fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
@@ -166,7 +167,10 @@ def t_div(ins, ops) -> str:
         only(ins, set(ROUND) | {"ftz", "approx", "full", "sat"})
         mode = _rmode(ins)
         x, y = ops.rd(a, t), ops.rd(b, t)
-        if mode and t == "f32":
+        if t == "f32" and ins.flags & {"approx", "full"}:
+            f = "ax_div_approx" if "approx" in ins.flags else "ax_div_full"
+            fn = lambda p, q: f"{f}({p}, {q})"  # noqa: E731
+        elif mode and t == "f32":
             fn = lambda p, q: f"rnd_f32((double){p} / (double){q}, {mode})"  # noqa: E731
         else:
             fn = lambda p, q: f"({p} / {q})"  # noqa: E731
@@ -362,28 +366,6 @@ def t_slct(ins, ops) -> str:
     t, ct = ins.types
     d, a, b, c = ins.args[:4]
     return ops.wr(d, t, f"({ops.rd(c, ct)} >= 0 ? {ops.rd(a, t)} : {ops.rd(b, t)})")
-
-
-@tr("sqrt", "rsqrt", "rcp")
-def t_unary_float(ins, ops) -> str:
-    """sqrt/rsqrt/rcp (correctly rounded, like numpy; directed modes through double)."""
-    t = _float_t(ins.type())
-    only(ins, set(ROUND) | {"ftz", "approx", "full"})
-    d, a = ins.args[:2]
-    f = t == "f32"
-    sq = "sqrtf" if f else "sqrt"
-    one = "1.0f" if f else "1.0"
-    mode = _rmode(ins)
-    if mode and f and ins.base in ("sqrt", "rcp"):
-        inner = "sqrt((double)({p}))" if ins.base == "sqrt" else "(1.0 / (double)({p}))"
-        fn = lambda p: f"rnd_f32({inner.format(p=p)}, {mode})"  # noqa: E731
-    elif ins.base == "sqrt":
-        fn = lambda p: f"{sq}({p})"  # noqa: E731
-    elif ins.base == "rsqrt":
-        fn = lambda p: f"({one} / {sq}({p}))"  # noqa: E731
-    else:
-        fn = lambda p: f"({one} / ({p}))"  # noqa: E731
-    return ops.wr(d, t, fpost(ins, t, fn, ops.rd(a, t)))
 
 
 @tr("copysign")

@@ -72,8 +72,8 @@ def _compiler_version() -> str:
 @functools.cache
 def _sources_digest() -> str:
     h = hashlib.blake2b(digest_size=16)
-    for p in sorted(HERE.glob("*.py")) + [HERE / "prelude.h", CSRC / "mmu_internal.h",
-                                          CSRC / "gdev_core.h"]:
+    for p in sorted(HERE.glob("*.py")) + sorted(HERE.glob("*.h")) + [
+            CSRC / "mmu_internal.h", CSRC / "gdev_core.h"]:
         h.update(p.read_bytes())
     return h.hexdigest()
 

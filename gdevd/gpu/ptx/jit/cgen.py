@@ -17,7 +17,7 @@ import re
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
 from ..regalloc import defs_uses
-from . import memops, warpops  # noqa: F401  (warpops: registering its translators)
+from . import floatfns, intops, memops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .operands import Operands, Unsupported
@@ -65,7 +65,7 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     """(C, kind) of one non-control instruction: kind ``pure`` (a statement for lane i that
     may share a loop), ``ordered`` (starts a new lane loop), ``raw`` (its own loops) or
     ``mem`` (an unguarded load or store: a :class:`memops.Access`, see lanes.py)."""
-    if instr.opcode.startswith(("builtin.", "barred.", "call")):
+    if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
@@ -182,7 +182,7 @@ static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 # ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
 VECTORIZE_MAX = 24
 VECTORIZE = '__attribute__((optimize("vect-cost-model=dynamic")))'
-WARP_OPS = ("shfl", "vote", "match", "activemask", "redux")
+WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
 
 
 def zeroed_at_start(blocks) -> set[str]:

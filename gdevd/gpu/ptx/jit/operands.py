@@ -173,6 +173,9 @@ class Operands:
             "%lanemask_le": "((2u << (i & 31)) - 1u)",
             "%lanemask_gt": "(~((2u << (i & 31)) - 1u))",
             "%lanemask_ge": "(~((1u << (i & 31)) - 1u))",
+            "%clock": "clock_ns()", "%clock64": "clock_ns()", "%clock_hi": "(clock_ns() >> 32)",
+            "%globaltimer": "clock_ns()", "%globaltimer_lo": "clock_ns()",
+            "%globaltimer_hi": "(clock_ns() >> 32)",
         }
         if base not in table:
             raise Unsupported(f"special register {name}")

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "mmu_internal.h"
+#include "approx.h"
+#include "bits.h"
 
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
