@@ -125,3 +125,18 @@ def test_a_register_read_before_written_is_zero_in_every_block():
     text = UNSET.replace("setp.eq.u32 %p0, %r2, 0;\n", "")
     dev.launch(load_module(text), "k", (40,), (32,), out)
     assert dev.get(out, 40, np.uint32).tolist() == [1] * 40
+
+
+def test_a_launch_after_a_faulted_one_of_the_same_shape_starts_clean():
+    dev = Device()
+    # the source pointer is read in the first basic block, the fault is in the second
+    text = COPY.replace("ld.param.u64 %rd0, [src];\n", "").replace(
+        "mov.u32 %r0, %tid.x;", "ld.param.u64 %rd0, [src];\nmov.u32 %r0, %tid.x;")
+    mod = load_module(text)
+    src = np.arange(64 * 64, dtype=np.uint32)
+    ps, pd = dev.put(src), dev.alloc(4 * 64 * 64)
+    top = dev.BASE + dev.size
+    with pytest.raises(KernelFault):     # blocks stop part-way, at the unmapped lane
+        dev.launch(mod, "k", (64,), (64,), top - 8 * 4096, pd, 64 * 64, 1024)
+    dev.launch(mod, "k", (64,), (64,), ps, pd, 64 * 64, 1)
+    assert np.array_equal(dev.get(pd, 64 * 64, np.uint32), src)

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cffi
@@ -97,6 +97,7 @@ class Compiled:
     rejected: dict[str, str]
     seconds: float
     cached: bool
+    pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
 def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
