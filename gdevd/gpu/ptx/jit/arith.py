@@ -141,8 +141,8 @@ def t_mad(ins, ops) -> str:
 
 @tr("fma")
 def t_fma(ins, ops) -> str:
-    """fma/mad of f32 (fmaf: one rounding; directed modes through double, as the
-    interpreter) and f64 (one rounding in every mode: approx.h)."""
+    """fma/mad of f32 (fmaf; directed modes through the double rounded to odd, as the
+    interpreter: one rounding) and f64 (one rounding in every mode: approx.h)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
@@ -156,7 +156,7 @@ def t_fma(ins, ops) -> str:
     elif not mode:
         fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
-        fn = lambda p, q, r: f"rnd_f32((double){p} * (double){q} + (double){r}, {mode})"  # noqa: E731
+        fn = lambda p, q, r: f"rnd_f32(fma32_odd({p}, {q}, {r}), {mode})"  # noqa: E731
     return ops.wr(d, t, fpost(ins, t, fn, x, y, z))
 
 
