@@ -26,6 +26,7 @@ from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
 from ..executor import Launch
+from .lanes import SLOTS
 
 _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
             5: "out-of-bounds local", 6: "out-of-bounds param",
@@ -66,7 +67,7 @@ class _Chunk:
         self.bufs: dict[str, np.ndarray] = {
             "regs": np.zeros(max(len(info.regs), 1) * stride, np.uint8),
             "pc": np.zeros(nt, np.int32), "act": np.zeros(nt, np.int32),
-            "cc": np.zeros(nt, np.uint8),
+            "cc": np.zeros(nt, np.uint8), "xa": np.zeros(nt * 8 * SLOTS, np.uint8),
             "shared": np.zeros(max(launch.shared_total, 16), np.uint8),
             "local": np.zeros(nt * launch.lo_stride if info.local_size else 16, np.uint8),
             "pvars": np.zeros(max(nt * launch.pv_stride, 16), np.uint8),
@@ -75,11 +76,13 @@ class _Chunk:
         bx, by, _ = launch.block
         self.bufs.update(tid_x=(lin % bx).astype(np.int32),
                          tid_y=((lin // bx) % by).astype(np.int32),
-                         tid_z=(lin // (bx * by)).astype(np.int32))
+                         tid_z=(lin // (bx * by)).astype(np.int32), iota=lin.astype(np.int32))
         for name, arr in self.bufs.items():
-            ctype = "int32_t *" if arr.dtype == np.int32 else "uint8_t *"
+            ctype = "int32_t *" if arr.dtype == np.int32 else \
+                "uint64_t *" if name == "xa" else "uint8_t *"
             setattr(ctx, name, ffi.cast(ctype, arr.ctypes.data))
         ctx.params = ffi.cast("uint8_t *", launch.param_buf.ctypes.data)
+        ctx.xb = ctx.shared
         ctx.param_size = len(launch.params)
         ctx.shared_size = launch.shared_total
         ctx.local_size = info.local_size
