@@ -1,5 +1,5 @@
 """Instructions the compiler translates since #12 (carry chains, brev, bfind, signed bfe,
-sad, lop3, mul24, match, bar.red, f16 and f16x2 arithmetic and conversions), each run
+sad, lop3, mul24, dp4a/dp2a, match, bar.red, f16 and f16x2 arithmetic and conversions), each run
 compiled and interpreted on the same random inputs: identical bits."""
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ CASES = [
     ("mul24.hi.s32 %r3, %x0, %x1; mad24.lo.u32 %y, %x1, %x2, %r3;", ["s32", "u32", "u32"],
      "u32"),
     ("mul24.lo.s32 %r3, %x0, %x1; mad24.hi.s32 %y, %x1, %r3, %x0;", ["s32", "s32"], "s32"),
+    ("dp4a.s32.u32 %r3, %x0, %x1, %x2; dp4a.u32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
+    ("dp4a.u32.u32 %r3, %x0, %x1, %x2; dp4a.s32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
+    ("dp2a.lo.s32.u32 %r3, %x0, %x1, %x2; dp2a.hi.u32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0x96;", ["u32", "u32", "u32"], "u32"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0xE8;", ["u32", "u32", "u32"], "u32"),
     ("and.b32 %r3, %x0, 7; mov.b32 %y, 9; setp.lt.u32 %p1, %x1, 30; @%p1 bra $L1;"
