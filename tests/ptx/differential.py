@@ -4,7 +4,8 @@ A program is a list of steps over eight u32 registers ``%r0..%r7`` and four f32 
 ``%f0..%f3``: integer and float arithmetic (including the .approx functions and fma),
 conversions, divergent if/else, loops with per-thread trip counts (at most 7 per level),
 a shared-memory exchange between two ``bar.sync`` phases, warp shuffles, commutative
-global atomics, and a store to an unmapped address taken by the threads whose data says so
+global atomics (each kind on its own counters, so that their order cannot matter), and a
+store to an unmapped address taken by the threads whose data says so
 (a fault).  Barriers and shuffles only appear where every thread of the block runs them.
 The kernel stores every register of every thread, so any difference shows in memory.
 Float bits never flow into the integer registers: when two NaN operands meet, the sign and
@@ -129,8 +130,10 @@ def _render(prog, out: list[str], labels, depth: int = 0) -> None:
             out.append(f"cvt.rzi.s32.f32 %r{s[1]}, %f{s[2]};")
         elif kind == "atom":
             _, op, a, b = s
+            base = 32 * ATOMS.index(op)   # each op its own counters: they commute
             out.append(f"ld.param.u64 %a2, [cnt]; and.b32 %t0, %r{a}, 7; mul.wide.u32 %a3, "
-                       f"%t0, 4; add.u64 %a2, %a2, %a3; atom.global.{op} %t1, [%a2], %r{b};")
+                       f"%t0, 4; add.u64 %a2, %a2, %a3; atom.global.{op} %t1, [%a2+{base}], "
+                       f"%r{b};")
         elif kind == "fault":
             _, a, v = s
             n = next(labels)

@@ -144,3 +144,16 @@ def test_fma_f64_emulation_against_libm_over_the_exponent_range(engine):
     got = fma_f64(a, b, c)
     assert (got.view(np.uint64) == expect.view(np.uint64)).all()
     assert approx.quantize(np.array([1.0 + 2.0 ** -30]), 23)[0] == 1.0
+
+
+def test_fma_f32_directed_modes_round_once(engine):
+    # exact 1 + 2^-23 - 2^-80: float64 would round it up to 1 + 2^-23 before the rz/rm step
+    a = np.array([1 + 2.0 ** -23, 1 + 2.0 ** -23, 1.0], np.float32)
+    b = np.array([1.0, 1.0, 1.0], np.float32)
+    c = np.array([-(2.0 ** -80), 2.0 ** -80, 2.0 ** -80], np.float32)
+    up = np.float32(1 + 2.0 ** -23)
+    for mode, expect in (("rz", [1.0, up, 1.0]), ("rm", [1.0, up, 1.0]),
+                         ("rp", [up, np.nextafter(up, np.float32(2)), up])):
+        got = run(engine, f"fma.{mode}.f32 %y, %x0, %x1, %x2;",
+                  [("f32", a), ("f32", b), ("f32", c)], "f32")
+        assert got.tolist() == np.array(expect, np.float32).tolist(), mode

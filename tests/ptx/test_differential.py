@@ -47,13 +47,13 @@ def run(engine: str, text: str, inp: np.ndarray):
         assert mod.jit.engine_of("k") == "jit", mod.jit.compiled.rejected
     dev = Device(4 << 20)
     src, out, cnt = dev.put(inp), dev.put(np.zeros(12 * N, np.uint32)), \
-        dev.put(np.arange(8, dtype=np.uint32) * np.uint32(0x01010101))
+        dev.put(np.arange(8 * 6, dtype=np.uint32) * np.uint32(0x01010101))
     fault = None
     try:
         dev.launch(mod, "k", (BLOCKS,), (THREADS,), src, out, cnt)
     except KernelFault as exc:
         fault = str(exc)
-    return dev.get(out, 12 * N, np.uint32), dev.get(cnt, 8, np.uint32), fault
+    return dev.get(out, 12 * N, np.uint32), dev.get(cnt, 8 * 6, np.uint32), fault
 
 
 def _nan(words: np.ndarray) -> np.ndarray:

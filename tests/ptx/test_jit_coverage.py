@@ -1,6 +1,6 @@
 """Instructions the compiler translates since #12 (carry chains, brev, bfind, signed bfe,
-sad, lop3, match, bar.red), each run compiled and interpreted on the same random inputs:
-identical bits."""
+sad, lop3, mul24, dp4a/dp2a, match, bar.red, f16 and f16x2 arithmetic and conversions), each run
+compiled and interpreted on the same random inputs: identical bits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from gdevd.gpu.ptx import jit, load_module
 
 from .helpers import Device
-from .isa import kernel_text
+from .isa import kernel_text, run_snippet
 
 N = 256
 EDGE32 = np.array([0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 31, 32, 33, 64, 255], np.uint64)
@@ -62,6 +62,12 @@ CASES = [
     ("mul24.hi.s32 %r3, %x0, %x1; mad24.lo.u32 %y, %x1, %x2, %r3;", ["s32", "u32", "u32"],
      "u32"),
     ("mul24.lo.s32 %r3, %x0, %x1; mad24.hi.s32 %y, %x1, %r3, %x0;", ["s32", "s32"], "s32"),
+    ("dp4a.s32.u32 %r3, %x0, %x1, %x2; dp4a.u32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
+    ("dp4a.u32.u32 %r3, %x0, %x1, %x2; dp4a.s32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
+    ("dp2a.lo.s32.u32 %r3, %x0, %x1, %x2; dp2a.hi.u32.s32 %y, %x1, %x0, %r3;",
+     ["u32", "u32", "u32"], "u32"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0x96;", ["u32", "u32", "u32"], "u32"),
     ("lop3.b32 %y, %x0, %x1, %x2, 0xE8;", ["u32", "u32", "u32"], "u32"),
     ("and.b32 %r3, %x0, 7; mov.b32 %y, 9; setp.lt.u32 %p1, %x1, 30; @%p1 bra $L1;"
@@ -81,3 +87,40 @@ CASES = [
 @pytest.mark.parametrize("body,types,out", CASES, ids=[c[0].split()[0] for c in CASES])
 def test_compiled_matches_the_interpreter(engine, body, types, out):
     assert _run("jit", body, types, out).tolist() == _run("interp", body, types, out).tolist()
+
+
+_R = np.random.default_rng(4)
+H = np.concatenate([_R.standard_normal(200) * np.exp2(_R.integers(-20, 16, 200)),
+                    [0, -0.0, np.inf, -np.inf, np.nan, 65504, 6e-8, 1, 0.1]]).astype(np.float16)
+G = np.roll(H, 7)
+F = np.concatenate([_R.standard_normal(200) * np.exp2(_R.integers(-30, 20, 200)),
+                    [0, -0.0, np.inf, -np.inf, np.nan, 65519, 65520, 1e-9, -1e-9]]
+                   ).astype(np.float32)
+PAIRS = H.view(np.uint16).astype(np.uint32) | (G.view(np.uint16).astype(np.uint32) << 16)
+HALF = [(b, [("f16", H), ("f16", G)], "f16") for b in (
+    "add.f16 %y, %x0, %x1;", "sub.f16 %y, %x0, %x1;", "mul.f16 %y, %x0, %x1;",
+    "fma.rn.f16 %y, %x0, %x1, %x0;", "min.f16 %y, %x0, %x1;", "max.f16 %y, %x0, %x1;",
+    "neg.f16 %y, %x0;", "abs.f16 %y, %x0;", "add.rz.f16 %y, %x0, %x1;",
+    "mul.rm.f16 %y, %x0, %x1;", "selp.f16 %y, %x0, %x1, 1;")]
+HALF += [(f"cvt.{m}.f16.f32 %y, %x0;", [("f32", F)], "f16")
+         for m in ("rn", "rz", "rm", "rp", "rni", "rn.sat")]
+HALF += [("cvt.f32.f16 %y, %x0;", [("f16", H)], "f32"),
+         ("cvt.f64.f16 %y, %x0;", [("f16", H)], "f64"),
+         ("cvt.rzi.s32.f16 %y, %x0;", [("f16", H)], "s32"),
+         ("setp.lt.f16 %y, %x0, 0f3F800000;", [("f16", H)], "pred"),
+         ("cvt.rn.f16.s32 %y, %x0;", [("s32", _R.integers(-70000, 70000, 300))], "f16")]
+HALF += [(b, [("u32", PAIRS), ("u32", np.roll(PAIRS, 3))], "u32") for b in (
+    "add.f16x2 %y, %x0, %x1;", "mul.rn.f16x2 %y, %x0, %x1;", "sub.f16x2 %y, %x0, %x1;",
+    "fma.rn.f16x2 %y, %x0, %x1, %x0;", "neg.f16x2 %y, %x0;", "max.f16x2 %y, %x0, %x1;")]
+
+
+@pytest.mark.parametrize("engine", ["jit"], indirect=True)
+@pytest.mark.parametrize("body,inputs,out", HALF, ids=[c[0].split()[0] for c in HALF])
+def test_half_forms_match_the_interpreter(engine, body, inputs, out):
+    mod = load_module(kernel_text([t for t, _ in inputs], out, body), "half")
+    mod.start_compile(wait=True)
+    assert mod.jit.engine_of("k") == "jit", mod.jit.compiled.rejected
+    got = run_snippet(body, inputs, out)
+    jit.set_engine("interp")
+    ref = run_snippet(body, inputs, out)
+    assert got.tobytes() == ref.tobytes()

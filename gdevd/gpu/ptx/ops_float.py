@@ -46,12 +46,13 @@ def round_to(x64, dt, mode: str):
     return np.where(fix, np.nextafter(r, toward), r).astype(dt)
 
 
-def fma_f32(a, b, c):
-    """``a * b + c`` of float32 values rounded once to nearest (as ``fmaf``).
+def fma_f32(a, b, c, mode: str = "rn"):
+    """``a * b + c`` of float32 values rounded once (as ``fmaf``) in PTX rounding ``mode``.
 
     The product is exact in float64; the float64 sum ``s`` and its error ``e`` (TwoSum) give
     the exact value, which is rounded to odd in float64 (towards zero, lowest bit set when
-    inexact) so that the final rounding to float32 is the correct one (Boldo-Melquiond).
+    inexact) so that the final rounding to float32, in any mode, is the correct one
+    (Boldo-Melquiond).
     """
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, np.float64)
@@ -61,7 +62,8 @@ def fma_f32(a, b, c):
     inexact = (e != 0) & np.isfinite(s)
     t = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0), s)
     bits = np.asarray(t, np.float64).view(np.uint64) | inexact.astype(np.uint64)
-    return bits.view(np.float64).astype(np.float32)
+    odd = bits.view(np.float64)
+    return odd.astype(np.float32) if mode == "rn" else round_to(odd, np.float32, mode)
 
 
 def _sat(x):
@@ -132,7 +134,6 @@ def dec_fma(ins: Ins):
     t = ins.type()
     ins.nargs(4)
     ins.only(_ROUND | {"ftz", "sat"})
-    dt = DTYPES["f16" if t == "f16x2" else t]
     mode = _rmode(ins)
     if t in ("f16", "f16x2"):
         def f16fma(a, b, c):
@@ -141,11 +142,8 @@ def dec_fma(ins: Ins):
         return ternary(ins, _lift(_post(ins, f16fma, "f16"), t), t)
     if t == "f64":
         fn = lambda a, b, c: fma_f64(a, b, c, mode)  # noqa: E731
-    elif mode == "rn":
-        fn = fma_f32
     else:
-        def fn(a, b, c):
-            return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)
+        fn = lambda a, b, c: fma_f32(a, b, c, mode)  # noqa: E731
     return ternary(ins, _post(ins, fn, t), t)
 
 

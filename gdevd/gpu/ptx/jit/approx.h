@@ -196,4 +196,24 @@ static inline double fma_dir(double a, double b, double c, int mode)
 	return isnan(vr) ? a * b + c : vr;
 }
 
+/*
+ * fma.f32 in a directed mode: the exact a * b + c rounded to odd in double (ops_float.fma_f32,
+ * operation for operation), then rounded once more to float in the mode (rnd_f32).
+ */
+static inline double fma32_odd(float a, float b, float c)
+{
+	double p = (double)a * (double)b, s = p + (double)c, bb = s - p;
+	double e = (p - (s - bb)) + ((double)c - bb);
+	uint64_t u;
+
+	if (e == 0 || !isfinite(s))
+		return s;
+	if ((e < 0) != (s < 0))
+		s = nextafter(s, 0.0);
+	memcpy(&u, &s, 8);
+	u |= 1;
+	memcpy(&s, &u, 8);
+	return s;
+}
+
 #endif

@@ -146,3 +146,27 @@ def t_mul24(ins, ops) -> str:
     if ins.base == "mad24":
         p = wrap(lambda q, r: f"{q} + {r}", t, p, ops.rd(ins.args[3], t))
     return ops.wr(ins.args[0], t, p)
+
+
+@tr("dp4a", "dp2a")
+def t_dp(ins, ops) -> str:
+    """dp4a (four 8x8-bit products) and dp2a.{lo,hi} (two 16x8-bit) added to c, 32 bits."""
+    if len(ins.types) != 2:
+        raise Unsupported("dp types")
+    only(ins, {"lo", "hi"})
+    ta, tb = ins.types
+    rt = "s32" if "s32" in (ta, tb) else "u32"
+    d, a, b, c = ins.args[:4]
+
+    def lane(v: str, t: str, w: int, shift: int) -> str:
+        x = f"(int64_t)(({v} >> {shift}) & {(1 << w) - 1:#x}u)"
+        return f"({x} - ({x} >= {1 << (w - 1)} ? {1 << w} : 0))" if t == "s32" else x
+    if ins.base == "dp4a":
+        pairs = [(lane("a_", ta, 8, 8 * k), lane("b_", tb, 8, 8 * k)) for k in range(4)]
+    else:
+        b0 = 0 if "lo" in ins.flags else 16
+        pairs = [(lane("a_", ta, 16, 16 * k), lane("b_", tb, 8, b0 + 8 * k)) for k in range(2)]
+    acc = " + ".join(f"{x} * {y}" for x, y in pairs)
+    return (f"{{ uint32_t a_ = (uint32_t){ops.rd(a, ta)}, b_ = (uint32_t){ops.rd(b, tb)}; "
+            f"uint64_t r_ = (uint64_t)(int64_t){ops.rd(c, rt)} + (uint64_t)({acc}); "
+            f"{ops.wr(d, rt, f'({CT[rt]})(uint32_t)r_')} }}")

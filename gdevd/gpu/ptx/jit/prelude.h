@@ -18,6 +18,7 @@
 #include "mmu_internal.h"
 #include "approx.h"
 #include "bits.h"
+#include "half.h"
 
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
@@ -49,6 +50,10 @@ struct jctx {
 #define F2U(x) __extension__({ float f_ = (x); uint32_t u_; memcpy(&u_, &f_, 4); u_; })
 #define U2D(x) __extension__({ uint64_t u_ = (x); double f_; memcpy(&f_, &u_, 8); f_; })
 #define D2U(x) __extension__({ double f_ = (x); uint64_t u_; memcpy(&u_, &f_, 8); u_; })
+/* f16 values: computed on as float, rounded once (to nearest) from the double value */
+#define H2F(x) __extension__({ uint16_t h_ = (x); _Float16 f_; memcpy(&f_, &h_, 2); (float)f_; })
+#define F2H(x) __extension__({ _Float16 f_ = (_Float16)(double)(x); uint16_t h_; \
+	memcpy(&h_, &f_, 2); h_; })
 
 static inline uint8_t *fault(struct jctx *c, uint64_t va, int kind)
 {
