@@ -14,7 +14,8 @@ Usage::
 real suites use) with ``nvcc -ptx -arch=compute_75 -O3`` into ``build/ptx-corpus/`` (git-ignored;
 fast-math variants as ``*.fastmath.ptx``) and surveys those files too. ``--engine`` probes
 the PTX engine (``gdevd.gpu.ptx.load_module``): which files it loads, and which opcodes and
-constructs it rejects (a rejected line is blanked and the file reloaded, until it loads).
+constructs it rejects (a rejected line is blanked and the file reloaded, until it loads), and
+the compiling engine's translator: which opcodes it leaves to the interpreter, and why.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ kernels to run. The `engine` column (with `--engine`) says whether `gdevd.gpu.pt
 opcode (`decodes`: its file loads once the rejected statements are blanked; decoding does not
 prove execution right, the tests in tests/ do that), rejects it (**no**) or rejects some of its
 operand forms (**partly**); "Rejected by the engine" lists each rejection with its message.
+The `compiled` column says whether the PTX->C translator (`gdevd/gpu/ptx/jit/`) handles the
+opcode in every file that uses it; "Left to the interpreter by the compiler" lists the gaps
+with the translator's reason (such kernels run on the interpreter, the reference).
 Out of scope so far: textures and surfaces (`tex`, `suld`), printf.
 
 """
@@ -253,6 +257,43 @@ def engine_probe(text: str, name: str, limit: int = 64) -> tuple[str, dict[str, 
     return ("loads" if not rejected else f"loads without {n} rejected construct(s)"), rejected
 
 
+def compile_probe(text: str, name: str) -> dict[str, str]:
+    """{opcode: reason} of the instructions the PTX->C translator leaves to the interpreter
+    (a kernel-wide reason, such as a register type, keyed ``kernel <name>``); {} when the
+    module does not load."""
+    from gdevd.gpu.ptx import load_module
+    from gdevd.gpu.ptx.jit.cgen import instr_c, symbols
+    from gdevd.gpu.ptx.jit.operands import Operands, Unsupported
+
+    try:
+        mod = load_module(text, name)
+    except Exception:  # the engine probe reports why
+        return {}
+    found: dict[str, str] = {}
+    for kname, info in mod.kernels.items():
+        try:
+            ops = Operands(info.regs, symbols(mod, info)[0], info.param_size + 16)
+        except Unsupported as exc:
+            found[f"kernel {kname}"] = str(exc)
+            continue
+        for ins in (i for blk in info.blocks for i in blk.instrs):
+            try:
+                instr_c(ins, ops, mod.name)
+            except Unsupported as exc:
+                found.setdefault(ins.opcode, str(exc).replace("|", "/")[:100])
+    return found
+
+
+def untranslated() -> list[str]:
+    """Base opcodes in the interpreter's decoder table without a translator."""
+    from gdevd.gpu.ptx import program  # noqa: F401  (registers every decoder)
+    from gdevd.gpu.ptx.decode import DECODERS
+    from gdevd.gpu.ptx.jit import cgen  # noqa: F401  (registers every translator)
+    from gdevd.gpu.ptx.jit.arith import TRANSLATORS
+
+    return sorted(set(DECODERS) - set(TRANSLATORS))
+
+
 def _code(line: str) -> str:
     return line.split("//", 1)[0].strip()
 
@@ -269,9 +310,10 @@ def _statement_span(lines: list[str], i: int) -> tuple[int, int]:
     return start, end
 
 
-def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None) -> str:
+def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None,
+                    compiled: dict[str, dict[str, str]] | None = None) -> str:
     """Render the survey as the body of docs/ptx-coverage.md; ``engine`` maps file names to
-    their :func:`engine_probe` result."""
+    their :func:`engine_probe` result, ``compiled`` to their :func:`compile_probe` one."""
     total = len(s.files)
     status = {n: st for n, (st, _) in (engine or {}).items()}
     rejected = {k: v for _, rej in (engine or {}).values() for k, v in rej.items()}
@@ -287,8 +329,9 @@ def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None
     out += ["", f"## Base opcodes ({len(bases)})", "", "| opcode | count | variants |",
             "|---|---|---|"]
     out += [f"| `{b}` | {n} | {variants[b]} |" for b, n in sorted(bases.items())]
+    left = {k: v for found in (compiled or {}).values() for k, v in found.items()}
     out += ["", f"## Full opcodes with modifiers ({len(s.opcodes)})", "",
-            "| opcode | count | engine | files |", "|---|---|---|---|"]
+            "| opcode | count | engine | compiled | files |", "|---|---|---|---|---|"]
     for op in sorted(s.opcodes, key=lambda o: (o.split(".")[0], o)):
         loaded = any(status.get(f, "").startswith("loads") for f in s.opcode_files[op])
         partly = any(k.startswith(op + " ") for k in rejected)
@@ -296,11 +339,23 @@ def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None
             "**no**" if op in rejected else "**partly**" if partly
             else "decodes" if loaded else "?")
         files = _files_cell(s.opcode_files[op], total)
-        out.append(f"| `{op}` | {s.opcodes[op]} | {mark} | {files} |")
+        comp = "" if compiled is None or mark != "decodes" else \
+            "**no**" if op in left else "yes"
+        out.append(f"| `{op}` | {s.opcodes[op]} | {mark} | {comp} | {files} |")
     if rejected:
         out += ["", "## Rejected by the engine", "", "| construct | engine's message |",
                 "|---|---|"]
         out += [f"| `{k}` | {v} |" for k, v in sorted(rejected.items())]
+    if left:
+        out += ["", "## Left to the interpreter by the compiler", "",
+                "A kernel using one of these runs interpreted (the rest of its module compiles).",
+                "", "| opcode (or kernel) | files | translator's reason |", "|---|---|---|"]
+        out += [f"| `{k}` | {', '.join(sorted(f for f, found in compiled.items() if k in found))}"
+                f" | {v} |" for k, v in sorted(left.items())]
+    if compiled is not None:
+        out += ["", "Base opcodes the interpreter executes and the translator does not (whether "
+                "nvcc emitted them here or not): " + ", ".join(
+                    f"`{b}`" for b in untranslated()) + "."]
     out += ["", "## Special registers", "", "| register | count | files |", "|---|---|---|"]
     out += [f"| `{r}` | {n} | {_files_cell(s.sreg_files[r], total)} |"
             for r, n in sorted(s.sregs.items())]
@@ -334,14 +389,16 @@ def main(argv: list[str] | None = None) -> int:
         paths += build_corpus()
     if not paths:
         ap.error("no PTX files given")
-    survey, engine = Survey(), {}
+    survey, engine, compiled = Survey(), {}, {}
     for path in paths:
         name = path.name if path.parent.name == "kernels" else f"{path.parent.name}/{path.name}"
         survey.add_file(name, path.read_text())
         if args.engine:
             engine[name] = engine_probe(path.read_text(), name)
+            compiled[name] = compile_probe(path.read_text(), name)
     if args.markdown:
-        md = render_markdown(survey, engine if args.engine else None)
+        md = render_markdown(survey, engine if args.engine else None,
+                             compiled if args.engine else None)
         args.markdown.write_text(PREAMBLE + md)
     else:
         sys.stdout.write(render_text(survey))

@@ -44,6 +44,15 @@ def pack(*vals: tuple[int, int]) -> bytes:
     return bytes(out)
 
 
+def params_of(mod, kernel: str, args: list[int]) -> bytes:
+    """A kernel's parameter buffer: each integer at its parameter's offset and size."""
+    info = mod.kernels[kernel]
+    buf = bytearray(info.param_size)
+    for arg, p in zip(args, info.params, strict=True):
+        buf[p.offset:p.offset + p.size] = (arg % (1 << 8 * p.size)).to_bytes(p.size, "little")
+    return bytes(buf)
+
+
 def best(make, repeat: int = REPEAT) -> tuple[float, object]:
     """(best wall seconds, stats) of ``repeat`` launches made by ``make()``."""
     out = None
@@ -68,10 +77,10 @@ def modules(path: pathlib.Path, name: str):
 
 
 def side_by_side(name: str, interp, comp, kernel, grid, block, params, dev, rate_of,
-                 repeat=REPEAT) -> dict:
+                 repeat=REPEAT, data_base=0) -> dict:
     """One kernel on both engines: seconds, the rate ``rate_of(stats, s)``, the speed-up."""
-    ti, si = best(lambda: interp.launch(kernel, grid, block, params, dev.mmu, 0), 2)
-    tj, _ = best(lambda: comp.launch(kernel, grid, block, params, dev.mmu, 0), repeat)
+    ti, si = best(lambda: interp.launch(kernel, grid, block, params, dev.mmu, data_base), 2)
+    tj, _ = best(lambda: comp.launch(kernel, grid, block, params, dev.mmu, data_base), repeat)
     return {"bench": name, "interp_s": round(ti, 4), "jit_s": round(tj, 5),
             "interp_rate": round(rate_of(si, ti)), "jit_rate": round(rate_of(si, tj)),
             "speedup": round(ti / tj, 1)}
@@ -93,11 +102,13 @@ def bench_loops(quick: bool) -> list[dict]:
                         (threads // 256, 1, 1), (256, 1, 1), p, dev,
                         lambda st, s: st.thread_instructions / s)
     rows = [warp, wide]
+    long = pack((out, 8), (threads, 4), (4096, 4))    # enough work per launch to share
     for n in (1, 2):
         jlaunch.set_threads(n)
-        t, _ = best(lambda: comp.launch("loop", (threads // 256, 1, 1), (256, 1, 1), p,
+        t, _ = best(lambda: comp.launch("loop", (threads // 256, 1, 1), (256, 1, 1), long,
                                         dev.mmu, 0))
-        rows.append({"bench": f"wide-loop on {n} engine thread(s)", "jit_s": round(t, 5)})
+        rows.append({"bench": f"wide-loop (4096 trips) on {n} engine thread(s)",
+                     "jit_s": round(t, 5)})
     jlaunch.set_threads(os.cpu_count() or 1)
     rows.append({"bench": "2 threads vs 1", "ratio": round(rows[-2]["jit_s"] / rows[-1]["jit_s"],
                                                            2)})
@@ -191,10 +202,62 @@ def bench_aes_compile() -> dict:
 
 
 
+def _app_seconds(engine: str, make, repeat: int) -> float:
+    """Best wall seconds of a whole host loop (kernels.py's) on one engine."""
+    import kernels
+    kernels.ENGINE, kernels.CLOCK = engine, time.perf_counter
+    dev = kernels.Dev(64 << 20)
+    body = make(kernels, dev, np.random.default_rng(0))
+    kernels.timed_sequence(dev, 1, body)          # loads (and compiles) the modules
+    return kernels.timed_sequence(dev, repeat, body)[0]
+
+
+def bench_apps(quick: bool) -> list[dict]:
+    """NW and LUD whole applications (every launch of one run of the host loop)."""
+    nw_len, lud_dim = (256, 64) if quick else (512, 128)
+    apps = {f"NW {nw_len}x{nw_len}": lambda k, dev, rng: k.nw_app(dev, rng, nw_len),
+            f"LUD {lud_dim}x{lud_dim}": lambda k, dev, rng: k.lud_app(dev, rng, lud_dim)}
+    rows = []
+    for name, make in apps.items():
+        ti = _app_seconds("interp", make, 1)
+        tj = _app_seconds("jit", make, REPEAT)
+        rows.append({"bench": f"{name} application", "interp_s": round(ti, 4),
+                     "jit_s": round(tj, 4), "speedup": round(ti / tj, 1)})
+    return rows
+
+
+def bench_aes(quick: bool) -> dict:
+    """AES-XTS encryption (the ecryptfs kernel, 256 threads per block) in MB/s."""
+    import kernels
+    nbytes = (256 if quick else 1024) << 10
+    interp, comp = modules(KERNELS / "aes.ptx", "aes")
+    rng = np.random.default_rng(0)
+    dev = Dev(4 * nbytes + (1 << 20))
+    image = interp.data_layout().image
+    base = dev.put(np.frombuffer(image, np.uint8)) if image else 0
+    keys = dev.put(np.frombuffer(rng.bytes(64), np.uint8))
+    enc, dec = dev.alloc(4096), dev.alloc(4096)
+    launch = interp.launch("aes256_expand_keys", (1, 1, 1), (32, 1, 1),
+                           params_of(interp, "aes256_expand_keys", [keys, enc, dec, 2]),
+                           dev.mmu, base)
+    while not launch.run():
+        pass
+    data = dev.put(np.frombuffer(rng.bytes(nbytes), np.uint8))
+    out = dev.alloc(nbytes)
+    nb, units = nbytes // 16, nbytes // 4096
+    tweaks = dev.put(np.arange(2 * units, dtype=np.uint64))
+    p = params_of(interp, "aes256_xts_encrypt", [data, out, enc, enc + 240, tweaks, nb, 256])
+    return side_by_side("AES-XTS encrypt (MB/s)", interp, comp, "aes256_xts_encrypt",
+                        (kernels.cdiv(nb, 256), 1, 1), (256, 1, 1), p, dev,
+                        lambda st, s: nbytes / s / 1e6, data_base=base)
+
+
 def run_all(quick: bool) -> list[dict]:
     """Every side-by-side measurement."""
     rows = bench_loops(quick)
     rows.append(bench_madd())
     rows.append(bench_mmul(256 if quick else 512))
+    rows.append(bench_aes(quick))
+    rows.extend(bench_apps(quick))
     rows.append(bench_aes_compile())
     return rows

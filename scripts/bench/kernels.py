@@ -224,6 +224,42 @@ def bench_rodinia(dev: Dev, rng, quick: bool, repeat: int) -> None:
                   [loc, dev.alloc(4 * records), records, 0.5, 0.5]))
 
 
+def nw_app(dev: Dev, rng, length: int, penalty: int = 10):
+    """Needleman-Wunsch's host loop over a ``length`` square (both sweeps, 16-thread blocks):
+    a function ``body(go)`` for :func:`timed_sequence`."""
+    cols = length + 1
+    ref = dev.upload(rng.integers(-4, 12, size=(cols, cols)).astype(np.int32))
+    mat = dev.alloc(4 * cols * cols)
+    width = length // 16
+
+    def nw(go):
+        m = np.zeros((cols, cols), np.int32)
+        m[0, :] = m[:, 0] = -penalty * np.arange(cols)
+        dev.mmu.write(mat, m.tobytes())
+        for i in range(1, width + 1):
+            go("nw", "needle_cuda_shared_1", (i,), (16,), [ref, mat, cols, penalty, i, width])
+        for i in range(width - 1, 0, -1):
+            go("nw", "needle_cuda_shared_2", (i,), (16,), [ref, mat, cols, penalty, i, width])
+    return nw
+
+
+def lud_app(dev: Dev, rng, dim: int):
+    """LU decomposition's host loop over a ``dim`` square matrix (every step)."""
+    a = (rng.random((dim, dim)) + dim * np.eye(dim)).astype(np.float32)
+    pm = dev.alloc(a.nbytes)
+
+    def lud(go):
+        dev.mmu.write(pm, a.tobytes())
+        i = 0
+        for i in range(0, dim - 16, 16):
+            go("lud", "lud_diagonal", (1,), (16,), [pm, dim, i])
+            nb = (dim - i) // 16 - 1
+            go("lud", "lud_perimeter", (nb,), (32,), [pm, dim, i])
+            go("lud", "lud_internal", (nb, nb), (16, 16), [pm, dim, i])
+        go("lud", "lud_diagonal", (1,), (16,), [pm, dim, i + 16])
+    return lud
+
+
 def bench_apps(dev: Dev, rng, quick: bool, repeat: int) -> None:
     """Whole host loops: BFS to completion, NW's two sweeps, BP's two kernels, full LUD."""
     n, degree = (4096, 4) if quick else (65536, 4)
@@ -250,21 +286,8 @@ def bench_apps(dev: Dev, rng, quick: bool, repeat: int) -> None:
 
     report("bfs Kernel+Kernel2", f"{n} nodes, degree <= {degree}, to completion",
            *timed_sequence(dev, repeat, bfs))
-    length, penalty = (256, 10) if quick else (1024, 10)
-    cols = length + 1
-    ref = dev.upload(rng.integers(-4, 12, size=(cols, cols)).astype(np.int32))
-    mat = dev.alloc(4 * cols * cols)
-    width = length // 16
-
-    def nw(go):
-        m = np.zeros((cols, cols), np.int32)
-        m[0, :] = m[:, 0] = -penalty * np.arange(cols)
-        dev.mmu.write(mat, m.tobytes())
-        for i in range(1, width + 1):
-            go("nw", "needle_cuda_shared_1", (i,), (16,), [ref, mat, cols, penalty, i, width])
-        for i in range(width - 1, 0, -1):
-            go("nw", "needle_cuda_shared_2", (i,), (16,), [ref, mat, cols, penalty, i, width])
-
+    length = 256 if quick else 1024
+    nw = nw_app(dev, rng, length)
     report("nw needle_cuda_shared_1+2", f"{length}x{length}", *timed_sequence(dev, repeat, nw))
     n_in, hid = (4096 if quick else 65536), 16
     inp = dev.upload(rng.random(n_in + 1).astype(np.float32))
@@ -282,19 +305,7 @@ def bench_apps(dev: Dev, rng, quick: bool, repeat: int) -> None:
     report("bp layerforward+adjust_weights", f"{n_in} inputs x {hid} hidden",
            *timed_sequence(dev, repeat, bp))
     dim = 64 if quick else 256
-    a = (rng.random((dim, dim)) + dim * np.eye(dim)).astype(np.float32)
-    pm = dev.alloc(a.nbytes)
-
-    def lud(go):
-        dev.mmu.write(pm, a.tobytes())
-        i = 0
-        for i in range(0, dim - 16, 16):
-            go("lud", "lud_diagonal", (1,), (16,), [pm, dim, i])
-            nb = (dim - i) // 16 - 1
-            go("lud", "lud_perimeter", (nb,), (32,), [pm, dim, i])
-            go("lud", "lud_internal", (nb, nb), (16, 16), [pm, dim, i])
-        go("lud", "lud_diagonal", (1,), (16,), [pm, dim, i + 16])
-
+    lud = lud_app(dev, rng, dim)
     report("lud diagonal+perimeter+internal", f"{dim}x{dim}, all steps",
            *timed_sequence(dev, repeat, lud))
     nr = nc = 64 if quick else 512

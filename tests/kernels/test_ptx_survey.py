@@ -92,10 +92,25 @@ def test_markdown_marks_engine_support():
     rejected = {"call.uni": "nope", "mov.u32 %r1, %tid.x": "no such form"}
     engine = {"sample.ptx": ("loads without 2 rejected construct(s)", rejected)}
     md = ptx_survey.render_markdown(_survey(), engine)
-    assert "| `ret` | 2 | decodes | sample.ptx |" in md
-    assert "| `call.uni` | 1 | **no** | sample.ptx |" in md
-    assert "| `mov.u32` | 1 | **partly** | sample.ptx |" in md
+    assert "| `ret` | 2 | decodes |  | sample.ptx |" in md
+    assert "| `call.uni` | 1 | **no** |  | sample.ptx |" in md
+    assert "| `mov.u32` | 1 | **partly** |  | sample.ptx |" in md
     assert "| `call.uni` | nope |" in md
+
+
+def test_compile_probe_names_what_the_translator_leaves_to_the_interpreter():
+    text = (ROOT / "kernels" / "madd.ptx").read_text()
+    assert ptx_survey.compile_probe(text, "madd") == {}
+    lines = text.split("\n")
+    k = next(i for i, ln in enumerate(lines) if "add.s32" in ln)
+    d = lines[k].split()[1].rstrip(",")
+    lines[k] += f"\n\tdp4a.u32.u32 {d}, {d}, {d}, {d};"
+    found = ptx_survey.compile_probe("\n".join(lines), "madd")
+    assert found == {"dp4a.u32.u32": "instruction dp4a"}
+    engine = {"sample.ptx": ("loads", {})}
+    md = ptx_survey.render_markdown(_survey(), engine, {"sample.ptx": {"ret": "why"}})
+    assert "| `ret` | 2 | decodes | **no** | sample.ptx |" in md
+    assert "| `ret` | sample.ptx | why |" in md and "`dp4a`" in md
 
 
 def test_engine_probe_finds_every_rejected_line():

@@ -18,7 +18,7 @@ from .helpers import Device, load
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 # kernels the translator leaves to the interpreter, and why (shrinks as coverage grows)
-NOT_COMPILED = {("srad_v1", "extract"): "instruction ex2"}
+NOT_COMPILED: dict[tuple[str, str], str] = {}
 only_jit = pytest.mark.parametrize("engine", ["jit"], indirect=True)
 
 

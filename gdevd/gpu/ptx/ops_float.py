@@ -3,7 +3,8 @@ rcp/sqrt/rsqrt/ex2/lg2/sin/cos/tanh, abs/neg/min/max, copysign, testp.
 
 f32 results are computed in float32 (round-to-nearest) or, for directed rounding, in float64
 and rounded once to float32; ``fma.rn.f32`` is single-rounded (round-to-odd,
-:func:`fma_f32`).  ``.approx`` functions use exact numpy ones.
+:func:`fma_f32`), ``fma.f64`` too (:mod:`.fma64`).  ``.approx`` and ``div.full`` give the
+hardware-like precision of :mod:`.approx`, bit for bit as the compiled engine does.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import approx
 from .decode import Ins, binary, op, ternary, unary
+from .fma64 import fma_f64
 from .ptxtypes import DTYPES
 
 F32_MIN_NORMAL = np.float32(1.1754944e-38)
@@ -43,12 +46,13 @@ def round_to(x64, dt, mode: str):
     return np.where(fix, np.nextafter(r, toward), r).astype(dt)
 
 
-def fma_f32(a, b, c):
-    """``a * b + c`` of float32 values rounded once to nearest (as ``fmaf``).
+def fma_f32(a, b, c, mode: str = "rn"):
+    """``a * b + c`` of float32 values rounded once (as ``fmaf``) in PTX rounding ``mode``.
 
     The product is exact in float64; the float64 sum ``s`` and its error ``e`` (TwoSum) give
     the exact value, which is rounded to odd in float64 (towards zero, lowest bit set when
-    inexact) so that the final rounding to float32 is the correct one (Boldo-Melquiond).
+    inexact) so that the final rounding to float32, in any mode, is the correct one
+    (Boldo-Melquiond).
     """
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, np.float64)
@@ -58,7 +62,8 @@ def fma_f32(a, b, c):
     inexact = (e != 0) & np.isfinite(s)
     t = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0), s)
     bits = np.asarray(t, np.float64).view(np.uint64) | inexact.astype(np.uint64)
-    return bits.view(np.float64).astype(np.float32)
+    odd = bits.view(np.float64)
+    return odd.astype(np.float32) if mode == "rn" else round_to(odd, np.float32, mode)
 
 
 def _sat(x):
@@ -129,7 +134,6 @@ def dec_fma(ins: Ins):
     t = ins.type()
     ins.nargs(4)
     ins.only(_ROUND | {"ftz", "sat"})
-    dt = DTYPES["f16" if t == "f16x2" else t]
     mode = _rmode(ins)
     if t in ("f16", "f16x2"):
         def f16fma(a, b, c):
@@ -137,12 +141,9 @@ def dec_fma(ins: Ins):
                 np.float16)
         return ternary(ins, _lift(_post(ins, f16fma, "f16"), t), t)
     if t == "f64":
-        fn = lambda a, b, c: a * b + c  # noqa: E731
-    elif mode == "rn":
-        fn = fma_f32
+        fn = lambda a, b, c: fma_f64(a, b, c, mode)  # noqa: E731
     else:
-        def fn(a, b, c):
-            return round_to(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), dt, mode)
+        fn = lambda a, b, c: fma_f32(a, b, c, mode)  # noqa: E731
     return ternary(ins, _post(ins, fn, t), t)
 
 
@@ -159,7 +160,9 @@ def dec_div(ins: Ins):
     ins.only(_ROUND | {"ftz", "approx", "full", "sat"})
     mode = _rmode(ins)
     dt = DTYPES[t]
-    if mode == "rn" or t == "f64":
+    if t == "f32" and ins.flags & {"approx", "full"}:
+        fn = approx.div_approx if "approx" in ins.flags else approx.div_full
+    elif mode == "rn" or t == "f64":
         fn = np.divide
     else:
         def fn(a, b):  # type: ignore[misc]
@@ -200,15 +203,28 @@ def _rcp(x):
 _UNARY: dict[str, Callable] = {
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "rcp": _rcp, "ex2": np.exp2, "lg2": np.log2,
     "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+# the .approx forms (ex2 ... tanh are .approx whenever they are .f32): see approx.py
+_APPROX: dict[tuple[str, str], Callable] = {
+    ("ex2", "f32"): approx.ex2, ("lg2", "f32"): approx.lg2, ("sin", "f32"): approx.sin,
+    ("cos", "f32"): approx.cos, ("tanh", "f32"): approx.tanh, ("rcp", "f32"): approx.rcp,
+    ("sqrt", "f32"): approx.sqrt, ("rsqrt", "f32"): approx.rsqrt,
+    ("rsqrt", "f64"): approx.rsqrt, ("rcp", "f64"): approx.rcp_f64}
+
+
+def approx_fn(base: str, t: str, flags) -> Callable | None:
+    """The hardware-like function of an .approx instruction, None for exact ones."""
+    if base in ("sqrt", "rsqrt", "rcp") and "approx" not in flags:
+        return None
+    return _APPROX.get((base, t))
 
 
 @op(*_UNARY)
 def dec_unary(ins: Ins):
-    """Decoder of sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh (.approx uses exact numpy)."""
+    """Decoder of sqrt, rsqrt, rcp, ex2, lg2, sin, cos, tanh (.approx: see approx.py)."""
     t = ins.type()
     ins.nargs(2)
     ins.only(_ROUND | {"ftz", "approx", "full"})
-    fn = _UNARY[ins.base]
+    fn = approx_fn(ins.base, t, ins.flags) or _UNARY[ins.base]
     mode = _rmode(ins)
     dt = DTYPES[t]
     if mode != "rn" and t == "f32" and ins.base in ("sqrt", "rcp"):

@@ -72,14 +72,14 @@ def t_arith(ins, ops) -> str:
     t = ins.type()
     d, a, b = ins.args[0], ins.args[1], ins.args[2]
     sym = {"add": "+", "sub": "-", "mul": "*"}[ins.base]
-    if t in ("f16", "f16x2", "bf16", "bf16x2"):
-        raise Unsupported("half arithmetic")
+    if t in ("f16x2", "bf16", "bf16x2"):
+        raise Unsupported(f"{t} arithmetic")
     if is_f(t):
         only(ins, set(ROUND) | {"ftz", "sat"})
         x, y = ops.rd(a, t), ops.rd(b, t)
         mode = _rmode(ins)
-        if mode and t == "f32":
-            fn = lambda p, q: f"rnd_f32((double){p} {sym} (double){q}, {mode})"  # noqa: E731
+        if mode and t in ("f16", "f32"):
+            fn = lambda p, q: f"rnd_{t}((double){p} {sym} (double){q}, {mode})"  # noqa: E731
         else:
             fn = lambda p, q: f"({p} {sym} {q})"  # noqa: E731
         return ops.wr(d, t, fpost(ins, t, fn, x, y))
@@ -141,19 +141,22 @@ def t_mad(ins, ops) -> str:
 
 @tr("fma")
 def t_fma(ins, ops) -> str:
-    """fma/mad of f32 (fmaf: one rounding; directed modes through double, as the
-    interpreter) and f64 (two roundings, as the interpreter)."""
+    """fma/mad of f32 (fmaf; directed modes through the double rounded to odd, as the
+    interpreter: one rounding) and f64 (one rounding in every mode: approx.h)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
     x, y, z = ops.rd(a, t), ops.rd(b, t), ops.rd(c, t)
     mode = _rmode(ins)
     if t == "f64":
-        fn = lambda p, q, r: f"({p} * {q} + {r})"  # noqa: E731
+        fn = lambda p, q, r: f"fma_dir({p}, {q}, {r}, {mode})" if mode else \
+            f"fma_rn({p}, {q}, {r})"  # noqa: E731
+    elif t == "f16":   # as the interpreter: the double value rounded once to f16
+        fn = lambda p, q, r: f"((double){p} * (double){q} + (double){r})"  # noqa: E731
     elif not mode:
         fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
-        fn = lambda p, q, r: f"rnd_f32((double){p} * (double){q} + (double){r}, {mode})"  # noqa: E731
+        fn = lambda p, q, r: f"rnd_f32(fma32_odd({p}, {q}, {r}), {mode})"  # noqa: E731
     return ops.wr(d, t, fpost(ins, t, fn, x, y, z))
 
 
@@ -166,7 +169,10 @@ def t_div(ins, ops) -> str:
         only(ins, set(ROUND) | {"ftz", "approx", "full", "sat"})
         mode = _rmode(ins)
         x, y = ops.rd(a, t), ops.rd(b, t)
-        if mode and t == "f32":
+        if t == "f32" and ins.flags & {"approx", "full"}:
+            f = "ax_div_approx" if "approx" in ins.flags else "ax_div_full"
+            fn = lambda p, q: f"{f}({p}, {q})"  # noqa: E731
+        elif mode and t == "f32":
             fn = lambda p, q: f"rnd_f32((double){p} / (double){q}, {mode})"  # noqa: E731
         else:
             fn = lambda p, q: f"({p} / {q})"  # noqa: E731
@@ -346,10 +352,15 @@ def t_setp(ins, ops) -> str:
     return "{{ int r_ = {}; {} {} }}".format(r, ops.wr(p, "pred", "r_"), ops.wr(q, "pred", "!r_"))
 
 
+def _bits_of_half(t: str) -> str:
+    """b16 for f16: moved as bits, not through a float (which would quiet a signalling NaN)."""
+    return "b16" if t == "f16" else t
+
+
 @tr("selp")
 def t_selp(ins, ops) -> str:
-    """selp d, a, b, c: d = c ? a : b."""
-    t = ins.type()
+    """selp d, a, b, c: d = c ? a : b (an f16 moves as its bits)."""
+    t = _bits_of_half(ins.type())
     d, a, b, c = ins.args[:4]
     return ops.wr(d, t, f"({ops.rd(c, 'pred')} ? {ops.rd(a, t)} : {ops.rd(b, t)})")
 
@@ -362,28 +373,6 @@ def t_slct(ins, ops) -> str:
     t, ct = ins.types
     d, a, b, c = ins.args[:4]
     return ops.wr(d, t, f"({ops.rd(c, ct)} >= 0 ? {ops.rd(a, t)} : {ops.rd(b, t)})")
-
-
-@tr("sqrt", "rsqrt", "rcp")
-def t_unary_float(ins, ops) -> str:
-    """sqrt/rsqrt/rcp (correctly rounded, like numpy; directed modes through double)."""
-    t = _float_t(ins.type())
-    only(ins, set(ROUND) | {"ftz", "approx", "full"})
-    d, a = ins.args[:2]
-    f = t == "f32"
-    sq = "sqrtf" if f else "sqrt"
-    one = "1.0f" if f else "1.0"
-    mode = _rmode(ins)
-    if mode and f and ins.base in ("sqrt", "rcp"):
-        inner = "sqrt((double)({p}))" if ins.base == "sqrt" else "(1.0 / (double)({p}))"
-        fn = lambda p: f"rnd_f32({inner.format(p=p)}, {mode})"  # noqa: E731
-    elif ins.base == "sqrt":
-        fn = lambda p: f"{sq}({p})"  # noqa: E731
-    elif ins.base == "rsqrt":
-        fn = lambda p: f"({one} / {sq}({p}))"  # noqa: E731
-    else:
-        fn = lambda p: f"({one} / ({p}))"  # noqa: E731
-    return ops.wr(d, t, fpost(ins, t, fn, ops.rd(a, t)))
 
 
 @tr("copysign")
@@ -421,6 +410,11 @@ def t_cvt(ins, ops) -> str:
     irnd = [_IRND[m] for m in ins.flags if m in _IRND]
     mode = _rmode(ins)
     sat = "sat" in ins.flags
+    if dst == "f16":   # rounded once from the double value by the write (F2H)
+        r = f"{irnd[0]}((double){x})" if is_f(st) and irnd else \
+            f"rnd_f16((double){x}, {mode})" if is_f(st) and mode and st != "f16" else \
+            f"((double){x})"
+        return ops.wr(d, dst, f"satd(H2F(F2H({r})))" if sat else r)   # .sat after rounding
     if is_f(dst):
         if is_f(st) and irnd:
             r = f"(({CT[dst]}){irnd[0]}((double){x}))"
@@ -465,7 +459,7 @@ def t_testp(ins, ops) -> str:
 def t_mov(ins, ops) -> str:
     """mov of registers, immediates, specials and symbol addresses; vector pack/unpack."""
     from ..syntax import Vec
-    t = ins.type()
+    t = _bits_of_half(ins.type())
     d, a = ins.args[:2]
     if isinstance(d, Vec) or isinstance(a, Vec):
         return _packing(ins, ops, t, d, a)

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cffi
@@ -30,20 +30,22 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 CSRC = HERE.parent.parent / "csrc"
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
-         "-shared", "-fvisibility=default", "-w"]
+         "-fvisibility=default", "-w"]
 CDEF = """
 struct jctx {
     void *mmu;
     uint8_t *params, *shared, *local, *pvars, *regs, *cc;
-    int32_t *pc, *act, *tid_x, *tid_y, *tid_z;
+    uint64_t *xa;
+    uint8_t *xb;
+    int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;
     uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
     uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
     uint32_t divsteps, dyn_shared;
-    uint64_t tlb_tag[64];
-    uint8_t *tlb_base[64];
-    uint8_t tlb_acc[64];
+    uint64_t tlb_tag[256];
+    uint8_t *tlb_base[256];
+    uint8_t tlb_acc[256];
 };
 """
 
@@ -70,8 +72,8 @@ def _compiler_version() -> str:
 @functools.cache
 def _sources_digest() -> str:
     h = hashlib.blake2b(digest_size=16)
-    for p in sorted(HERE.glob("*.py")) + [HERE / "prelude.h", CSRC / "mmu_internal.h",
-                                          CSRC / "gdev_core.h"]:
+    for p in sorted(HERE.glob("*.py")) + sorted(HERE.glob("*.h")) + [
+            CSRC / "mmu_internal.h", CSRC / "gdev_core.h"]:
         h.update(p.read_bytes())
     return h.hexdigest()
 
@@ -95,34 +97,54 @@ class Compiled:
     rejected: dict[str, str]
     seconds: float
     cached: bool
+    pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
-def _translate(module) -> tuple[str, dict[str, str], dict[str, str]]:
-    parts = ['#include "prelude.h"']
+def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """(C source of each translated kernel, C name per kernel, reason per rejected one)."""
+    parts = []
     kernels, rejected = {}, {}
     for k, (name, info) in enumerate(module.kernels.items()):
         fname = f"k{k}"
         try:
-            parts.append(kernel_c(module, info, fname))
+            parts.append('#include "prelude.h"\n' + kernel_c(module, info, fname))
             kernels[name] = fname
         except Unsupported as exc:
             rejected[name] = str(exc)
-    return "\n".join(parts), kernels, rejected
+    return parts, kernels, rejected
 
 
-def _compile(src: str, out: Path) -> None:
+def _compile(sources: list[str], out: Path) -> None:
+    """Compile each kernel's source on its own (in parallel, up to one process per core),
+    link them into ``out``; RuntimeError with the compiler's message if any fails."""
+    cc = compiler() or "cc"
     with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-        c_file = Path(tmp) / "module.c"
-        c_file.write_text(src)
+        objs: list[str] = []
+        procs: list[subprocess.Popen] = []
+        for k, src in enumerate(sources):
+            c_file, obj = Path(tmp) / f"k{k}.c", Path(tmp) / f"k{k}.o"
+            c_file.write_text(src)
+            cmd = [cc, *FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)]
+            if len(procs) >= (os.cpu_count() or 1):
+                _finish(procs.pop(0))
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True))
+            objs.append(str(obj))
+        for p in procs:
+            _finish(p)
         so = Path(tmp) / "module.so"
-        cmd = [compiler() or "cc", *FLAGS, f"-I{HERE}", f"-I{CSRC}", "-o", str(so), str(c_file)]
-        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if res.returncode:
-            raise RuntimeError(f"cc failed: {res.stderr[-2000:]}")
+        _finish(subprocess.Popen([cc, "-shared", "-o", str(so), *objs],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         out.parent.mkdir(parents=True, exist_ok=True)
         part = out.with_suffix(f".{os.getpid()}.part")
         shutil.copyfile(so, part)
         os.replace(part, out)
+
+
+def _finish(proc: subprocess.Popen) -> None:
+    _, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"cc failed: {err[-2000:]}")
 
 
 def _load(so: Path, kernels: dict[str, str]):
@@ -147,9 +169,9 @@ def build(module, ptx: str) -> Compiled:
         meta = json.loads(manifest.read_text())
         kernels, rejected = meta["kernels"], meta["rejected"]
     else:
-        src, kernels, rejected = _translate(module)
+        sources, kernels, rejected = _translate(module)
         if kernels:
-            _compile(src, so)
+            _compile(sources, so)
         part = manifest.with_suffix(f".{os.getpid()}.part")
         manifest.parent.mkdir(parents=True, exist_ok=True)
         part.write_text(json.dumps({"kernels": kernels, "rejected": rejected}))

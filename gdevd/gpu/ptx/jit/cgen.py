@@ -16,8 +16,10 @@ import re
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
-from . import memops, warpops  # noqa: F401  (registering the translators)
+from ..regalloc import defs_uses
+from . import floatfns, halfops, intops, memops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
+from .lanes import inline_access, loops
 from .operands import Operands, Unsupported
 
 # instructions that must see every lane's previous instruction complete
@@ -59,10 +61,11 @@ def symbols(module, info) -> tuple[dict[str, tuple[str, int]], dict[str, int], i
     return syms, pv, end
 
 
-def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, str]:
+def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access, str]:
     """(C, kind) of one non-control instruction: kind ``pure`` (a statement for lane i that
-    may share a loop), ``ordered`` (starts a new lane loop) or ``raw`` (its own loops)."""
-    if instr.opcode.startswith(("builtin.", "barred.", "call")):
+    may share a loop), ``ordered`` (starts a new lane loop), ``raw`` (its own loops) or
+    ``mem`` (an unguarded load or store: a :class:`memops.Access`, see lanes.py)."""
+    if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
@@ -79,31 +82,15 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str, str]:
         kind, stmt = stmt
     if kind == "raw" and instr.guard is not None:
         raise Unsupported(f"guarded {ins.base}")
+    if isinstance(stmt, memops.Access):
+        if instr.guard is None:
+            return stmt, kind
+        kind, stmt = "ordered", inline_access(stmt)
     if instr.guard is not None and stmt:
         name, neg = instr.guard
         lv, _ = ops.reg(name)
         stmt = f"if ({'!' if neg else ''}{lv}) {{ {stmt} }}"
     return stmt, kind
-
-
-def _loops(stmts: list[tuple[str, str]]) -> list[str]:
-    """Group statements into lane loops, a new loop at each ordered instruction; raw
-    statements stand alone."""
-    out: list[str] = []
-    group: list[str] = []
-    for s, kind in stmts:
-        if not s:
-            continue
-        if kind != "pure" and group:
-            out.append("LOOP(" + " ".join(group) + ");")
-            group = []
-        if kind == "raw":
-            out.append(s)
-        else:
-            group.append(s)
-    if group:
-        out.append("LOOP(" + " ".join(group) + ");")
-    return out
 
 
 def _guard_c(ops: Operands, guard) -> str:
@@ -147,29 +134,98 @@ _STEP_MACROS = """
 
 
 def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name) -> str:
-    """One basic block as its own small function (keeps the compiler's work linear)."""
+    """One basic block as its own small function (keeps the compiler's work linear).
+
+    The body is an inner function whose buffers are ``restrict`` parameters (registers,
+    PCs, lane lists, the translated addresses and ``xb``, the origin of every memory
+    access): they never overlap, and saying so lets the C compiler vectorize the lane loops.
+    """
     stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
     steps = len(blk.instrs) + (blk.term.kind != FALL)
-    body = "\n\t".join(_loops(stmts))
+    vector = len(blk.instrs) <= VECTORIZE_MAX
+    body = "\n\t".join(loops(stmts, vector))
     term = _terminator(pc, blk.term, ops, exit_blocks)
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
-    decls = "".join(f"\n\t{ops.ctypes[k]} *const restrict R{k} = ({ops.ctypes[k]} *)"
-                    f"(c->regs + {k}ull * c->reg_stride);" for k in used)
+    params = ["struct jctx *c", "const int full", "const int na", "const int n",
+              "int32_t *restrict pcs", "const int32_t *restrict act",
+              "const int32_t *restrict tid_x", "const int32_t *restrict tid_y",
+              "const int32_t *restrict tid_z", "uint64_t *restrict xa", "uint8_t *restrict xb",
+              "const uint64_t lofs"]
+    args = ["c", "full", "na", "c->nt", "c->pc", "c->act", "c->tid_x", "c->tid_y", "c->tid_z",
+            "c->xa", "c->xb", "(uint64_t)(c->local - c->xb)"]
+    for k in used:
+        params.append(f"{ops.ctypes[k]} *restrict R{k}")
+        args.append(f"({ops.ctypes[k]} *)(c->regs + {k}ull * c->reg_stride)")
+    sep = ",\n\t\t"
+    attr = VECTORIZE if vector else ""
     return f"""
-static int {fname}_b{pc}(struct jctx *c, const int full, const int na)
+static inline __attribute__((always_inline)) {attr} int {fname}_i{pc}({sep.join(params)})
 {{
-	const int n = c->nt;
-	int32_t *const pcs = c->pc;
-	const int32_t *const act = c->act;
-	const int32_t *const tid_x = c->tid_x, *const tid_y = c->tid_y, *const tid_z = c->tid_z;
-	(void)n; (void)pcs; (void)act; (void)tid_x; (void)tid_y; (void)tid_z;{decls}
+	(void)n; (void)pcs; (void)act; (void)tid_x; (void)tid_y; (void)tid_z; (void)xa; (void)xb;
+	(void)lofs;
 	{body}
 	c->instructions += {steps}; c->thread_instructions += (uint64_t){steps} * ACTIVE;
 	{term}
 	return {steps};
 }}
+
+static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
+{{
+	return {fname}_i{pc}({", ".join(args)});
+}}
 """
+
+
+# Blocks of at most VECTORIZE_MAX instructions (loop bodies, address arithmetic) are written
+# for the vectorizer (see _loops) and get its full cost model; longer ones (unrolled
+# ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
+VECTORIZE_MAX = 24
+VECTORIZE = '__attribute__((optimize("vect-cost-model=dynamic")))'
+WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
+
+
+def zeroed_at_start(blocks) -> set[str]:
+    """Registers a block must start with zeroed: those some lane may read before writing
+    them (live at the entry, by backward liveness; a guarded write does not kill), and
+    every source of a warp collective (it reads other lanes, which may not have written).
+    All others are written before any read, so their stale values are never seen."""
+    succ = []
+    for pc, b in enumerate(blocks):
+        kind, guard = b.term.kind, b.term.guard
+        nxt = [pc + 1] if pc + 1 < len(blocks) else []
+        if kind == BRA:
+            succ.append([b.term.target] + (nxt if guard is not None else []))
+        elif kind == EXIT:
+            succ.append(nxt if guard is not None else [])
+        else:
+            succ.append(nxt)
+    gen, kill, warp = [], [], set()
+    for b in blocks:
+        g: set[str] = set()
+        k: set[str] = set()
+        if b.term.guard is not None:
+            g.add(b.term.guard[0])
+        for ins in reversed(b.instrs):
+            d, u = defs_uses(ins)
+            if ins.opcode.startswith(WARP_OPS):
+                warp.update(u)
+            if ins.guard is None:
+                g -= set(d)
+                k |= set(d)
+            g |= set(u)
+        gen.append(g)
+        kill.append(k)
+    live = [set(g) for g in gen]
+    changed = True
+    while changed:
+        changed = False
+        for pc in reversed(range(len(blocks))):
+            out = set().union(*(live[s] for s in succ[pc] if s < len(blocks)))
+            new = gen[pc] | (out - kill[pc])
+            if new != live[pc]:
+                live[pc], changed = new, True
+    return (live[0] if blocks else set()) | warp
 
 
 def kernel_c(module, info, fname: str) -> str:
@@ -182,6 +238,8 @@ def kernel_c(module, info, fname: str) -> str:
     fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name)
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
+    zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"
+                   for k, name in enumerate(info.regs) if name in zeroed_at_start(blocks))
     return f"""{_STEP_MACROS}{"".join(fns)}
 static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
 
@@ -196,7 +254,7 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 		if (!c->started) {{
 			if (c->block >= c->block_end)
 				return 1;
-			block_init(c, {len(info.regs)});
+			block_init(c);{zero}
 		}}
 		if (c->upc >= 0) {{
 			pc = c->upc;
@@ -218,8 +276,11 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 		if (r < 0)
 			return -1;
 		used += r;
-		if (c->upc >= 0 && c->nlive == 0)
+		if (c->nlive == 0) {{	/* every lane exited: the block is done */
 			c->upc = -1;
+			c->started = 0;
+			c->block += c->block_step;
+		}}
 		if (used >= budget)
 			return 0;
 	}}

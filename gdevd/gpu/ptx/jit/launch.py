@@ -26,6 +26,7 @@ from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
 from ..executor import Launch
+from .lanes import SLOTS
 
 _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
             5: "out-of-bounds local", 6: "out-of-bounds param",
@@ -55,9 +56,10 @@ def _executor() -> ThreadPoolExecutor:
 
 
 class _Chunk:
-    """Execution state of one range of blocks (see module docstring)."""
+    """Execution state of one range of blocks (see module docstring): buffers sized by the
+    kernel and block shape, reused by later launches of that shape (``bind``)."""
 
-    def __init__(self, launch: JitLaunch, first: int, step: int) -> None:
+    def __init__(self, launch: JitLaunch) -> None:
         ffi = launch.compiled.ffi
         nt = launch.tpb
         info = launch.info
@@ -66,7 +68,7 @@ class _Chunk:
         self.bufs: dict[str, np.ndarray] = {
             "regs": np.zeros(max(len(info.regs), 1) * stride, np.uint8),
             "pc": np.zeros(nt, np.int32), "act": np.zeros(nt, np.int32),
-            "cc": np.zeros(nt, np.uint8),
+            "cc": np.zeros(nt, np.uint8), "xa": np.zeros(nt * 8 * SLOTS, np.uint8),
             "shared": np.zeros(max(launch.shared_total, 16), np.uint8),
             "local": np.zeros(nt * launch.lo_stride if info.local_size else 16, np.uint8),
             "pvars": np.zeros(max(nt * launch.pv_stride, 16), np.uint8),
@@ -75,28 +77,50 @@ class _Chunk:
         bx, by, _ = launch.block
         self.bufs.update(tid_x=(lin % bx).astype(np.int32),
                          tid_y=((lin // bx) % by).astype(np.int32),
-                         tid_z=(lin // (bx * by)).astype(np.int32))
+                         tid_z=(lin // (bx * by)).astype(np.int32), iota=lin.astype(np.int32))
         for name, arr in self.bufs.items():
-            ctype = "int32_t *" if arr.dtype == np.int32 else "uint8_t *"
+            ctype = "int32_t *" if arr.dtype == np.int32 else \
+                "uint64_t *" if name == "xa" else "uint8_t *"
             setattr(ctx, name, ffi.cast(ctype, arr.ctypes.data))
-        ctx.params = ffi.cast("uint8_t *", launch.param_buf.ctypes.data)
-        ctx.param_size = len(launch.params)
+        ctx.xb = ctx.shared
         ctx.shared_size = launch.shared_total
         ctx.local_size = info.local_size
         ctx.lo_stride = launch.lo_stride
         ctx.pv_stride = launch.pv_stride
         ctx.reg_stride = stride
+        ctx.ntid = list(launch.block)
+        ctx.nt = nt
+        self.done = False
+
+    def bind(self, launch: JitLaunch, first: int, step: int) -> _Chunk:
+        """Set the launch's own fields (blocks, parameters, address space) and clear the
+        run state; every block start resets the rest (block_init)."""
+        ctx, ffi = self.ctx, launch.compiled.ffi
+        ctx.params = ffi.cast("uint8_t *", launch.param_buf.ctypes.data)
+        ctx.param_size = len(launch.params)
         ctx.data_base = launch.data_base
         ctx.block, ctx.block_end, ctx.block_step = first, launch.total_blocks, step
-        ctx.ntid = list(launch.block)
         ctx.nctaid = list(launch.grid)
-        ctx.nt = nt
         ctx.dyn_shared = launch.shared_dynamic
-        ctx.mmu = ffi.cast("void *", int(core_ffi.cast("uintptr_t", launch.mmu._p)))
+        ctx.mmu = launch.mmu_ptr
+        ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
+        ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
+        ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
         self.done = False
+        return self
 
     def run(self, fn, budget: int) -> int:
         return fn(self.ctx, budget)
+
+
+POOLED = 64     # idle chunks kept per kernel and shape
+
+
+def _pop(idle: list) -> _Chunk | None:
+    try:
+        return idle.pop()
+    except IndexError:      # another thread took the last one
+        return None
 
 
 class JitLaunch(Launch):
@@ -118,8 +142,17 @@ class JitLaunch(Launch):
         self.param_buf = np.frombuffer(self.params, np.uint8)
         threads = THREADS if threads is None else threads
         self.threads = threads
+        self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
         slots = min(self.total_blocks, max(threads, MIN_SLOTS))
-        self.chunks = [_Chunk(self, k, slots) for k in range(slots)]
+        self.key = (fname, self.block, self.shared_total, self.lo_stride, self.pv_stride)
+        idle = compiled.pool.setdefault(self.key, [])
+        self.chunks = [(_pop(idle) or _Chunk(self)).bind(self, k, slots) for k in range(slots)]
+
+    def _return_chunks(self) -> None:
+        """A finished launch hands its chunks to later launches of the same shape."""
+        idle = self.compiled.pool.setdefault(self.key, [])
+        idle.extend(self.chunks[:max(0, POOLED - len(idle))])
+        self.chunks = []
 
     def run(self, budget: int | None = None) -> bool:
         """Execute up to ``budget`` instruction steps per chunk (all if None); True once done.
@@ -150,19 +183,27 @@ class JitLaunch(Launch):
         finally:
             self.stats.elapsed += time.monotonic() - t0
             self._count()
+            if self.done:
+                self._return_chunks()
 
     def _slice(self, budget: int) -> None:
         live = [ch for ch in self.chunks if not ch.done]
-        budget = max(1, budget * min(self.threads, len(live)) // len(live))
-        if len(live) == 1:
-            results = [live[0].run(self.fn, budget)]
-        else:
-            pool = _executor()
-            results = list(pool.map(lambda ch: ch.run(self.fn, budget), live))
-        for ch, r in zip(live, results, strict=True):
-            if r < 0:
+        n = min(self.threads, len(live))
+        budget = max(1, budget * n // len(live))
+        # one task per engine thread (the calling thread runs the first): a small launch
+        # costs one hand-off per thread, not one per chunk
+        groups = [live[k::n] for k in range(n)]
+        futures = [_executor().submit(self._run_group, g, budget) for g in groups[1:]]
+        result = dict(zip(map(id, groups[0]), self._run_group(groups[0], budget), strict=True))
+        for g, f in zip(groups[1:], futures, strict=True):
+            result.update(zip(map(id, g), f.result(), strict=True))
+        for ch in live:
+            if result[id(ch)] < 0:
                 raise self._fault(ch.ctx)
-            ch.done = r == 1
+            ch.done = result[id(ch)] == 1
+
+    def _run_group(self, group: list[_Chunk], budget: int) -> list[int]:
+        return [ch.run(self.fn, budget) for ch in group]
 
     def _fault(self, ctx) -> KernelFault:
         name, line = self.info.name, ctx.fault_line

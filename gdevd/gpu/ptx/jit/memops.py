@@ -9,6 +9,8 @@ the instruction's PTX line.  Faults, alignment rules and reasons follow ``MemSys
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..decode import regs_of
 from ..syntax import Addr, Reg, Sink, Sym
 from .arith import tr
@@ -67,8 +69,33 @@ def _check(ins, extra: frozenset = frozenset()) -> None:
         raise Unsupported(f"modifier .{sorted(bad)[0]}")
 
 
+@dataclass(frozen=True)
+class Access:
+    """A load or store through a translated pointer: ``body`` is C for lane i using the host
+    pointer ``p_``; cgen either translates every lane's ``addr`` first (``xlate``) or, under
+    a guard, resolves ``pointer`` lane by lane."""
+
+    addr: str
+    space: str
+    align: int
+    size: int
+    acc: str
+    line: int
+    body: str
+
+    @property
+    def space_code(self) -> str:
+        """The prelude's SP_ constant of the access's state space."""
+        return {"global": "SP_GLOBAL", "const": "SP_GLOBAL", "shared": "SP_SHARED",
+                "local": "SP_LOCAL", "param": "SP_PARAM"}.get(self.space, "SP_GENERIC")
+
+    def pointer(self) -> str:
+        """C expression of lane i's host pointer (NULL on a fault)."""
+        return pointer(self.space, self.addr, self.align, self.size, self.acc)
+
+
 @tr("ld", "ldu")
-def t_ld(ins, ops) -> tuple[str, str]:
+def t_ld(ins, ops) -> tuple[str, object]:
     """Loads of scalars and vectors from every state space."""
     _check(ins)
     space, t, count = space_of(ins), ins.type(), _vec(ins)
@@ -78,15 +105,13 @@ def t_ld(ins, ops) -> tuple[str, str]:
     if not isinstance(a, Addr) or len(dests) != count or \
             not all(isinstance(d, Reg | Sink) for d in dests):
         raise Unsupported("ld operands")
-    src = _param_src(ops, space, a, w * count)
-    kind = "pure"          # a named parameter: lane-local (or uniform), cannot fault
-    if src is None:
-        align = w * count if count in (2, 4) else w
-        src = pointer(space, address(ops, a), align, w * count, ACC_R)
-        kind = "ordered"
     loads = " ".join(f"{{ {UT[w]} v_; memcpy(&v_, p_ + {k * w}, {w}); "
                      f"{ops.wr(d, t, from_bits('v_', t))} }}" for k, d in enumerate(dests))
-    return kind, f"{{ const uint8_t *p_ = {src}; if (!p_) FAULT({ins.line}); {loads} }}"
+    src = _param_src(ops, space, a, w * count)
+    if src is not None:    # a named parameter: lane-local (or uniform), cannot fault
+        return "pure", f"{{ const uint8_t *p_ = {src}; {loads} }}"
+    align = w * count if count in (2, 4) else w
+    return "mem", Access(address(ops, a), space, align, w * count, ACC_R, ins.line, loads)
 
 
 def _param_src(ops, space: str, a: Addr, size: int) -> str | None:
@@ -104,7 +129,7 @@ def _param_src(ops, space: str, a: Addr, size: int) -> str | None:
 
 
 @tr("st")
-def t_st(ins, ops) -> str:
+def t_st(ins, ops) -> tuple[str, object]:
     """Stores of scalars and vectors to every writable state space."""
     _check(ins)
     space, t, count = space_of(ins), ins.type(), _vec(ins)
@@ -113,16 +138,15 @@ def t_st(ins, ops) -> str:
     a = ins.args[0]
     if not isinstance(a, Addr) or len(srcs) != count:
         raise Unsupported("st operands")
+    vals = " ".join(f"{UT[w]} v{k}_ = {to_bits(ops.rd(s, t), t)};" for k, s in enumerate(srcs))
+    stores = " ".join(f"memcpy(p_ + {k * w}, &v{k}_, {w});" for k in range(count))
+    body = f"{{ {vals} {stores} }}"
     if space == "param":
         if not isinstance(a.base, Sym) or ops.symbols.get(a.base.name, ("",))[0] != "pvar":
             raise Unsupported("st.param to a kernel parameter")
-        dst = _param_src(ops, space, a, w * count)
-    else:
-        align = w * count if count in (2, 4) else w
-        dst = pointer(space, address(ops, a), align, w * count, ACC_W)
-    vals = " ".join(f"{UT[w]} v{k}_ = {to_bits(ops.rd(s, t), t)};" for k, s in enumerate(srcs))
-    stores = " ".join(f"memcpy(p_ + {k * w}, &v{k}_, {w});" for k in range(count))
-    return f"{{ {vals} uint8_t *p_ = {dst}; if (!p_) FAULT({ins.line}); {stores} }}"
+        return "pure", f"{{ uint8_t *p_ = {_param_src(ops, space, a, w * count)}; {body} }}"
+    align = w * count if count in (2, 4) else w
+    return "mem", Access(address(ops, a), space, align, w * count, ACC_W, ins.line, body)
 
 
 _ATOM_TYPES = {"u32", "b32", "s32", "u64", "b64", "s64", "f32", "f64"}

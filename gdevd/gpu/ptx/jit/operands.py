@@ -19,7 +19,8 @@ from ..syntax import Imm, Not, Reg, Sink, Special, Sym
 CT = {"s8": "int8_t", "s16": "int16_t", "s32": "int32_t", "s64": "int64_t",
       "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
       "b8": "uint8_t", "b16": "uint16_t", "b32": "uint32_t", "b64": "uint64_t",
-      "f32": "float", "f64": "double", "pred": "uint8_t"}
+      "f32": "float", "f64": "double", "pred": "uint8_t",
+      "f16": "float"}   # an f16 value is computed on as a float, stored as its 16 bits
 UT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 ST = {1: "int8_t", 2: "int16_t", 4: "int32_t", 8: "int64_t"}
 WINDOWS = {"shared": 1 << 48, "local": 2 << 48, "param": 4 << 48}
@@ -30,7 +31,7 @@ class Unsupported(Exception):
 
 
 def width(t: str) -> int:
-    """Size in bytes of a translatable PTX type (Unsupported for f16, bf16 and packed)."""
+    """Size in bytes of a translatable PTX type (Unsupported for bf16 and packed ones)."""
     if t not in CT:
         raise Unsupported(f"type .{t}")
     return DTYPES[t].itemsize
@@ -38,7 +39,7 @@ def width(t: str) -> int:
 
 def is_f(t: str) -> bool:
     """True for the float types the translator handles."""
-    return t in ("f32", "f64")
+    return t in ("f16", "f32", "f64")
 
 
 def is_s(t: str) -> bool:
@@ -52,6 +53,8 @@ def from_bits(expr: str, t: str) -> str:
         return f"U2F({expr})"
     if t == "f64":
         return f"U2D({expr})"
+    if t == "f16":
+        return f"H2F({expr})"
     return f"(({CT[t]})({expr}))"
 
 
@@ -61,6 +64,8 @@ def to_bits(expr: str, t: str) -> str:
         return f"F2U({expr})"
     if t == "f64":
         return f"D2U({expr})"
+    if t == "f16":
+        return f"F2H({expr})"
     return f"(({UT[width(t)]})({expr}))"
 
 
@@ -69,6 +74,8 @@ def literal(value, t: str) -> str:
     v = scalar(value, t)
     if t == "pred":
         return "1" if bool(v) else "0"
+    if t == "f16":
+        return from_bits(f"{int(np.asarray(v).view(np.uint16)):#x}u", t)
     if t in ("f32", "f64"):
         f = float(v)
         suffix = "f" if t == "f32" else ""
@@ -173,6 +180,9 @@ class Operands:
             "%lanemask_le": "((2u << (i & 31)) - 1u)",
             "%lanemask_gt": "(~((2u << (i & 31)) - 1u))",
             "%lanemask_ge": "(~((1u << (i & 31)) - 1u))",
+            "%clock": "clock_ns()", "%clock64": "clock_ns()", "%clock_hi": "(clock_ns() >> 32)",
+            "%globaltimer": "clock_ns()", "%globaltimer_lo": "clock_ns()",
+            "%globaltimer_hi": "(clock_ns() >> 32)",
         }
         if base not in table:
             raise Unsupported(f"special register {name}")

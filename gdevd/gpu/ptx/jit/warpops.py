@@ -1,11 +1,14 @@
-"""Translation of warp-collective instructions (shfl, vote, activemask) to C.
+"""Translation of warp- and block-collective instructions (shfl, vote, activemask, match,
+the reduction half of bar.red) to C.
 
 These read other lanes, so each is a *raw* statement with its own loops instead of a
 statement inside the block's lane loop: shfl first copies the source register of every lane
 of the block (the interpreter reads all lanes, active or not), then computes each active
 lane's source lane; vote and activemask first count, per 32-lane warp, the active lanes and
 those whose predicate holds.  The member mask is the set of executing lanes, as in
-:mod:`gdevd.gpu.ptx.ops_warp`.
+:mod:`gdevd.gpu.ptx.ops_warp`.  match compares each active lane's value with those of the
+active lanes of its warp; bar.red's reduction (``barred``, the block after the barrier)
+counts over the block's active lanes, as the interpreter does.
 """
 
 from __future__ import annotations
@@ -67,3 +70,38 @@ def t_vote(ins, ops):
 def t_activemask(ins, ops):
     """activemask.b32: the executing lanes of the warp."""
     return RAW, f"{{ {_census('1')} LOOP({ops.wr(ins.args[0], 'b32', 'wb_[i >> 5]')}); }}"
+
+
+@tr("match")
+def t_match(ins, ops):
+    """match.{any,all}.sync.b32/.b64 d[|p], a, mask."""
+    modes = [m for m in ("any", "all") if m in ins.flags]
+    if len(modes) != 1:
+        raise Unsupported("match mode")
+    t = ins.type()
+    dst = ins.args[0]
+    d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
+    same = ("uint32_t m_ = 0; int w0_ = i & ~31; for (int j = w0_; j < w0_ + 32 && j < n; "
+            "j++) if (on_[j] && v_[j] == v_[i]) m_ |= 1u << (j & 31);")
+    if modes[0] == "any":
+        out = ops.wr(d, "b32", "m_")
+    else:
+        out = (f"int ok_ = m_ == wb_[i >> 5]; {ops.wr(d, 'b32', 'ok_ ? m_ : 0u')} "
+               f"{ops.wr(p, 'pred', 'ok_')}")
+    return RAW, (f"{{ static __thread uint8_t on_[1024]; static __thread uint64_t v_[1024]; "
+                 f"memset(on_, 0, (size_t)n); {_census('1')} "
+                 f"LOOP(on_[i] = 1; v_[i] = (uint64_t){ops.rd(ins.args[1], t)};); "
+                 f"LOOP({same} {out}); }}")
+
+
+@tr("barred")
+def t_barred(ins, ops):
+    """bar.red.{popc.u32,and.pred,or.pred}'s reduction over the block's active lanes."""
+    kinds = [m for m in ("popc", "and", "or") if m in ins.flags]
+    if len(kinds) != 1:
+        raise Unsupported("bar.red kind")
+    pred = ops.rd(ins.args[-1], "pred")
+    res = {"popc": ("u32", "t_"), "and": ("pred", "t_ == a_"), "or": ("pred", "t_ > 0")}
+    t, expr = res[kinds[0]]
+    return RAW, (f"{{ uint32_t t_ = 0, a_ = 0; LOOP(a_++; t_ += ({pred}) != 0;); "
+                 f"LOOP({ops.wr(ins.args[0], t, expr)}); }}")

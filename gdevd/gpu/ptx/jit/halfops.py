@@ -1,0 +1,44 @@
+"""Translation of packed ``.f16x2`` arithmetic: each half as the scalar f16 form.
+
+The interpreter lifts its float16 functions over the two halves of a b32 (``ops_float.paired``);
+here each half is unpacked to a float (``H2F``), computed as the scalar translators compute
+``.f16``, and rounded back once (``F2H``).  Other instructions keep their translators.
+"""
+
+from __future__ import annotations
+
+from .arith import TRANSLATORS, only, tr
+from .operands import Unsupported
+
+_plain = {k: TRANSLATORS[k] for k in ("add", "sub", "mul", "fma", "mad", "neg", "abs",
+                                      "min", "max")}
+_BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
+        "min": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} < {0} ? {1} : {0}))",
+        "max": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} > {0} ? {1} : {0}))"}
+_UN = {"neg": "(-{0})", "abs": "fabsf({0})"}
+_FMA = "((double){0} * (double){1} + (double){2})"
+
+
+def _half(v: str, k: int) -> str:
+    return f"H2F((uint16_t)({v} >> {16 * k}))"
+
+
+@tr("add", "sub", "mul", "fma", "mad", "neg", "abs", "min", "max")
+def t_half2(ins, ops) -> str:
+    """``.f16x2`` forms of add/sub/mul/fma/mad/neg/abs/min/max; others as before."""
+    if ins.types != ["f16x2"]:
+        return _plain[ins.base](ins, ops)
+    only(ins, {"rn", "ftz"} if ins.base not in ("min", "max") else {"ftz"})
+    if ins.base in ("add", "sub", "mul", "min", "max"):
+        form, n = _BIN[ins.base], 2
+    elif ins.base in _UN:
+        form, n = _UN[ins.base], 1
+    elif ins.base in ("fma", "mad"):
+        form, n = _FMA, 3
+    else:
+        raise Unsupported(f"{ins.base}.f16x2")
+    src = [ops.rd(a, "b32") for a in ins.args[1:1 + n]]
+    vals = ", ".join(f"v{k}_ = {s}" for k, s in enumerate(src))
+    halves = [form.format(*(_half(f"v{j}_", k) for j in range(n))) for k in (0, 1)]
+    res = f"((uint32_t)F2H({halves[0]}) | ((uint32_t)F2H({halves[1]}) << 16))"
+    return f"{{ uint32_t {vals}; {ops.wr(ins.args[0], 'b32', res)} }}"

@@ -1,0 +1,129 @@
+"""A basic block's statements grouped into loops over the lanes, and the C of memory accesses.
+
+The interpreter runs one instruction for all threads before the next, so a compiled block
+may share one lane loop between instructions only where no lane can observe another lane's
+order.  Lane-local (``pure``) statements always may.  Memory decides the rest:
+
+* shared and local accesses (unguarded) are checked *in* the loop: the offset of access
+  ``j`` of the loop is kept in ``xa`` slot ``j``, a faulting lane reads or writes offset 0
+  instead, and after the loop the first access with a faulting lane reports its first
+  faulting lane in lane order, exactly as the interpreter (the launch then ends, so the
+  lanes that ran on are never seen: their registers and shared/local memory die with it).
+  A local access never conflicts across lanes.  A shared load may join the loop unless the
+  loop stored to shared memory before; a shared store starts a new loop unless the loop has
+  no memory access yet.
+* global, constant, generic and parameter accesses through a register: with ``vector``,
+  every lane's address is computed (in the loop before), ``xlate`` translates them all
+  (one page-table lookup per chunk of lanes, vector loads where they are consecutive) and
+  the access starts a new loop; without (long blocks, where compile time matters more),
+  each lane resolves its own pointer in a loop of its own, and every loop is one loop over
+  a list of lanes (``LOOP1``) instead of two (all lanes, or the active ones).
+* atomics, guarded accesses and warp collectives end the loop; raw statements stand alone.
+
+Every memory pointer is ``xb``-based (``xb`` is the block's shared memory; global pointers
+and local offsets are kept relative to it), so the C compiler may take ``xb`` and the
+register arrays as ``restrict`` and vectorize the loops.
+"""
+
+from __future__ import annotations
+
+from .memops import Access
+
+SLOTS = 8     # xa holds SLOTS * nt entries: slot 0 for xlate, 1.. for checked accesses
+
+
+class _Loop:
+    """The statements of the lane loop being built, and what its memory accesses were."""
+
+    def __init__(self, macro: str) -> None:
+        self.macro = macro      # LOOP (vectorizable) or LOOP1 (less code)
+        self.stmts: list[str] = []
+        self.checks: list[str] = []
+        self.decls: list[str] = []
+        self.slots = 0          # checked accesses so far (their xa slots are 1..)
+        self.mem = False        # any memory access in the loop
+        self.store = False      # a store that other lanes' shared/generic loads could see
+
+    def c(self) -> str:
+        loop = self.macro + "(" + " ".join(self.stmts) + ");"
+        if not self.decls and not self.checks:
+            return loop
+        return "{ " + " ".join(self.decls) + " " + loop + " " + " ".join(self.checks) + " }"
+
+
+def _checked(s: Access, slot: int, loop: _Loop) -> str:
+    """A shared or local access checked in the loop (see the module docstring)."""
+    j, a = slot, s.align - 1
+    loop.decls.append(f"uint32_t bad{j}_ = 0;")
+    if s.space == "shared":
+        lim, base = "c->shared_size", "xb"
+        redo = f"sptr(c, xa[{j} * n + i], {s.align}, {s.size})"
+    else:
+        lim, base = "c->local_size", "xb + lofs + (uint64_t)i * c->lo_stride"
+        redo = f"lptr(c, xa[{j} * n + i], {s.align}, {s.size}, i)"
+    loop.decls.append(f"const uint64_t lim{j}_ = {lim} >= {s.size} ? {lim} - {s.size - 1} : 0;")
+    loop.checks.append(f"if (bad{j}_) LOOP(if (!{redo}) FAULT({s.line}););")
+    return (f"{{ const uint64_t o_ = {s.addr}; xa[{j} * n + i] = o_; const int ok_ = "
+            f"!(o_ & {a}) && o_ < lim{j}_; bad{j}_ |= !ok_; uint8_t *p_ = {base} + "
+            f"(ok_ ? o_ : 0); {s.body} }}")
+
+
+def inline_access(s: Access) -> str:
+    """A memory access resolving its lane's pointer itself (guarded or in a long block)."""
+    return f"{{ uint8_t *p_ = {s.pointer()}; if (!p_) FAULT({s.line}); {s.body} }}"
+
+
+def _translated(s: Access) -> str:
+    """C of an access whose addresses are in ``xa``: translate them all, then load or store,
+    with vector loads and stores where ``xlate`` found consecutive elements (global memory
+    only, where streams of consecutive elements are common and gathers costly)."""
+    xl = (f"const int x_ = xlate(c, full, na, {s.space_code}, {s.align}, {s.size}, {s.acc}); "
+          f"if (x_ < 0) FAULT({s.line});")
+    gather = f"LOOP({{ uint8_t *p_ = xb + xa[i]; {s.body} }});"
+    if s.space_code not in ("SP_GLOBAL", "SP_GENERIC"):
+        return f"{{ {xl} {gather} }}"
+    return f"{{ {xl} if (x_) CLOOP({s.size}, {s.body}) else {gather} }}"
+
+
+def loops(stmts: list[tuple], vector: bool) -> list[str]:
+    """C statements of one basic block's instructions, ``(C or Access, kind)`` each."""
+    out: list[str] = []
+    macro = "LOOP" if vector else "LOOP1"
+    loop = _Loop(macro)
+
+    def flush() -> _Loop:
+        if loop.stmts:
+            out.append(loop.c())
+        return _Loop(macro)
+
+    for s, kind in stmts:
+        if not s:
+            continue
+        if isinstance(s, Access) and s.space in ("shared", "local"):
+            store = s.acc.endswith("WRITE")
+            if s.space == "shared" and (loop.store or (store and loop.mem)):
+                loop = flush()
+            if loop.slots + 1 >= SLOTS:
+                loop = flush()
+            loop.slots += 1
+            loop.stmts.append(_checked(s, loop.slots, loop))
+            if s.space == "shared":
+                loop.mem, loop.store = True, loop.store or store
+            continue
+        if kind == "mem" and not vector:
+            s, kind = inline_access(s), "ordered"
+        if kind == "mem":                   # the address joins the loop before
+            loop.stmts.append(f"xa[i] = {s.addr};")
+            loop = flush()
+            out.append(_translated(s))
+            continue
+        if kind != "pure":
+            loop = flush()
+        if kind == "raw":
+            out.append(s)
+            continue
+        loop.stmts.append(s)
+        if kind == "ordered":
+            loop.mem = loop.store = True
+    flush()
+    return out
