@@ -137,8 +137,10 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name)
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
-    PCs, lane lists, the translated addresses and ``xb``, the origin of every memory
-    access): they never overlap, and saying so lets the C compiler vectorize the lane loops.
+    PCs, lane lists, the translated addresses): they never overlap, and saying so lets the C
+    compiler vectorize the lane loops.  ``xb``, the origin of every memory access, is not
+    ``restrict``: guarded accesses and atomics reach the same memory through other pointers,
+    and the registers' ``restrict`` already tells the compiler that memory is not a register.
     """
     stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
     steps = len(blk.instrs) + (blk.term.kind != FALL)
@@ -150,7 +152,7 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name)
     params = ["struct jctx *c", "const int full", "const int na", "const int n",
               "int32_t *restrict pcs", "const int32_t *restrict act",
               "const int32_t *restrict tid_x", "const int32_t *restrict tid_y",
-              "const int32_t *restrict tid_z", "uint64_t *restrict xa", "uint8_t *restrict xb",
+              "const int32_t *restrict tid_z", "uint64_t *restrict xa", "uint8_t *xb",
               "const uint64_t lofs"]
     args = ["c", "full", "na", "c->nt", "c->pc", "c->act", "c->tid_x", "c->tid_y", "c->tid_z",
             "c->xa", "c->xb", "(uint64_t)(c->local - c->xb)"]
