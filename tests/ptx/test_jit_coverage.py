@@ -4,6 +4,8 @@ compiled and interpreted on the same random inputs: identical bits."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,18 @@ def test_half_forms_match_the_interpreter(engine, body, inputs, out):
     jit.set_engine("interp")
     ref = run_snippet(body, inputs, out)
     assert got.tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("engine", ["jit"], indirect=True)
+def test_both_engines_read_one_clock(engine):
+    """Event markers read %globaltimer on whichever engine serves them: one clock."""
+    body = "mov.u64 %y, %globaltimer;"
+    mod = load_module(kernel_text(["u32"], "u64", body), "clock")
+    mod.start_compile(wait=True)
+    assert mod.jit.engine_of("k") == "jit"
+    t0 = time.monotonic_ns()
+    jit.set_engine("interp")
+    a = int(run_snippet(body, [("u32", np.zeros(64, np.uint32))], "u64")[0])
+    jit.set_engine("jit")
+    b = int(run_snippet(body, [("u32", np.zeros(64, np.uint32))], "u64")[0])
+    assert t0 <= a <= b <= time.monotonic_ns()

@@ -16,9 +16,6 @@ from .memory import MemSys
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, dtype_of, scalar
 from .syntax import Imm, Not, Reg, Sink, Special, Sym
 
-_START_NS = time.perf_counter_ns()
-_START_MONO = time.monotonic_ns()
-
 
 class Geometry:
     """Grid and block shape of a launch and the block range of one wave."""
@@ -181,12 +178,11 @@ class Env:
     # -- special registers ---------------------------------------------------------------
     def _special_reader(self, name: str, t: str):
         dt = DTYPES[t]
-        if name in ("%clock", "%clock64", "%clock_hi"):   # a 1 GHz cycle counter
-            shift = 32 if name == "%clock_hi" else 0
-            return lambda idx: scalar((time.perf_counter_ns() - _START_NS) >> shift, t)
-        if name.startswith("%globaltimer"):
+        # %clock* (a 1 GHz cycle counter) and %globaltimer (ns) read CLOCK_MONOTONIC, the
+        # clock the compiled engine reads too (jit/bits.h): one launch may run on either
+        if name in ("%clock", "%clock64", "%clock_hi") or name.startswith("%globaltimer"):
             shift = 32 if name.endswith("_hi") else 0
-            return lambda idx: scalar((time.monotonic_ns() - _START_MONO) >> shift, t)
+            return lambda idx: scalar(time.monotonic_ns() >> shift, t)
         val = self.special_value(name)
         if np.ndim(val) == 0:
             s = scalar(int(val), t)

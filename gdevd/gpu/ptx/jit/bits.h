@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* %clock64 / %globaltimer: a 1 GHz counter (the interpreter's perf_counter_ns, same clock) */
+/* %clock64 / %globaltimer: CLOCK_MONOTONIC in ns, the interpreter's time.monotonic_ns() */
 static inline uint64_t clock_ns(void)
 {
 	struct timespec ts;
