@@ -168,7 +168,7 @@ def main() -> None:
     ap.add_argument("--engines", action="store_true", help="interpreter vs compiled engine")
     args = ap.parse_args()
     if args.engines:
-        import engines
+        from scripts.bench import engines
         for r in engines.run_all(args.quick):
             print(json.dumps(r), flush=True)
         return

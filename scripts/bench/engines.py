@@ -204,7 +204,7 @@ def bench_aes_compile() -> dict:
 
 def _app_seconds(engine: str, make, repeat: int) -> float:
     """Best wall seconds of a whole host loop (kernels.py's) on one engine."""
-    import kernels
+    from scripts.bench import kernels
     kernels.ENGINE, kernels.CLOCK = engine, time.perf_counter
     dev = kernels.Dev(64 << 20)
     body = make(kernels, dev, np.random.default_rng(0))
@@ -228,7 +228,7 @@ def bench_apps(quick: bool) -> list[dict]:
 
 def bench_aes(quick: bool) -> dict:
     """AES-XTS encryption (the ecryptfs kernel, 256 threads per block) in MB/s."""
-    import kernels
+    from scripts.bench import kernels
     nbytes = (256 if quick else 1024) << 10
     interp, comp = modules(KERNELS / "aes.ptx", "aes")
     rng = np.random.default_rng(0)

@@ -138,8 +138,16 @@ def test_make_bench_asks_for_the_docs_and_bench_quick_does_not() -> None:
 def test_every_script_imports_as_a_module_without_path_edits(script: pathlib.Path) -> None:
     """scripts.bench is a package: a script finds its siblings (benchdoc, daemon) and the
     project through the installed tree, never through sys.path edits."""
+    import ast
     import importlib
 
-    assert "sys.path" not in script.read_text()
+    text = script.read_text()
+    assert "sys.path" not in text
+    siblings = {p.stem for p in script.parent.glob("*.py")}
+    for node in ast.walk(ast.parse(text)):           # imports inside functions too
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        bare = [n for n in names if n.split(".")[0] in siblings]
+        assert not bare, f"{script.name}:{node.lineno} imports {bare}: use scripts.bench"
     module = importlib.import_module(f"scripts.bench.{script.stem}")
     assert module.__doc__
