@@ -20,6 +20,7 @@ from which the client sizes the node's next piece (sizing.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -86,8 +87,7 @@ class Node:
         t = self._thresholds
         if t.alpha_s <= 0:
             runs = sorted(self._time_null() or 0.0 for _ in range(ALPHA_RUNS))
-            t = Thresholds(t.cpu_busy, t.vram_busy, runs[len(runs) * 9 // 10] * ALPHA_MARGIN,
-                           t.full_after, t.fps)
+            t = dataclasses.replace(t, alpha_s=runs[len(runs) * 9 // 10] * ALPHA_MARGIN)
         self.machine = StateMachine(t)
         self.guest_class = context.is_guest(self.mount)
         self.started = time.monotonic()

@@ -20,8 +20,8 @@ from libgdev.grid.state import Mode, NodeState, StateMachine, Thresholds
 MB = 1 << 20
 
 
-def machine(alpha: float = 0.001) -> StateMachine:
-    return StateMachine(Thresholds(alpha_s=alpha), since=0.0)
+def machine(alpha: float = 0.001, **kw) -> StateMachine:
+    return StateMachine(Thresholds(alpha_s=alpha, **kw), since=0.0)
 
 
 def test_busy_needs_both_cpu_and_video_memory():
@@ -30,7 +30,8 @@ def test_busy_needs_both_cpu_and_video_memory():
     assert m.sample(0.3, 2 * MB, now=2) is NodeState.PARTIAL  # 30 % is not above 30 %
     assert m.sample(0.31, MB + 1, now=3) is NodeState.BUSY
     assert m.mode is Mode.SUSPENDED
-    assert m.sample(0.0, 2 * MB, now=4) is NodeState.PARTIAL
+    assert m.sample(0.0, 2 * MB, now=4) is NodeState.BUSY  # one quiet sample is not idleness
+    assert m.sample(0.0, 2 * MB, now=5) is NodeState.PARTIAL
     assert m.transitions == 2
 
 
@@ -53,18 +54,65 @@ def test_busy_ignores_null_kernels_and_restarts_the_count():
     m.sample(1.0, 8 * MB)
     assert m.null_kernel(0.001) is NodeState.BUSY
     m.sample(0.0, 0)
+    m.sample(0.0, 0)
     m.null_kernel(0.001)
     assert m.state is NodeState.PARTIAL  # two below alpha before busy do not count
 
 
 def test_transitions_per_minute_counts_the_window():
-    m = machine()
+    m = machine(idle_after=1)
     for t in range(10):
         m.sample(1.0, 8 * MB, now=2 * t)
         m.sample(0.0, 0, now=2 * t + 1)
     assert m.transitions == 20
     assert m.per_minute(window_s=60, now=20) == pytest.approx(20 * 60 / 20)
     assert m.per_minute(window_s=10, now=20) == pytest.approx(10 * 6)
+
+
+def test_busy_enters_at_once_and_leaves_after_idle_after_quiet_samples():
+    m = machine(idle_after=3)
+    busy, quiet = (1.0, 8 * MB), (0.0, 0)
+    seq = [busy, quiet, quiet, busy, quiet, quiet, quiet]
+    states = [m.sample(*s, now=i) for i, s in enumerate(seq)]
+    assert states == [NodeState.BUSY] * 6 + [NodeState.PARTIAL]
+    assert m.transitions == 2  # a quiet gap shorter than idle_after is no transition
+
+
+def full_stint(m: StateMachine, start: float, below: int, stay_s: float) -> NodeState:
+    """Feed ``below`` fast null kernels one second apart, then one slow one ``stay_s`` later."""
+    for i in range(below):
+        m.null_kernel(0.0005, now=start + i)
+    return m.null_kernel(0.005, now=start + below - 1 + stay_s)
+
+
+def test_short_full_stints_double_the_run_needed_to_return():
+    m = machine(alpha=0.001, full_min_s=5.0, backoff_max=4)
+    assert full_stint(m, 0, 3, 1.0) is NodeState.PARTIAL  # FULL for 1 s: leaves at once
+    assert m.need_full == 6
+    for i in range(5):
+        assert m.null_kernel(0.0005, now=10 + i) is NodeState.PARTIAL
+    assert m.null_kernel(0.0005, now=15) is NodeState.FULL
+    assert m.null_kernel(0.005, now=16) is NodeState.PARTIAL  # the host still comes first
+    assert m.need_full == 12
+    full_stint(m, 20, 12, 1.0)
+    assert m.need_full == 12  # capped at full_after x backoff_max
+    assert full_stint(m, 40, 12, 30.0) is NodeState.PARTIAL
+    assert m.need_full == 3  # a stint that lasted resets the run
+
+
+def test_hysteresis_cuts_transitions_of_a_jittery_null_kernel():
+    """Null-kernel times that cross alpha now and then (a loaded CPU) flip the paper's machine
+    at every spike; with the back-off the flips become rare and the host still wins each one."""
+    import random
+    rng = random.Random(15)
+    ks = [0.0012 if rng.random() < 0.2 else 0.0008 for _ in range(600)]
+    paper = machine(alpha=0.001, backoff_max=1)
+    damped = machine(alpha=0.001)
+    for i, k in enumerate(ks):
+        a, b = paper.null_kernel(k, now=i * 0.1), damped.null_kernel(k, now=i * 0.1)
+        if k >= 0.001:
+            assert a is b is NodeState.PARTIAL
+    assert damped.transitions * 3 < paper.transitions
 
 
 def test_screensaver_baseline_has_no_partial_state():
