@@ -46,10 +46,30 @@ def round_to(x64, dt, mode: str):
     return np.where(fix, np.nextafter(r, toward), r).astype(dt)
 
 
+_F32_TINY = np.float64(2.0 ** -126)
+
+
+def _midpoint_or_tiny(s) -> bool:
+    """Whether some float64 sum in ``s`` lies exactly halfway between two float32 values
+    (its low 29 mantissa bits are 1 followed by zeros) or in float32's subnormal range.
+
+    Rounding the exact ``a * b + c`` to float64 and then to float32 can differ from rounding
+    it once only there: 53 >= 2 * 24 + 2 bits, so the float64 rounding never crosses a
+    float32 midpoint, it can only land on one.  Elsewhere the plain conversion is exact-once.
+    """
+    bits = np.asarray(s, np.float64).view(np.uint64)
+    if ((bits & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)).any():
+        return True
+    mag = np.abs(s)
+    return bool(((mag < _F32_TINY) & (mag != 0)).any())
+
+
 def fma_f32(a, b, c, mode: str = "rn"):
     """``a * b + c`` of float32 values rounded once (as ``fmaf``) in PTX rounding ``mode``.
 
-    The product is exact in float64; the float64 sum ``s`` and its error ``e`` (TwoSum) give
+    The product is exact in float64.  In round-to-nearest, the float64 sum converted to
+    float32 is already the once-rounded result unless it is a float32 midpoint or tiny
+    (:func:`_midpoint_or_tiny`); otherwise the float64 sum ``s`` and its error ``e`` (TwoSum) give
     the exact value, which is rounded to odd in float64 (towards zero, lowest bit set when
     inexact) so that the final rounding to float32, in any mode, is the correct one
     (Boldo-Melquiond).
@@ -57,6 +77,8 @@ def fma_f32(a, b, c, mode: str = "rn"):
     p = np.multiply(a, b, dtype=np.float64)
     c64 = np.asarray(c, np.float64)
     s = p + c64
+    if mode == "rn" and not _midpoint_or_tiny(s):
+        return s.astype(np.float32)
     bb = s - p
     e = (p - (s - bb)) + (c64 - bb)
     inexact = (e != 0) & np.isfinite(s)
