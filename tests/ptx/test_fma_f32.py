@@ -18,8 +18,8 @@ _libm.fmaf.argtypes = [ctypes.c_float] * 3
 
 
 def _reference(a, b, c) -> np.ndarray:
-    return np.array([_libm.fmaf(float(x), float(y), float(z)) for x, y, z in zip(a, b, c)],
-                    np.float32)
+    return np.array([_libm.fmaf(float(x), float(y), float(z))
+                     for x, y, z in zip(a, b, c, strict=True)], np.float32)
 
 
 def _cases(kind: str, rng: np.random.Generator, n: int):
