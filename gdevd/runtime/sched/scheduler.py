@@ -142,7 +142,8 @@ class Scheduler:
             self._grant(None, vres, se, kind, now)
             return
         self.replenish(vres, now)
-        if vres.current is se and se.instances[vres.kind] < self.instances_max:
+        if vres.current is se and se.instances[vres.kind] < self.instances_max and \
+                not self.preempter.yielding(pres):     # (a yielding context queues)
             self._grant(pres, vres, se, kind, now)
             return
         if pres.current is None:
@@ -188,10 +189,16 @@ class Scheduler:
         if head is not None and head.guest and not self.guests.may_run(pres):
             return      # a guest out of its piece: granted at the next period (guest.py)
         w = vres.queue.pop()
-        if w is not None:
+        while w is not None:
             self._grant(pres, vres, w.entity, w.kind, now)
             w.granted = True
             w.event.set()
+            # the same context's other waiters for the resource (its other streams) come
+            # along: they run beside w inside one makespan, charged once
+            nxt = vres.queue.peek()
+            w = vres.queue.pop() if nxt is not None and nxt.entity is w.entity and \
+                nxt.kind == w.kind and nxt.guest == w.guest and \
+                w.entity.instances[vres.kind] < self.instances_max else None
 
     def _grant(self, pres: PRes | None, vres: VRes, se: Entity, kind: str, now: float) -> None:
         rk = vres.kind

@@ -208,7 +208,8 @@ class PRes:
         # it clears the token; compute and copy engines buffer independently under MRQ)
         self.buffering: object | None = None
         # the launch running on this engine, its entity and class, and its slice (preempt.py)
-        self.job: Any = None
+        self.job: Any = None                 # the first of ``jobs``, whose timers run
+        self.jobs: list[Any] = []            # every running launch of ``job_entity``
         self.job_entity: Entity | None = None
         self.job_daemon = False
         self.job_guest = False
