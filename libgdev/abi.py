@@ -55,8 +55,10 @@ FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
 FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
 FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURE_GUEST = 1 << 8  # SET_GUEST: a context makes itself a guest (or a host again)
+FEATURE_STREAMS = 1 << 9  # STREAM_*: streams are channels; copies and launches name one
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
-            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST)
+            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
+            | FEATURE_STREAMS)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -71,6 +73,9 @@ PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
 GUEST_CLEAR = 0x1  # SET_GUEST flag: drop the override (guest must be 0)
 GUEST_GET = 0x2  # SET_GUEST flag: change nothing, only report (guest must be 0)
 GUEST_FLAGS = GUEST_CLEAR | GUEST_GET
+STREAM_NON_BLOCKING = 0x1  # STREAM_CREATE flag: no implicit order with the legacy stream 0
+STREAM_FLAGS = STREAM_NON_BLOCKING
+STREAM_SYNC_TIMEOUT = 0x1  # STREAM_SYNC flag: timeout_us is valid (else wait forever)
 
 TOKEN_SIZE = 32
 Tail = bytes | memoryview  # a message's variable part, as handlers and callers see it
@@ -88,6 +93,11 @@ class ProtocolError(GdevError):
 
     def __str__(self) -> str:
         return f"[{_errno.errorcode.get(self.errno, self.errno)}] {self.detail}"
+
+
+# Fields that senders may leave out (0): the stream of copies and launches, which took the
+# place of padding, so a client that predates streams still sends the legacy stream.
+OPTIONAL = frozenset({"stream"})
 
 
 class Header(NamedTuple):
@@ -112,12 +122,14 @@ class Frame(NamedTuple):
 
 class Layout:
     """A fixed struct of named fields (``(name, format)`` pairs, little-endian) plus an
-    optional variable tail.  Fields named ``_pad*`` must be zero."""
+    optional variable tail.  Fields named ``_pad*`` must be zero; fields in
+    :data:`OPTIONAL` (fields added where padding was) are 0 unless given."""
 
     def __init__(self, name: str, fields: tuple[tuple[str, str], ...] = (),
                  tail: bool = False) -> None:
         self.name = name
         self.fields = fields
+        self.defaults = {n: 0 for n, _ in fields if n in OPTIONAL}
         self.struct = struct.Struct("<" + "".join(fmt for _, fmt in fields))
         if self.struct.size % 8:
             raise ValueError(f"{name}: size {self.struct.size} is not a multiple of 8")
@@ -136,6 +148,8 @@ class Layout:
         """Encode ``values`` (every public field) and ``tail``; ValueError on bad values."""
         if tail and not self.tail:
             raise ValueError(f"{self.name} takes no tail")
+        if self.defaults:
+            values = {**self.defaults, **values}
         args = [0 if n is None else values[n] for n in self._names]
         try:
             body = self.struct.pack(*args)
@@ -147,6 +161,8 @@ class Layout:
                      values: dict[str, Any]) -> bytes:
         """``head`` (the header's values, and a reply's status and pad) and the fields in one
         ``pack`` call of ``whole`` (:attr:`request_message` or :attr:`reply_message`)."""
+        if self.defaults:
+            values = {**self.defaults, **values}
         args = [0 if n is None else values[n] for n in self._names]
         try:
             return whole.pack(*head, *args)
@@ -188,13 +204,17 @@ def _L(name: str, *fields: tuple[str, str], tail: bool = False) -> Layout:
 
 
 _EMPTY = _L("empty")
+# ``stream``: the stream of the context the copy or launch is ordered in (0: the legacy
+# stream, what every client that predates streams sends in the former padding).
 _MEMCPY = _L("memcpy_host", ("dev_addr", "Q"), ("size", "Q"), ("host_offset", "Q"),
-             ("buf_id", "Q"), ("host_kind", "I"), ("_pad0", "I"), tail=True)
+             ("buf_id", "Q"), ("host_kind", "I"), ("stream", "I"), tail=True)
 _FENCE = _L("fence", ("id", "I"), ("_pad0", "I"))
 _ADDR = _L("addr", ("addr", "Q"))
 _SIZE = _L("size", ("size", "Q"))
 _DMA = _L("dma", ("addr", "Q"), ("size", "Q"), ("buf_id", "Q"))
-_DTOD = _L("dtod", ("dst_addr", "Q"), ("src_addr", "Q"), ("size", "Q"))
+_DTOD = _L("dtod", ("dst_addr", "Q"), ("src_addr", "Q"), ("size", "Q"), ("stream", "I"),
+           ("_pad0", "I"))
+_STREAM = _L("stream", ("stream", "I"), ("_pad0", "I"))
 
 # New commands (not in Gdev) live below 0x10; Gdev's numbers are kept as they are.
 COMMANDS: tuple[Command, ...] = (
@@ -219,10 +239,16 @@ COMMANDS: tuple[Command, ...] = (
             _L("module_launch", ("module_id", "Q"), ("function", "I"),
                ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
                ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
-               ("shared_dynamic", "I"), ("params_len", "I"), ("_pad0", "I"), tail=True),
+               ("shared_dynamic", "I"), ("params_len", "I"), ("stream", "I"), tail=True),
             _FENCE),
     Command(0x09, "SET_GUEST", _L("guest", ("guest", "I"), ("flags", "I")),
             _L("guest_reply", ("guest", "I"), ("_pad0", "I"))),
+    Command(0x0A, "STREAM_CREATE", _L("stream_create", ("flags", "I"), ("_pad0", "I")),
+            _STREAM),
+    Command(0x0B, "STREAM_DESTROY", _STREAM, _EMPTY),
+    Command(0x0C, "STREAM_WAIT", _L("stream_wait", ("stream", "I"), ("fence", "I")), _EMPTY),
+    Command(0x0D, "STREAM_SYNC",
+            _L("stream_sync", ("stream", "I"), ("flags", "I"), ("timeout_us", "Q")), _EMPTY),
     Command(0x10, "GET_HANDLE", _EMPTY, _L("handle", ("handle", "Q"))),
     Command(0x100, "GMALLOC", _SIZE, _ADDR),
     Command(0x101, "GFREE", _ADDR, _SIZE),
@@ -239,7 +265,7 @@ COMMANDS: tuple[Command, ...] = (
                ("grid_x", "I"), ("grid_y", "I"), ("grid_z", "I"),
                ("block_x", "I"), ("block_y", "I"), ("block_z", "I"),
                ("shared_dynamic", "I"), ("name_len", "I"), ("params_len", "I"),
-               ("_pad0", "I"), tail=True), _FENCE),
+               ("stream", "I"), tail=True), _FENCE),
     Command(0x113, "GSYNC", _L("sync", ("id", "I"), ("flags", "I"), ("timeout_us", "Q")),
             _EMPTY),
     Command(0x114, "GBARRIER", _EMPTY, _EMPTY),

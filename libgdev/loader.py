@@ -72,11 +72,11 @@ class ModuleVerbs:
 
     def gmodule_launch(self, module_id: int, index: int, grid: tuple[int, int, int],
                        block: tuple[int, int, int], shared_dynamic: int,
-                       params: bytes | bytearray | memoryview) -> int:
+                       params: bytes | bytearray | memoryview, stream: int = 0) -> int:
         """Launch function ``index`` (its place in the module's table) of a loaded module
-        with the packed parameter buffer ``params``; its fence id."""
+        with the packed parameter buffer ``params``, in ``stream``; its fence id."""
         return self._request(
             "MODULE_LAUNCH", memoryview(params), module_id=module_id, function=index,
             grid_x=grid[0], grid_y=grid[1], grid_z=grid[2],
             block_x=block[0], block_y=block[1], block_z=block[2],
-            shared_dynamic=shared_dynamic, params_len=len(params)).fields.id
+            shared_dynamic=shared_dynamic, params_len=len(params), stream=stream).fields.id

@@ -30,24 +30,25 @@ if TYPE_CHECKING:
 
 
 def pinned(conn: Connection, name: str, dev: int, buf: DmaBuffer, offset: int,
-           size: int) -> int:
+           size: int, stream: int = 0) -> int:
     """One copy between device memory and a pinned buffer; the reply's fence id or 0."""
     reply = conn.call(name, dev_addr=dev, size=size, host_offset=offset, buf_id=buf.buf_id,
-                      host_kind=abi.HOST_DMA)
+                      host_kind=abi.HOST_DMA, stream=stream)
     return getattr(reply.fields, "id", 0)
 
 
-def inline_to_device(conn: Connection, name: str, dev: int, src: memoryview) -> int:
+def inline_to_device(conn: Connection, name: str, dev: int, src: memoryview,
+                     stream: int = 0) -> int:
     """HtoD with the data inside the message."""
     reply = conn.call(name, tail=src, dev_addr=dev, size=len(src), host_offset=0, buf_id=0,
-                      host_kind=abi.HOST_INLINE)
+                      host_kind=abi.HOST_INLINE, stream=stream)
     return getattr(reply.fields, "id", 0)
 
 
-def inline_from_device(conn: Connection, dst: memoryview, dev: int) -> None:
+def inline_from_device(conn: Connection, dst: memoryview, dev: int, stream: int = 0) -> None:
     """DtoH with the data inside the reply."""
     reply = conn.call("GMEMCPY_FROM_DEVICE", dev_addr=dev, size=len(dst), host_offset=0,
-                      buf_id=0, host_kind=abi.HOST_INLINE)
+                      buf_id=0, host_kind=abi.HOST_INLINE, stream=stream)
     if len(reply.tail) != len(dst):
         raise error_from_errno(errno.EPROTO, f"reply carried {len(reply.tail)} of {len(dst)} bytes")
     dst[:] = reply.tail
@@ -57,9 +58,10 @@ def _chunks(size: int, chunk: int) -> list[tuple[int, int]]:
     return [(off, min(chunk, size - off)) for off in range(0, size, chunk)]
 
 
-def _send_chunk(conn: Connection, name: str, stg: Staging, i: int, dev: int, n: int) -> int:
+def _send_chunk(conn: Connection, name: str, stg: Staging, i: int, dev: int, n: int,
+                stream: int) -> int:
     return conn.send(name, dev_addr=dev, size=n, host_offset=(i % stg.slots) * stg.chunk,
-                     buf_id=0, host_kind=abi.HOST_STAGING)
+                     buf_id=0, host_kind=abi.HOST_STAGING, stream=stream)
 
 
 class _Collector:
@@ -84,7 +86,8 @@ class _Collector:
             raise self.error
 
 
-def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) -> None:
+def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview,
+                     stream: int = 0) -> None:
     """HtoD through the staging slots, ``stg.slots`` chunks in flight."""
     host = np.frombuffer(src, dtype=np.uint8)
     inflight: deque[int] = deque()
@@ -96,19 +99,21 @@ def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) 
             if col.error is not None:
                 break
             stg.slot(i % stg.slots)[:n] = host[off:off + n]
-            inflight.append(_send_chunk(conn, "GMEMCPY_TO_DEVICE", stg, i, dev + off, n))
+            inflight.append(_send_chunk(conn, "GMEMCPY_TO_DEVICE", stg, i, dev + off, n,
+                                        stream))
         while inflight:
             col.take(inflight.popleft())
     col.finish()
 
 
-def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int) -> None:
+def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int,
+                       stream: int = 0) -> None:
     """DtoH through the staging slots: the daemon fills ahead while the client drains."""
     host = np.frombuffer(dst, dtype=np.uint8)
     chunks = _chunks(len(dst), stg.chunk)
     col = _Collector(conn)
     with conn.lock:
-        inflight = deque(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, i, dev + off, n)
+        inflight = deque(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, i, dev + off, n, stream)
                          for i, (off, n) in enumerate(chunks[:stg.slots]))
         for i, (off, n) in enumerate(chunks):
             if not inflight:
@@ -119,7 +124,8 @@ def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int
             nxt = i + stg.slots
             if nxt < len(chunks) and col.error is None:
                 o, m = chunks[nxt]
-                inflight.append(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, nxt, dev + o, m))
+                inflight.append(_send_chunk(conn, "GMEMCPY_FROM_DEVICE", stg, nxt, dev + o, m,
+                                            stream))
         while inflight:
             col.take(inflight.popleft())
     col.finish()

@@ -10,7 +10,8 @@ the table: how a context is opened differs per facade (a minor and a mount, or a
 
 from __future__ import annotations
 
-# Gdev's verbs, then the priority calls, the module verbs and the guest calls (not in Gdev).
+# Gdev's verbs, then the priority calls, the module verbs, the guest calls and the stream
+# verbs (not in Gdev; launches and copies take an optional ``stream`` after their arguments).
 HANDLE_VERBS = (
     "gclose", "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gmemcpy_to_device",
     "gmemcpy_to_device_async", "gmemcpy_from_device", "gmemcpy_from_device_async",
@@ -18,6 +19,7 @@ HANDLE_VERBS = (
     "gref", "gunref", "gvirtget", "gshmget", "gshmat", "gshmdt", "gshmctl",
     "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
     "gset_guest", "gget_guest",
+    "gstream_create", "gstream_destroy", "gstream_wait", "gstream_sync",
 )
 
 # What the CUDA layer needs of a backend (libgdev.cuda.backend.GdevBackend); gmemcpy_async

@@ -158,7 +158,7 @@ async def _module_launch(call: Call, req: Any, tail: abi.Tail) -> Out:
         raise _einval(f"MODULE_LAUNCH carries {len(tail)} parameter bytes, not {req.params_len}")
     fence = await backend.rt.gmodule_launch(
         call.s.handle, req.module_id, req.function, (req.grid_x, req.grid_y, req.grid_z),
-        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail)
+        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail, req.stream)
     return Out({"id": fence})
 
 
@@ -198,7 +198,7 @@ async def _gfree_dma(call: Call, req: Any, tail: abi.Tail) -> Out:
 
 async def _to_device(call: Call, req: Any, tail: abi.Tail, verb: Any) -> Any:
     src = backend.host_source(call.s, req, tail)
-    return await verb(call.s.handle, req.dev_addr, src, req.size)
+    return await verb(call.s.handle, req.dev_addr, src, req.size, req.stream)
 
 
 @handler("GMEMCPY_TO_DEVICE")
@@ -215,7 +215,8 @@ async def _gmemcpy_to_device_async(call: Call, req: Any, tail: abi.Tail) -> Out:
 @handler("GMEMCPY_FROM_DEVICE")
 async def _gmemcpy_from_device(call: Call, req: Any, tail: abi.Tail) -> Out:
     dst = backend.host_destination(call.s, req, tail)
-    await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size)
+    await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size,
+                                         req.stream)
     return Out(tail=dst.data if req.host_kind == abi.HOST_INLINE else b"")
 
 
@@ -225,26 +226,27 @@ async def _gmemcpy_from_device_async(call: Call, req: Any, tail: abi.Tail) -> Ou
         raise _einval("an async copy from the device needs a shared destination")
     dst = backend.host_destination(call.s, req, tail)
     fence = await backend.rt.gmemcpy_from_device_async(call.s.handle, dst, req.dev_addr,
-                                                        req.size)
+                                                        req.size, req.stream)
     return Out({"id": fence})
 
 
 @handler("GMEMCPY")
 async def _gmemcpy(call: Call, req: Any, tail: abi.Tail) -> Out:
-    await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size, req.stream)
     return Out()
 
 
 @handler("GMEMCPY_ASYNC")
 async def _gmemcpy_async(call: Call, req: Any, tail: abi.Tail) -> Out:
-    fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size,
+                                           req.stream)
     return Out({"id": fence})
 
 
 @handler("GLAUNCH")
 async def _glaunch(call: Call, req: Any, tail: abi.Tail) -> Out:
     kernel = backend.kernel_from(req, tail)
-    return Out({"id": await backend.rt.glaunch(call.s.handle, kernel)})
+    return Out({"id": await backend.rt.glaunch(call.s.handle, kernel, req.stream)})
 
 
 @handler("GSYNC")
@@ -259,6 +261,32 @@ async def _gsync(call: Call, req: Any, tail: abi.Tail) -> Out:
 @handler("GBARRIER")
 async def _gbarrier(call: Call, req: Any, tail: abi.Tail) -> Out:
     await backend.rt.gbarrier(call.s.handle)
+    return Out()
+
+
+@handler("STREAM_CREATE")
+async def _stream_create(call: Call, req: Any, tail: abi.Tail) -> Out:
+    return Out({"stream": await backend.rt.gstream_create(call.s.handle, req.flags)})
+
+
+@handler("STREAM_DESTROY")
+async def _stream_destroy(call: Call, req: Any, tail: abi.Tail) -> Out:
+    await backend.rt.gstream_destroy(call.s.handle, req.stream)
+    return Out()
+
+
+@handler("STREAM_WAIT")
+async def _stream_wait(call: Call, req: Any, tail: abi.Tail) -> Out:
+    await backend.rt.gstream_wait(call.s.handle, req.stream, req.fence)
+    return Out()
+
+
+@handler("STREAM_SYNC")
+async def _stream_sync(call: Call, req: Any, tail: abi.Tail) -> Out:
+    if req.flags & ~abi.STREAM_SYNC_TIMEOUT:
+        raise _einval(f"unknown stream sync flags 0x{req.flags:x}")
+    timeout = req.timeout_us / 1e6 if req.flags & abi.STREAM_SYNC_TIMEOUT else None
+    await backend.rt.gstream_sync(call.s.handle, req.stream, timeout)
     return Out()
 
 

@@ -14,8 +14,8 @@ Path selection (Gdev section 1.4, and the paper's Fig. 3/4):
    ``pipeline_count > 1`` and ``size > chunk_size``, else **chunked** (one buffer at a time).
    One such copy at a time per context (``handle.bounce_lock``): streams share the buffers.
 
-The synchronous forms run in the legacy stream; the ``_async`` forms take a ``stream``
-(``streams.py``), and an engine copy in one stream overlaps a launch in another.
+Every form takes a ``stream`` (``streams.py``; 0, the legacy stream, by default): a copy in
+one stream overlaps a launch in another.
 
 Device addresses must lie inside one object of the context (ENOENT if none contains the
 start, EFAULT if the range runs past its end); host buffers are any C-contiguous buffer
@@ -128,12 +128,16 @@ def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) ->
     return host
 
 
-async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> None:
-    """Copy ``size`` bytes from host buffer ``src`` to device address ``dst`` (synchronous).
+async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int,
+                            stream: int = LEGACY) -> None:
+    """Copy ``size`` bytes from host buffer ``src`` to device address ``dst`` (synchronous,
+    ordered in ``stream``).
 
-    Errors: EBADF, EINVAL (size <= 0, bad or short buffer), ENOENT/EFAULT (bad address).
+    Errors: EBADF, EINVAL (size <= 0, bad or short buffer, unknown stream), ENOENT/EFAULT
+    (bad address).
     """
-    await _sync_to_device(handle, dst, _prepare(handle, dst, src, size, writable=False), size)
+    host = _prepare(handle, dst, src, size, writable=False)
+    await _sync_to_device(handle, dst, host, size, stream)
 
 
 async def _sync_to_device(handle: Handle, dst: int, host: np.ndarray, size: int,
@@ -161,12 +165,16 @@ async def _to_device_resident(handle: Handle, dst: int, host: np.ndarray, size: 
         await _engine_copy(handle, path, size, handle.phys.htod.htod, handle.mmu, dst, host, **kw)
 
 
-async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> None:
-    """Copy ``size`` bytes from device address ``src`` into host buffer ``dst`` (synchronous).
+async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int,
+                              stream: int = LEGACY) -> None:
+    """Copy ``size`` bytes from device address ``src`` into host buffer ``dst`` (synchronous,
+    ordered in ``stream``).
 
-    Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer), ENOENT/EFAULT.
+    Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer, unknown stream),
+    ENOENT/EFAULT.
     """
-    await _sync_from_device(handle, _prepare(handle, src, dst, size, writable=True), src, size)
+    host = _prepare(handle, src, dst, size, writable=True)
+    await _sync_from_device(handle, host, src, size, stream)
 
 
 async def _sync_from_device(handle: Handle, host: np.ndarray, src: int, size: int,
@@ -258,13 +266,15 @@ async def _device_copy_resident(handle: Handle, dst: int, src: int, size: int) -
                       handle.mmu, src, size)
 
 
-async def gmemcpy(handle: Handle, dst: int, src: int, size: int) -> None:
-    """Copy inside the context's unified address space (device or pinned, either side).
+async def gmemcpy(handle: Handle, dst: int, src: int, size: int,
+                  stream: int = LEGACY) -> None:
+    """Copy inside the context's unified address space (device or pinned, either side),
+    synchronously, ordered in ``stream``.
 
     Errors: EBADF, EINVAL, ENOENT (either address unknown), EFAULT (range past an object).
     """
     _prepare_dtod(handle, dst, src, size)
-    async with handle.exclusive(LEGACY):
+    async with handle.exclusive(stream):
         await _device_copy(handle, dst, src, size)
 
 

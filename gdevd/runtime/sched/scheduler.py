@@ -189,16 +189,22 @@ class Scheduler:
         if head is not None and head.guest and not self.guests.may_run(pres):
             return      # a guest out of its piece: granted at the next period (guest.py)
         w = vres.queue.pop()
-        while w is not None:
-            self._grant(pres, vres, w.entity, w.kind, now)
-            w.granted = True
-            w.event.set()
-            # the same context's other waiters for the resource (its other streams) come
-            # along: they run beside w inside one makespan, charged once
-            nxt = vres.queue.peek()
-            w = vres.queue.pop() if nxt is not None and nxt.entity is w.entity and \
-                nxt.kind == w.kind and nxt.guest == w.guest and \
-                w.entity.instances[vres.kind] < self.instances_max else None
+        if w is not None:
+            self._grant_group(pres, vres, w, now)
+
+    def _grant_group(self, pres: PRes | None, vres: VRes, w: Waiter, now: float) -> None:
+        """Grant lead ``w`` and its companions (the context's other streams: they run beside
+        it within one makespan, charged once), up to ``instances_max`` in flight; the rest
+        queue again behind the contexts of equal priority."""
+        group, w.companions = [w, *w.companions], []
+        for i, x in enumerate(group):
+            if pres is not None and i and x.entity.instances[vres.kind] >= self.instances_max:
+                vres.queue.requeue(group[i:])
+                return
+            x.lead = None
+            self._grant(pres, vres, x.entity, x.kind, now)
+            x.granted = True
+            x.event.set()
 
     def _grant(self, pres: PRes | None, vres: VRes, se: Entity, kind: str, now: float) -> None:
         rk = vres.kind
@@ -381,9 +387,7 @@ class Scheduler:
             now = trio.current_time()
             for v in self._vres.values():
                 while (w := v.queue.pop()) is not None:
-                    self._grant(None, v, w.entity, w.kind, now)
-                    w.granted = True
-                    w.event.set()
+                    self._grant_group(None, v, w, now)
 
     def set_queueing(self, mode: str) -> None:
         """Switch between MRQ (separate compute and copy queues) and SDQ (one queue)."""
