@@ -105,9 +105,9 @@ CONTEXT_METRICS: tuple[tuple[str, str, str, Callable[..., float]], ...] = (
     ("copied_bytes_total", "counter", "bytes copied", lambda h, se, r, now:
      se.usage.bytes_copied),
     ("swap_out_bytes_total", "counter", "bytes swapped out", lambda h, se, r, now:
-     h.swap.swap_out_bytes),
+     h.counters.swap.swap_out_bytes),
     ("swap_in_bytes_total", "counter", "bytes swapped in", lambda h, se, r, now:
-     h.swap.swap_in_bytes),
+     h.counters.swap.swap_in_bytes),
 )
 
 
@@ -127,7 +127,7 @@ def render(system: Any) -> str:
                       "queueing": S.get_queueing(system)}, 1)])
     for attr in ("device_size", "device_used", "host_used"):
         lines += family(f"gdev_swap_{attr}_bytes", "gauge", f"swap areas' {attr}, all GPUs",
-                        [({}, sum(getattr(a, attr) for a in system.swap.values()))])
+                        [({}, sum(getattr(g.swap, attr) for g in system.gpus))])
     for name, kind, help_, get in VGPU_METRICS:
         lines += family(f"gdev_vgpu_{name}", kind, help_,
                         [(_vgpu_labels(v), get(v)) for v in system.virtual])

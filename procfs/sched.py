@@ -129,7 +129,7 @@ def set_time_max(system: Any, ms: int) -> None:
 
 def device_bytes(handle: Any) -> int:
     """Device memory a context allocated (shared segments it attached not counted)."""
-    return sum(o.size for o in handle.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
+    return sum(o.size for o in handle.space.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
 
 
 def contexts(system: Any) -> str:
@@ -139,7 +139,7 @@ def contexts(system: Any) -> str:
              "resident swapped swap_out_bytes swap_out swap_in_bytes swap_in uid name"]
     owned = residency(system)
     for h, se in sched.entities():
-        u, c = se.usage, h.swap
+        u, c = se.usage, h.counters.swap
         res, swp = owned.get(h.cid, (0, 0))
         lines.append(f"{h.cid} {h.cred.pid} {h.vgpu.minor} {se.prio.effective(now)} "
                      f"{device_bytes(h)} {u.compute_s * 1e3:.3f} {u.copy_s * 1e3:.3f} "
@@ -158,8 +158,8 @@ def _word(name: str) -> str:
 def residency(system: Any) -> dict[int, tuple[int, int]]:
     """Per context id: (resident, swapped) bytes of the device blocks it owns."""
     owned: dict[int, tuple[int, int]] = {}
-    for blocks in system.blocks.values():
-        for b in blocks:
+    for gpu in system.gpus:
+        for b in gpu.blocks:
             if b.owner is not None:
                 res, swp = owned.get(b.owner.cid, (0, 0))
                 owned[b.owner.cid] = (res + b.resident_bytes, swp + b.size - b.resident_bytes)

@@ -91,14 +91,14 @@ def _set_ioctl_poll(system: Any, us: int) -> None:
 
 
 def _set_swap_percent(system: Any, value: int) -> None:
-    if any(area.device_used for area in system.swap.values()):
+    if any(g.swap.device_used for g in system.gpus):
         raise GdevError(errno.EBUSY, "the device swap area holds pages; retry when drained")
-    for area in system.swap.values():
-        area.resize(value)
+    for gpu in system.gpus:
+        gpu.swap.resize(value)
 
 
 def _sum_swap(attr: str) -> Callable[[Any], int]:
-    return lambda system: sum(getattr(a, attr) for a in system.swap.values())
+    return lambda system: sum(getattr(g.swap, attr) for g in system.gpus)
 
 
 def _vgpu_swap(attr: str) -> Callable[[Any], int]:
@@ -140,8 +140,8 @@ ENTRIES: tuple[Entry, ...] = (
           lambda v: v.memory_used),
     Entry("swap_percent", "global", RW, "temporal device swap area, percent of each GPU's "
           "memory (0 disables it; EBUSY while it holds pages)",
-          lambda s: s.config.swap_percent if not s.swap else
-          next(iter(s.swap.values())).percent, _set_swap_percent, (0, 50)),
+          lambda s: s.config.swap_percent if not s.gpus else
+          s.gpus[0].swap.percent, _set_swap_percent, (0, 50)),
     Entry("ioctl_poll_us", "global", RW, "how long an ioctl connection busy-polls for its "
           "client's next request before sleeping, microseconds (0 turns it off)",
           lambda s: s.config.ioctl_poll_us, _set_ioctl_poll, (0, D.IOCTL_POLL_US_MAX)),
@@ -158,7 +158,7 @@ ENTRIES: tuple[Entry, ...] = (
           "(docs/security.md)", limits_text),
     Entry("host_swap_held", "vgpu", RO, "bytes of this vGPU's evicted pages in host swap "
           "(at most its memory_share of host_swap_size)",
-          lambda v: v.system.swap[v.phys.index].host_by_vgpu.get(v.minor, 0)),
+          lambda v: v.gpu.swap.host_by_vgpu.get(v.minor, 0)),
     Entry("swap_out_bytes", "vgpu", RO, "bytes swapped out of this vGPU's memory",
           _vgpu_swap("swap_out_bytes")),
     Entry("swap_out_count", "vgpu", RO, "evictions from this vGPU", _vgpu_swap("swap_out_count")),

@@ -52,7 +52,7 @@ def copies(h: gdev.Handle) -> None:
     gdev.gsync(h, fid)
     assert np.array_equal(pin.array, data)
     print(f"  pinned async DtoH of 64 MiB: fence {fid} done; paths used: "
-          f"{dict(sorted((k, v) for k, v in h.handle.copy_stats.items() if '_' not in k))}")
+          f"{dict(sorted((k, v) for k, v in h.handle.counters.copies.items() if '_' not in k))}")
     gdev.gfree_dma(h, pin)
     gdev.gfree(h, va)
 

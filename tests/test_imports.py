@@ -9,7 +9,9 @@ Every module's AST is walked (imports inside functions count too):
   defaults), not its internals;
 - the hardware (``gdevd.gpu``) imports nothing above it (runtime, ioctl, fuse, modules);
 - inside the runtime (``gdevd.runtime``) no function imports (a deferred import hides a
-  cycle), and the module-level imports, those under ``if TYPE_CHECKING:`` aside, form a DAG.
+  cycle), and the module-level imports, those under ``if TYPE_CHECKING:`` aside, form a DAG;
+- the memory manager (``gdevd.runtime.mm``) imports at load time only its own modules and
+  the runtime's defaults and constants: it sits below the handles, verbs and system.
 
 :data:`KNOWN_GAPS` lists, by file, the imports that still break a rule; the test fails when
 one disappears too, so the list shrinks with the code.
@@ -204,6 +206,24 @@ def test_the_runtime_imports_form_a_dag() -> None:
     assert _cycle(graph) == [], "an import cycle among runtime modules"
 
 
+MM = "gdevd.runtime.mm"
+MM_MAY = ("gdevd.runtime.defaults", "gdevd.runtime.constants")
+
+
+def _mm_breaches(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(module, import) where the memory manager imports, at load time, a runtime module
+    above it: it may import only its own modules and the runtime's defaults and constants."""
+    return {(src, name) for src, names in graph.items() if _under(src, (MM,))
+            for name in names if not _under(name, (MM, *MM_MAY))}
+
+
+def test_the_memory_manager_sits_below_the_runtime() -> None:
+    graph = _runtime_graph()
+    assert {"gdevd.runtime.mm.swap", "gdevd.runtime.mm.memory"} <= set(graph)  # it is read
+    assert _mm_breaches(graph) == set(), "the memory manager imports the runtime above it"
+    assert any(_under(n, (MM,)) for n in graph["gdevd.runtime.api_mem"])
+
+
 def test_the_runtime_rules_catch_a_breach() -> None:
     src = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\nimport b\n"
            "try:\n    import c\nexcept ImportError:\n    import d\n"
@@ -215,3 +235,7 @@ def test_the_runtime_rules_catch_a_breach() -> None:
         "from typing import TYPE_CHECKING", "import b", "import c", "import d", "import e"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    assert _mm_breaches({"gdevd.runtime.mm.swap": {"gdevd.runtime.handle"}}) == {
+        ("gdevd.runtime.mm.swap", "gdevd.runtime.handle")}
+    assert _mm_breaches({"gdevd.runtime.mm.swap": {"gdevd.runtime.mm.swaparea",
+                                                    "gdevd.runtime.defaults"}}) == set()

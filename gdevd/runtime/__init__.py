@@ -24,9 +24,9 @@ from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
 from .limits import limits_text
-from .memory import DmaBuffer
+from .mm.memory import DmaBuffer
+from .mm.shm import ShmidDs
 from .sched.api import gget_guest, gget_priority, gset_guest, gset_priority
-from .shm import ShmidDs
 from .system import Credentials, GdevSystem, PhysicalGpu, VirtualGpu
 from .teardown import gclose
 

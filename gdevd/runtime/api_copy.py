@@ -34,8 +34,8 @@ from ..errors import GdevError
 from . import constants as C
 from .api_mem import check_size
 from .handle import Fence, Handle, check_handle
-from .memory import DmaBuffer
-from .residency import is_resident, read_swapped, touching
+from .mm.memory import DmaBuffer
+from .mm.residency import is_resident, read_swapped, touching
 from .streams import LEGACY
 
 
@@ -63,8 +63,8 @@ def host_array(buf: Any, size: int, *, writable: bool) -> np.ndarray:
 
 
 def _count(handle: Handle, path: str, size: int) -> None:
-    handle.copy_stats[path] += 1
-    handle.copy_stats[path + "_bytes"] += size
+    handle.counters.copies[path] += 1
+    handle.counters.copies[path + "_bytes"] += size
     handle.system.scheduler.copied(handle, size)      # the scheduler's per-context/vGPU bytes
 
 
@@ -106,7 +106,7 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
     await sched.memory_begin(handle)
     try:
         seq = submit(*args)
-        await handle.system.completions[handle.phys.index][engine.name].wait(seq)
+        await handle.gpu.completions[engine.name].wait(seq)
     finally:
         sched.memory_end(handle)
     _count(handle, path, size)
@@ -114,10 +114,10 @@ async def _engine_job(handle: Handle, path: str, size: int, engine: Any, submit:
 
 def _bounce_args(handle: Handle, size: int, src_addr: int,
                  dst_addr: int) -> tuple[str, dict[str, Any]]:
-    depth = handle.pipeline_count if size > handle.chunk_size else 1
+    depth = handle.bounce.pipeline_count if size > handle.bounce.chunk_size else 1
     path = C.PATH_PIPELINED if depth > 1 else C.PATH_CHUNKED
-    bounce = handle.bounce_for(src_addr, dst_addr)
-    return path, {"chunk": handle.chunk_size, "depth": depth, "bounce": bounce}
+    bounce = handle.bounce.placed_for(src_addr, dst_addr)
+    return path, {"chunk": handle.bounce.chunk_size, "depth": depth, "bounce": bounce}
 
 
 def _prepare(handle: Handle, va: int, buf: Any, size: int, *, writable: bool) -> np.ndarray:

@@ -86,7 +86,7 @@ async def gtune(handle: Handle, ttype: int, value: int) -> None:
     nothing changes then).
     """
     check_handle(handle)
-    chunk, depth = handle.chunk_size, handle.pipeline_count
+    chunk, depth = handle.bounce.chunk_size, handle.bounce.pipeline_count
     if ttype == C.GDEV_TUNE_MEMCPY_CHUNK_SIZE:
         check_chunk_size(value)
         chunk = value
@@ -97,7 +97,7 @@ async def gtune(handle: Handle, ttype: int, value: int) -> None:
         raise GdevError(errno.EINVAL, f"unknown tune type {ttype!r}")
     async with handle.exclusive():
         handle.check_open()
-        handle.set_bounce(chunk, depth)
+        handle.bounce.set(chunk, depth)
 
 
 async def gdevice_count(system: GdevSystem) -> int:

@@ -22,7 +22,7 @@ from ..gpu.compute import LaunchJob
 from ..gpu.ptx import load_module
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
-from .residency import resident_all, touching
+from .mm.residency import resident_all, touching
 from .streams import LEGACY
 
 
@@ -56,7 +56,7 @@ def _check_kernel(k: Any) -> None:
 
 async def _decode(handle: Handle, code: bytes) -> Any:
     """The decoded module of ``code``: from the GPU's cache, else parsed on a worker thread."""
-    cache = handle.phys.modules
+    cache = handle.gpu.modules
     key = cache.key(code)
     mod = cache.lookup(key)
     if mod is None:

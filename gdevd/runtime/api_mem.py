@@ -19,9 +19,9 @@ from . import defaults as D
 from .constants import GDEV_MEM_DEVICE
 from .handle import Handle, check_handle
 from .limits import check_pinned
-from .memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
-from .residency import map_block
-from .swap import alloc_pages, settle
+from .mm.memory import DeviceBlock, DmaBlock, DmaBuffer, MemObject
+from .mm.residency import map_block
+from .mm.swap import alloc_pages, settle
 from .teardown import release_block, settle_object, unmap_object
 
 
@@ -39,25 +39,25 @@ def _pages(size: int) -> int:
 async def new_block(handle: Handle, size: int) -> DeviceBlock:
     """A device block of ``size`` (page-rounded) bytes charged to ``handle``'s vGPU.
 
-    When the share or the device is full, victims are swapped out (:mod:`.swap`); ENOMEM
+    When the share or the device is full, victims are swapped out (:mod:`.mm.swap`); ENOMEM
     when neither memory nor swap can make room.
     """
     need = _pages(check_size(size))
     extents = await alloc_pages(handle, handle.vgpu, need)
     block = DeviceBlock(handle.phys, handle.vgpu, extents, owner=handle)
-    handle.system.blocks[handle.phys.index].add(block)
+    handle.gpu.blocks.add(block)
     return block
 
 
 def map_new(handle: Handle, block: DeviceBlock, *, ref: bool) -> MemObject:
     """Map ``block`` (settled) at a new VA of ``handle``; return the mapping."""
-    [(va, _)] = handle.vas.alloc(block.size)
+    va = handle.space.alloc_va(block.size)
     obj = MemObject(va, block, ref=ref)
     try:
         map_block(handle, obj)
     except BaseException:
         block.refs -= 1
-        handle.vas.free([(va, block.size)])
+        handle.space.vas.free([(va, block.size)])
         raise
     return obj
 
@@ -114,36 +114,15 @@ async def gmalloc_dma(handle: Handle, size: int, *, guaranteed: bool = False) ->
     if not guaranteed and vgpu.dma_used + need > vgpu.dma_memory_size:
         raise GdevError(errno.ENOMEM, f"vGPU {vgpu.minor}: {need} pinned bytes exceed its share "
                                       f"({vgpu.dma_used}/{vgpu.dma_memory_size} used)")
-    if not handle.free_apertures:
+    if not handle.space.free_apertures:
         raise GdevError(errno.ENOMEM, f"context {handle.cid}: no aperture left for pinned memory")
     block = DmaBlock(vgpu, need)
     try:
-        obj = _map_dma(handle, block, ref=False)
+        obj = handle.space.map_pinned(block, ref=False)
     except BaseException:
         block.release()
         raise
     return DmaBuffer(obj)
-
-
-def _map_dma(handle: Handle, block: DmaBlock, *, ref: bool) -> MemObject:
-    """Map a pinned block through a free aperture of ``handle``."""
-    if not handle.free_apertures:
-        raise GdevError(errno.ENOMEM, f"context {handle.cid}: no aperture left for pinned memory")
-    aperture = handle.free_apertures.pop()
-    try:
-        handle.mmu.set_aperture(aperture, block.array)
-        [(va, _)] = handle.vas.alloc(block.size)
-        try:
-            handle.mmu.map(va, 0, block.size, aperture=aperture)
-        except BaseException:
-            handle.vas.free([(va, block.size)])
-            raise
-    except BaseException:
-        handle.free_apertures.append(aperture)
-        raise
-    obj = MemObject(va, block, ref=ref, aperture=aperture)
-    handle.objects.add(obj)
-    return obj
 
 
 def pinned_object(handle: Handle, buf: Any) -> MemObject:
@@ -152,7 +131,7 @@ def pinned_object(handle: Handle, buf: Any) -> MemObject:
     ``GdevError(ENOENT)`` if ``buf`` is not inside a pinned buffer of this context.
     """
     if isinstance(buf, DmaBuffer):
-        obj = handle.objects.find(buf.va)
+        obj = handle.space.objects.find(buf.va)
         if obj is None or obj is not buf._obj:
             raise GdevError(errno.ENOENT, f"{buf} is not a pinned buffer of context {handle.cid}")
         return obj
@@ -196,12 +175,12 @@ async def gref(master: Handle, addr: int, size: int, slave: Handle) -> int:
     obj = master.lookup(addr, size)
     block = obj.block
     if isinstance(block, DmaBlock):
-        new = _map_dma(slave, block, ref=True)
+        new = slave.space.map_pinned(block, ref=True)
     else:
         await settle(block)
         check_handle(master)
         check_handle(slave)
-        if obj.block is not block or master.objects.find(obj.va) is not obj:
+        if obj.block is not block or master.space.objects.find(obj.va) is not obj:
             raise GdevError(errno.ENOENT, f"{obj} was freed meanwhile")
         new = map_new(slave, block, ref=True)
     return new.va + (addr - obj.va)

@@ -2,7 +2,7 @@
 
 The semantics are those of ``shmget(2)``, ``shmat(2)``, ``shmdt(2)`` and ``shmctl(2)``,
 with the credentials of the process that opened the device file; the segment table and
-its permission rules are :mod:`.shm`.  A segment's memory is charged to its creator's vGPU
+its permission rules are :mod:`.mm.shm`.  A segment's memory is charged to its creator's vGPU
 and may be swapped out like any other device memory.
 """
 
@@ -18,8 +18,8 @@ from ..errors import GdevError
 from . import constants as C
 from .api_mem import map_new, new_block
 from .handle import Handle, check_handle
-from .shm import ShmidDs
-from .swap import settle
+from .mm.shm import ShmidDs
+from .mm.swap import settle
 from .teardown import drop_segment, release_block, settle_object, unmap_object
 
 
@@ -90,7 +90,7 @@ async def gshmdt(handle: Handle, addr: int) -> None:
     check_handle(handle)
     async with handle.exclusive():
         handle.check_open()
-        obj = handle.objects.find(addr) if type(addr) is int else None
+        obj = handle.space.objects.find(addr) if type(addr) is int else None
         if obj is None or obj.shm is None or obj.va != addr:
             raise GdevError(errno.EINVAL, f"no shared segment attached at {addr!r}")
         await settle_object(handle, obj)

@@ -42,7 +42,7 @@ GDEV_OP_MEMCPY_ASYNC = 3
 GDEV_MEM_DEVICE = 0x01
 GDEV_MEM_DMA = 0x02
 
-# copy paths, as counted in Handle.copy_stats (the paper's section 1.4 terms)
+# copy paths, as counted in Handle.counters.copies (the paper's section 1.4 terms)
 PATH_DIRECT = "direct"                # direct I/O through the MMU (small copies)
 PATH_PINNED = "pinned"                # one copy from/to a pinned (DMA) buffer
 PATH_PIPELINED = "pipelined"          # chunked through >= 2 bounce buffers, overlapped

@@ -1,10 +1,12 @@
-"""A context (Gdev's ``Ghandle``): an address space, its objects, bounce buffers and fences.
+"""A context (Gdev's ``Ghandle``): an address space, bounce buffers, counters and a stream.
 
 Theory of operation
 -------------------
-Each handle owns an :class:`~gdevd.gpu.mmu.Mmu` (aperture 0 = its GPU's VRAM, apertures
-1..63 = its pinned buffers), a VA allocator over Gdev's user range, its mappings, its bounce
-buffers (``chunk_size * pipeline_count`` bytes) and a fence counter.
+A handle composes its concerns: ``space`` (:class:`~.mm.addrspace.AddressSpace`: the page
+table, VA range, mappings and apertures; ``handle.mmu`` and ``handle.lookup`` are its), the
+``bounce`` buffers of pageable copies (:class:`~.bounce.BounceBuffers`), its ``counters``
+(:class:`Counters`: copies per path, swap traffic) and, in the handle itself, its streams
+and fences.  ``gpu`` is its device's record (allocator, swap area, ...).
 
 **Ordering.**  A handle has streams (``streams.py``): the legacy stream 0 and the ones
 ``gstream_create`` made, each an in-order queue like a Gdev channel, ordered against each
@@ -31,20 +33,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import trio
 
 from ..errors import GdevError
-from ..gpu.hostpages import huge_buffer
-from ..gpu.mmu import Mmu
 from . import defaults as D
-from .allocator import ExtentAllocator
-from .memory import DmaBlock, MemObject, ObjectMap
+from .bounce import BounceBuffers
+from .mm.addrspace import AddressSpace
+from .mm.memory import DmaBlock, MemObject
+from .mm.swaparea import SwapCounters
 from .streams import LEGACY, Stream, Streams
-from .swaparea import SwapCounters
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu
+    from .pergpu import Gpu
     from .system import Credentials, GdevSystem, VirtualGpu
 
 
@@ -68,26 +69,31 @@ class Fence:
         self.job: Any = None                # the compute engine's LaunchJob, for cancelling
 
 
+class Counters:
+    """What a context did: copies and bytes per path (``copies["pinned"]``,
+    ``copies["pinned_bytes"]``), its swap traffic, and the pinning operations since its last
+    schedule point (the residency's PIN_BURST)."""
+
+    __slots__ = ("copies", "swap", "unyielded_pins")
+
+    def __init__(self) -> None:
+        self.copies: collections.Counter[str] = collections.Counter()
+        self.swap = SwapCounters()
+        self.unyielded_pins = 0
+
+
 class Handle:
     """An open context on a vGPU; create with ``gopen``, end with ``gclose``."""
 
     def __init__(self, system: GdevSystem, vgpu: VirtualGpu, cred: Credentials) -> None:
         self.system, self.vgpu, self.cred = system, vgpu, cred
+        self.gpu: Gpu = vgpu.gpu            # the device's record (allocator, swap, ...)
         self.phys: PhysicalGpu = vgpu.phys
         self.cid = system.new_cid()
-        self.swap = SwapCounters()          # this context's swap statistics
-        self.mmu = Mmu()
-        self.mmu.set_aperture(0, self.phys.vram.buffer)
-        self.vas = ExtentAllocator(D.VAS_USER_START, D.VAS_USER_END - D.VAS_USER_START,
-                                   D.PAGE_SIZE)
-        self.objects = ObjectMap()
-        self.free_apertures = list(range(D.DMA_APERTURES, 0, -1))
-        self.chunk_size = self.pipeline_count = 0
-        self._bounce_raw = self.bounce = np.empty(0, dtype=np.uint8)
-        self._bounce_base = 0
-        self.set_bounce(system.config.chunk_size, system.config.pipeline_count)
-        self.copy_stats: collections.Counter[str] = collections.Counter()
-        self.unyielded_pins = 0   # pinning operations since a schedule point (residency)
+        self.space = AddressSpace(self.phys.vram.buffer, self.cid)
+        self.mmu = self.space.mmu           # the same object, for the engines' hot paths
+        self.bounce = BounceBuffers(system.config.chunk_size, system.config.pipeline_count)
+        self.counters = Counters()
         self.pending: dict[int, Fence] = {}
         self.streams = Streams()
         self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
@@ -105,52 +111,13 @@ class Handle:
         if self.fault is not None:
             raise self.fault
 
-    # --- bounce buffers -------------------------------------------------------------------
-
-    def set_bounce(self, chunk: int, depth: int) -> None:
-        """(Re)allocate ``depth`` bounce buffers of ``chunk`` bytes (pages touched lazily)."""
-        raw = huge_buffer(chunk * depth + 2 * D.PAGE_SIZE if chunk else 0)
-        self._bounce_raw, self._bounce_base = raw, -raw.ctypes.data % D.PAGE_SIZE
-        self.chunk_size, self.pipeline_count = chunk, depth
-        self.bounce = self.bounce_at(0)
-
-    def bounce_at(self, offset: int) -> np.ndarray:
-        """The bounce buffers starting ``offset`` (0..4095) bytes into a page."""
-        start = self._bounce_base + offset
-        return self._bounce_raw[start:start + self.chunk_size * self.pipeline_count]
-
-    def bounce_for(self, src_addr: int, dst_addr: int) -> np.ndarray:
-        """Bounce buffers placed for a two-stage copy from ``src_addr`` to ``dst_addr``.
-
-        memcpy on some CPUs (measured: AMD EPYC, glibc) runs 3-4x slower when the
-        destination sits a few bytes past the source modulo the page size, which is
-        exactly where a large numpy array (16 bytes into a page) lands against a
-        page-aligned one.  The slots are placed so that both stages have a relative page
-        offset in [2048, 4096), where copies run at full speed.
-        """
-        gap = (dst_addr - src_addr) % D.PAGE_SIZE
-        return self.bounce_at((src_addr + (gap + D.PAGE_SIZE) // 2) % D.PAGE_SIZE)
-
-    # --- objects --------------------------------------------------------------------------
-
     def lookup(self, va: int, size: int = 1, *, kind: int | None = None) -> MemObject:
-        """The object containing ``[va, va + size)``.
-
-        ``GdevError(ENOENT)`` if no object of this context (of ``kind``, if given) contains
-        ``va``; ``GdevError(EFAULT)`` if the range runs past the object's end.
-        """
-        if isinstance(va, bool) or not isinstance(va, int):
-            raise GdevError(errno.EINVAL, f"address must be an integer: {va!r}")
-        obj = self.objects.find(va)
-        if obj is None or (kind is not None and obj.kind != kind):
-            raise GdevError(errno.ENOENT, f"no object at {va:#x} in context {self.cid}")
-        if not obj.covers(va, size):
-            raise GdevError(errno.EFAULT, f"{va:#x}+{size:#x} runs past the end of {obj}")
-        return obj
+        """The object containing ``[va, va + size)`` (:meth:`AddressSpace.lookup`)."""
+        return self.space.lookup(va, size, kind=kind)
 
     def find_pinned(self, address: int, size: int) -> MemObject | None:
         """The pinned buffer of this context holding host ``[address, address + size)``."""
-        for obj in self.objects.pinned:
+        for obj in self.space.objects.pinned:
             if isinstance(obj.block, DmaBlock) and obj.block.contains(address, size):
                 return obj
         return None
@@ -226,5 +193,5 @@ class Handle:
                 fence.job.cancel()
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{len(self.objects)} objects"
+        state = "closed" if self.closed else f"{len(self.space.objects)} objects"
         return f"<Handle cid={self.cid} vgpu={self.vgpu.minor} {state}>"

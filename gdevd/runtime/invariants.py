@@ -18,10 +18,11 @@ import numpy as np
 
 from ..errors import MmuFault
 from .defaults import PAGE_SIZE as PAGE
-from .memory import DeviceBlock, DmaBlock, MemObject
+from .mm.memory import DeviceBlock, DmaBlock, MemObject
 
 if TYPE_CHECKING:
     from .handle import Handle
+    from .pergpu import Gpu
     from .system import GdevSystem, VirtualGpu
 
 
@@ -44,11 +45,11 @@ def check_system(system: GdevSystem) -> None:
             assert sorted(map(id, (o for _, o in block.maps))) == sorted(map(id, objs))
     for vgpu in system.virtual:
         _check_vgpu(system, vgpu, [b for b, _ in blocks.values()])
-    for gpu in system.physical:
-        dev = [b for b, _ in blocks.values() if isinstance(b, DeviceBlock) and b.gpu is gpu]
-        assert set(map(id, dev)) == set(map(id, system.blocks[gpu.index])), "block registry"
-        _check_pages(system, gpu.index, dev)
-        _check_swap(system, gpu.index, dev)
+    for gpu in system.gpus:
+        dev = [b for b, _ in blocks.values() if isinstance(b, DeviceBlock) and b.gpu is gpu.phys]
+        assert set(map(id, dev)) == set(map(id, gpu.blocks)), "block registry"
+        _check_pages(gpu, dev)
+        _check_swap(system, gpu, dev)
 
 
 def _check_vgpu(system: GdevSystem, vgpu: VirtualGpu, blocks: list[Any]) -> None:
@@ -63,8 +64,8 @@ def _check_vgpu(system: GdevSystem, vgpu: VirtualGpu, blocks: list[Any]) -> None
         assert system.handles.get(handle.cid) is handle, f"{handle} not in the system"
 
 
-def _check_swap(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> None:
-    area = system.swap[index]
+def _check_swap(system: GdevSystem, gpu: Gpu, blocks: list[DeviceBlock]) -> None:
+    area, index = gpu.swap, gpu.index
     on_dev = [int(a) for b in blocks for a in b.sw[b.sw >= 0]]
     assert len(set(on_dev)) == len(on_dev), f"gpu{index}: device swap page double-owned"
     assert area.device_used == len(on_dev) * PAGE, f"gpu{index}: device swap leak"
@@ -83,11 +84,11 @@ def _check_swap(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> No
         assert b.host is not None or not np.any((b.pa < 0) & (b.sw < 0)), "lost host copy"
 
 
-def _check_pages(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> None:
-    allocator = system.allocators[index]
+def _check_pages(gpu: Gpu, blocks: list[DeviceBlock]) -> None:
+    allocator, index = gpu.allocator, gpu.index
     allocator.check()
     used = sorted(e for b in blocks for e in b.extents)
-    area = system.swap[index].extent
+    area = gpu.swap.extent
     if area is not None:
         used = sorted(used + [area])
     assert sum(length for _, length in used) == allocator.used_bytes, \
@@ -103,15 +104,15 @@ def _check_pages(system: GdevSystem, index: int, blocks: list[DeviceBlock]) -> N
 
 
 def _check_handle(handle: Handle) -> list[MemObject]:
-    objs = list(handle.objects)
+    objs = list(handle.space.objects)
     end = 0
     for obj in objs:
         assert obj.va >= end, f"{handle}: mappings overlap at {obj.va:#x}"
         end = obj.va + obj.size
         _check_translation(handle, obj)
-    assert handle.vas.used_bytes == sum(o.size for o in objs), f"{handle}: VA space leak"
-    handle.vas.check()
-    assert len(handle.objects.pinned) == sum(isinstance(o.block, DmaBlock) for o in objs)
+    assert handle.space.vas.used_bytes == sum(o.size for o in objs), f"{handle}: VA space leak"
+    handle.space.vas.check()
+    assert len(handle.space.objects.pinned) == sum(isinstance(o.block, DmaBlock) for o in objs)
     return objs
 
 

@@ -58,7 +58,7 @@ def check_gopen(system: GdevSystem, vgpu: VirtualGpu, cred: Credentials) -> None
 
 def pinned_bytes(handle: Handle) -> int:
     """Pinned host bytes ``handle`` allocated (not those it references with gref)."""
-    return sum(obj.size for obj in handle.objects.pinned if not obj.ref)
+    return sum(obj.size for obj in handle.space.objects.pinned if not obj.ref)
 
 
 def check_pinned(handle: Handle, need: int) -> None:

@@ -24,14 +24,13 @@ import trio
 from ..errors import GdevError
 from ..gpu.device import PhysicalGpu
 from . import defaults as D
-from .allocator import ExtentAllocator
-from .completions import CopyCompletions
 from .config import GdevConfig
 from .invariants import check_system
+from .mm.shm import ShmTable
+from .mm.swap import migrator, shrink
+from .mm.swaparea import SwapCounters
+from .pergpu import Gpu
 from .sched import Scheduler
-from .shm import ShmTable
-from .swap import migrator, shrink
-from .swaparea import SwapArea, SwapCounters
 from .teardown import gclose
 
 if TYPE_CHECKING:
@@ -66,8 +65,9 @@ def _own_name() -> str:
 class VirtualGpu:
     """A virtual GPU (``/dev/gdevN``): a share of one physical GPU."""
 
-    def __init__(self, minor: int, phys: PhysicalGpu, share: int, period_us: int) -> None:
-        self.minor, self.phys = minor, phys
+    def __init__(self, minor: int, gpu: Gpu, share: int, period_us: int) -> None:
+        self.minor, self.gpu = minor, gpu
+        self.phys: PhysicalGpu = gpu.phys
         self.memory_share = self.compute_bandwidth = self.memory_bandwidth = share
         self.period_us = period_us
         self.watchdog_ms = 0                # kernel run-time limit on this vGPU (0: none)
@@ -99,12 +99,8 @@ class VirtualGpu:
         """Device memory this vGPU may hold: its share of the physical memory outside the
         temporal swap area, in pages.  So shares summing to at most 100 % (the default)
         never overcommit the device: a vGPU's share is there for it whatever the others do."""
-        usable = self.phys.memory_size - self._swap_reserved()
+        usable = self.phys.memory_size - self.gpu.swap.device_size
         return usable * self.memory_share // 100 // D.PAGE_SIZE * D.PAGE_SIZE
-
-    def _swap_reserved(self) -> int:
-        area = self.system.swap.get(self.phys.index) if self.system is not None else None
-        return area.device_size if area is not None else 0
 
     @property
     def dma_memory_size(self) -> int:
@@ -121,15 +117,11 @@ class GdevSystem:
 
     def __init__(self, config: GdevConfig | None = None) -> None:
         self.config = (config or GdevConfig()).validate()
-        self.physical: list[PhysicalGpu] = []
+        self.gpus: list[Gpu] = []                          # by physical index
         self.virtual: list[VirtualGpu] = []
-        self.allocators: dict[int, ExtentAllocator] = {}   # phys index -> VRAM allocator
         self.handles: dict[int, Handle] = {}               # cid -> open context
         self.scheduler = Scheduler(self)    # the seam every launch/copy uses
-        self.completions: dict[int, dict[str, CopyCompletions]] = {}  # phys -> engine -> ...
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
-        self.swap: dict[int, SwapArea] = {}                # phys index -> its swap
-        self.blocks: dict[int, set[Any]] = {}              # phys index -> live device blocks
         self.shm: Any = None                               # the shm segment table
         self.admission: Any = None          # the ioctl socket's AdmissionStats, if served
         self.nursery: trio.Nursery | None = None
@@ -143,12 +135,16 @@ class GdevSystem:
         self.token = trio.lowlevel.current_trio_token()
         self._nursery_cm = trio.open_nursery()
         self.nursery = await self._nursery_cm.__aenter__()
-        for per_engine in self.completions.values():
-            for completions in per_engine.values():
+        for gpu in self.gpus:
+            for completions in gpu.completions.values():
                 self.nursery.start_soon(completions.run)
-        for area in self.swap.values():
-            self.nursery.start_soon(migrator, area)
+            self.nursery.start_soon(migrator, gpu.swap)
         return self
+
+    @property
+    def physical(self) -> list[PhysicalGpu]:
+        """The physical GPUs (the hardware of ``gpus``), by index."""
+        return [gpu.phys for gpu in self.gpus]
 
     async def __aexit__(self, *exc: object) -> bool | None:
         try:
@@ -173,28 +169,27 @@ class GdevSystem:
         c = self.config
         try:
             for i in range(c.gpus):
-                gpu = PhysicalGpu(i, name=c.name, memory=c.memory, dma_memory=c.dma_memory,
-                                  mp_count=c.mp_count, compute_capability=D.COMPUTE_CAPABILITY,
-                                  compute_slice=c.compute_slice, decode_cache=D.DECODE_CACHE)
-                self.physical.append(gpu)
-                self.allocators[i] = ExtentAllocator(0, c.memory, D.PAGE_SIZE)
-                self.swap[i] = SwapArea(gpu, self.allocators[i], c.swap_percent, c.host_swap)
-                self.blocks[i] = set()
-                self.completions[i] = {e.name: CopyCompletions(e)
-                                       for e in (gpu.htod, gpu.dtoh, gpu.dtod)}
+                phys = PhysicalGpu(i, name=c.name, memory=c.memory, dma_memory=c.dma_memory,
+                                   mp_count=c.mp_count, compute_capability=D.COMPUTE_CAPABILITY,
+                                   compute_slice=c.compute_slice, decode_cache=D.DECODE_CACHE)
+                try:
+                    gpu = Gpu(phys, D.PAGE_SIZE, c.swap_percent, c.host_swap)
+                except BaseException:
+                    phys.close()
+                    raise
+                self.gpus.append(gpu)
                 for _ in range(c.vgpus):
                     vgpu = VirtualGpu(len(self.virtual), gpu, 100 // c.vgpus, c.period_us)
-                    vgpu.system = self
-                    vgpu.scheduler = self.scheduler
+                    vgpu.system, vgpu.scheduler = self, self.scheduler
                     self.virtual.append(vgpu)
         except BaseException:
             self._teardown()
             raise
 
     def _teardown(self) -> None:
-        for gpu in self.physical:
-            gpu.close()
-        self.physical.clear()
+        for gpu in self.gpus:
+            gpu.phys.close()
+        self.gpus.clear()
 
     def shrink(self, vgpu: VirtualGpu) -> None:
         """Swap out what ``vgpu`` holds beyond its (just shrunk) share, in the background."""

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .handle import Handle, check_handle
-from .memory import DeviceBlock, MemObject
-from .residency import unmap_block
-from .swap import settle
+from .mm.memory import DeviceBlock, MemObject
+from .mm.residency import unmap_block
+from .mm.swap import settle
 
 if TYPE_CHECKING:
     from .system import GdevSystem
@@ -31,7 +31,7 @@ async def gclose(handle: Handle) -> None:
     with trio.CancelScope(shield=True):
         await handle.drain()
         while True:     # settle every block, with no await between the last check and release
-            moving = [o for o in handle.objects if getattr(o.block, "busy", None) is not None]
+            moving = [o for o in handle.space.objects if getattr(o.block, "busy", None) is not None]
             if not moving:
                 break
             await settle_object(handle, moving[0])
@@ -41,12 +41,12 @@ async def gclose(handle: Handle) -> None:
 def release_all(handle: Handle) -> None:
     """Drop every mapping of a (closed, drained, settled) context and its address space;
     the shared segments it created are marked for removal."""
-    for obj in list(handle.objects):
+    for obj in list(handle.space.objects):
         unmap_object(handle, obj)
     for seg in handle.system.shm.creator_closed(handle):
         drop_segment(handle.system, seg)
-    handle.mmu.close()
-    handle.set_bounce(0, 0)
+    handle.space.close()
+    handle.bounce.set(0, 0)
     handle.vgpu.handles.discard(handle)
     handle.system.handles.pop(handle.cid, None)
 
@@ -69,11 +69,7 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
         unmap_block(handle, obj)
     else:
         handle.mmu.unmap(obj.va, obj.size)
-    handle.objects.remove(obj)
-    handle.vas.free([(obj.va, obj.size)])
-    if obj.aperture:
-        handle.mmu.set_aperture(obj.aperture, None)
-        handle.free_apertures.append(obj.aperture)
+    handle.space.release(obj)
     block.refs -= 1
     due = handle.system.shm.detached(obj.shm, handle, obj) if obj.shm is not None else []
     if block.refs == 0:
@@ -95,9 +91,9 @@ def drop_segment(system: GdevSystem, seg: Any) -> None:
 def release_block(system: GdevSystem, block: Any) -> None:
     """Give a block with no reference left back: VRAM, swap, charge (device) or fd (DMA)."""
     if isinstance(block, DeviceBlock):
-        index = block.gpu.index
-        system.blocks[index].discard(block)
-        block.release(system.allocators[index], system.swap[index])
-        system.swap[index].notify()
+        gpu = block.vgpu.gpu
+        gpu.blocks.discard(block)
+        block.release(gpu.allocator, gpu.swap)
+        gpu.swap.notify()
     else:
         block.release()

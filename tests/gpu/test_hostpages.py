@@ -78,8 +78,8 @@ def test_bounce_buffers_are_huge_and_follow_gtune() -> None:
     async def main() -> None:
         async with GdevSystem(GdevConfig(memory=64 * MiB, vgpus=1)) as system:
             h = await gopen(system, 0)
-            assert "hg" in vm_flags(h.bounce.ctypes.data)
-            assert h.bounce.size == h.chunk_size * h.pipeline_count
-            h.set_bounce(MiB, 3)
-            assert "hg" in vm_flags(h.bounce.ctypes.data) and h.bounce.size == 3 * MiB
+            assert "hg" in vm_flags(h.bounce.slots.ctypes.data)
+            assert h.bounce.slots.size == h.bounce.chunk_size * h.bounce.pipeline_count
+            h.bounce.set(MiB, 3)
+            assert "hg" in vm_flags(h.bounce.slots.ctypes.data) and h.bounce.slots.size == 3 * MiB
     trio.run(main)

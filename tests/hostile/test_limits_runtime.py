@@ -36,7 +36,7 @@ def run(body, **config):  # type: ignore[no-untyped-def]
         assert not system.handles and not system.shm.segments
         assert all(v.memory_used == 0 and v.dma_used == 0 for v in system.virtual)
         assert all(a.host_used == 0 and not any(a.host_by_vgpu.values())
-                   for a in system.swap.values())
+                   for a in (g.swap for g in system.gpus))
     trio.run(main)
 
 
@@ -142,7 +142,7 @@ def test_host_swap_is_accounted_per_vgpu() -> None:
             while True:
                 held.append(await rt.gmalloc(hog, 2 * MiB))
         assert info.value.errno == errno.ENOMEM
-        area = s.swap[0]
+        area = s.gpus[0].swap
         assert area.host_by_vgpu.get(0, 0) <= area.host_quota(s.virtual[0])
         others = [await rt.gopen(s, m, user(1000 + m)) for m in (1, 2, 3)]
         for h in others:                                           # each fills its share
@@ -157,7 +157,7 @@ def test_default_shares_never_overcommit_the_device() -> None:
     """Every vGPU filling its whole share at once: no eviction, no ENOMEM, even with no host
     swap at all (before: the shares and the swap area took 110 % of the device)."""
     async def body(s: GdevSystem) -> None:
-        area, gpu = s.swap[0], s.physical[0]
+        area, gpu = s.gpus[0].swap, s.physical[0]
         assert sum(v.memory_size for v in s.virtual) + area.device_size <= gpu.memory_size
         tenants = [await rt.gopen(s, v.minor, user(1000 + v.minor)) for v in s.virtual]
         for h in tenants:

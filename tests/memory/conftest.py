@@ -31,7 +31,7 @@ def run_swappy(body: Callable[[GdevSystem], Awaitable[Any]], **config: Any) -> A
         assert not system.handles and not system.shm.segments
         assert all(v.memory_used == 0 and v.dma_used == 0 and v.swap.swapped_bytes == 0
                    for v in system.virtual)
-        assert all(a.host_used == 0 and a.device_used == 0 for a in system.swap.values())
+        assert all(g.swap.host_used == 0 and g.swap.device_used == 0 for g in system.gpus)
         return result
     return trio.run(main)
 
@@ -39,8 +39,8 @@ def run_swappy(body: Callable[[GdevSystem], Awaitable[Any]], **config: Any) -> A
 async def settle_all(system: GdevSystem) -> None:
     """Wait until no block is migrating (the background migrator is idle)."""
     def quiet() -> bool:
-        return not any(b.busy is not None for bs in system.blocks.values() for b in bs) and \
-            not any(a.wake.is_set() for a in system.swap.values())
+        return not any(b.busy is not None for g in system.gpus for b in g.blocks) and \
+            not any(g.swap.wake.is_set() for g in system.gpus)
     for _ in range(5000):
         if quiet():
             await trio.sleep(0.002)

@@ -10,7 +10,7 @@ import trio
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
-from gdevd.runtime.residency import PIN_BURST
+from gdevd.runtime.mm.residency import PIN_BURST
 
 from .conftest import MiB, pattern, read_back, run_swappy, settle_all
 from .kernels import as_u32, load_madd, madd
@@ -25,13 +25,13 @@ def test_full_share_swaps_out_the_old_object_and_data_survive() -> None:
         b = await rt.gmalloc(h, 6 * MiB)                   # share is 8 MiB: a goes out
         assert h.lookup(a).block.resident_bytes == 0
         assert s.virtual[0].memory_used == 6 * MiB
-        assert s.virtual[0].swap.swap_out_bytes == 6 * MiB == h.swap.swapped_bytes
+        assert s.virtual[0].swap.swap_out_bytes == 6 * MiB == h.counters.swap.swapped_bytes
         db = pattern(2, 6 * MiB)
         await rt.gmemcpy_to_device(h, b, db, db.size)       # b is resident: no swap
         await settle_all(s)
         s.check_invariants()
         assert np.array_equal(await read_back(h, a, da.size), da)   # served from swap
-        assert h.copy_stats["swap"] == 1 and h.lookup(a).block.resident_bytes == 0
+        assert h.counters.copies["swap"] == 1 and h.lookup(a).block.resident_bytes == 0
         await rt.gmemcpy_to_device(h, a + MiB, da[MiB:2 * MiB], MiB)  # one MiB comes back
         assert h.lookup(a).block.resident_bytes == MiB
         assert h.lookup(b).block.resident_bytes == 6 * MiB       # 7 MiB fit the share
@@ -69,13 +69,13 @@ def test_launch_brings_back_every_object_of_the_context() -> None:
         await rt.gmemcpy_to_device(a, ma, da, da.size)
         await rt.gmemcpy_to_device(a, mb, db, db.size)
         hog = await rt.gmalloc(b, 8 * MiB - 4 * n * n)      # evicts a's objects
-        assert sum(o.block.resident_bytes for o in a.objects) < 4 * 3 * n * n
+        assert sum(o.block.resident_bytes for o in a.space.objects) < 4 * 3 * n * n
         await madd(a, code, ma, mb, mc, n)                  # all of a comes back first
-        assert all(o.block.resident_bytes == o.size for o in a.objects)
+        assert all(o.block.resident_bytes == o.size for o in a.space.objects)
         assert b.lookup(hog).block.resident_bytes < 8 * MiB - 4 * n * n
         out = as_u32(await read_back(a, mc, 4 * n * n))
         assert np.array_equal(out, as_u32(da) + as_u32(db))
-        assert s.virtual[0].swap.swap_in_count >= 1 and a.swap.swap_in_bytes > 0
+        assert s.virtual[0].swap.swap_in_count >= 1 and a.counters.swap.swap_in_bytes > 0
     run_swappy(body)
 
 
@@ -123,10 +123,10 @@ def test_swap_percent_is_a_live_tunable_refused_while_in_use() -> None:
         from procfs import read_entry, write_entry
         from procfs.table import ENTRIES
         by = {e.name: e for e in ENTRIES}
-        area = s.swap[0]
+        area = s.gpus[0].swap
         assert read_entry(by["swap_size"], s) == b"%d\n" % area.device_size
         write_entry(by["swap_percent"], s, 0, b"0")
-        assert area.device_size == 0 and s.allocators[0].used_bytes == 0
+        assert area.device_size == 0 and s.gpus[0].allocator.used_bytes == 0
         write_entry(by["swap_percent"], s, 0, b"20")
         assert area.device_size == s.physical[0].memory_size // 5 // 4096 * 4096
         with pytest.raises(GdevError) as info:
@@ -174,7 +174,7 @@ def test_copies_to_resident_pages_skip_the_swap_in_lock_unless_a_swap_in_runs() 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ticker.run)
             await trio.sleep(0)
-            h.unyielded_pins, before = 0, ticker.ticks
+            h.counters.unyielded_pins, before = 0, ticker.ticks
             for _ in range(PIN_BURST - 1):
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert ticker.ticks == before, "a copy to resident pages yielded"
@@ -182,7 +182,7 @@ def test_copies_to_resident_pages_skip_the_swap_in_lock_unless_a_swap_in_runs() 
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert ticker.ticks - before >= 9, "the loop never left a run of small copies"
             release = trio.Event()
-            await nursery.start(hold, s.swap[h.phys.index].swapin, release)
+            await nursery.start(hold, h.gpu.swap.swapin, release)
             with trio.move_on_after(0.2) as waited:
                 await rt.gmemcpy_to_device(h, a, data, data.size)
             assert waited.cancelled_caught, "a copy overtook a running swap-in"

@@ -8,7 +8,7 @@ import hypothesis.strategies as st
 from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from gdevd.runtime.allocator import ExtentAllocator
+from gdevd.runtime.mm.allocator import ExtentAllocator
 
 from .conftest import raises_errno
 

@@ -102,10 +102,11 @@ def test_gtune_sets_and_reallocates_bounce() -> None:
         h = await rt.gopen(s, 0)
         await rt.gtune(h, C.GDEV_TUNE_MEMCPY_CHUNK_SIZE, 32 * MiB)
         await rt.gtune(h, C.GDEV_TUNE_MEMCPY_PIPELINE_COUNT, 4)
-        assert (h.chunk_size, h.pipeline_count, h.bounce.size) == (32 * MiB, 4, 128 * MiB)
+        b = h.bounce
+        assert (b.chunk_size, b.pipeline_count, b.slots.size) == (32 * MiB, 4, 128 * MiB)
         await rt.gtune(h, C.GDEV_TUNE_MEMCPY_CHUNK_SIZE, 4096)
         await rt.gtune(h, C.GDEV_TUNE_MEMCPY_PIPELINE_COUNT, 1)
-        assert (h.chunk_size, h.pipeline_count, h.bounce.size) == (4096, 1, 4096)
+        assert (b.chunk_size, b.pipeline_count, b.slots.size) == (4096, 1, 4096)
     run_system(body)
 
 
@@ -119,10 +120,10 @@ def test_gtune_sets_and_reallocates_bounce() -> None:
 def test_gtune_out_of_range_changes_nothing(ttype: int, value: object) -> None:
     async def body(s: rt.GdevSystem) -> None:
         h = await rt.gopen(s, 0)
-        before = (h.chunk_size, h.pipeline_count, h.bounce)
+        before = (h.bounce.chunk_size, h.bounce.pipeline_count, h.bounce.slots)
         with raises_errno(errno.EINVAL):
             await rt.gtune(h, ttype, value)  # type: ignore[arg-type]
-        assert (h.chunk_size, h.pipeline_count, h.bounce) == before
+        assert (h.bounce.chunk_size, h.bounce.pipeline_count, h.bounce.slots) == before
     run_system(body)
 
 

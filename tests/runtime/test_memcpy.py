@@ -38,7 +38,7 @@ def test_pageable_round_trip_takes_the_expected_path(size: int, depth: int, path
         out = np.zeros(size, np.uint8)
         await rt.gmemcpy_from_device(h, out, va + 4095, size)
         assert np.array_equal(out, data)
-        assert h.copy_stats[path] == 2 and h.copy_stats[path + "_bytes"] == 2 * size
+        assert h.counters.copies[path] == 2 and h.counters.copies[path + "_bytes"] == 2 * size
     run_system(body)
 
 
@@ -55,9 +55,9 @@ def test_pinned_round_trip_is_one_copy_and_async() -> None:
         assert fid2 == fid + 1
         await rt.gsync(h, fid2)                # in order: the HtoD finished before the DtoH
         assert np.array_equal(dst.array[:n], src.array[:n])
-        assert h.copy_stats[C.PATH_PINNED] == 2 and h.copy_stats[C.PATH_CHUNKED] == 0
+        assert h.counters.copies[C.PATH_PINNED] == 2 and h.counters.copies[C.PATH_CHUNKED] == 0
         await rt.gmemcpy_to_device(h, va, src.array[10:MiB], MiB - 10)  # a view of a pinned buffer
-        assert h.copy_stats[C.PATH_PINNED] == 3
+        assert h.counters.copies[C.PATH_PINNED] == 3
         await rt.gsync(h, fid)                  # already done: returns at once
     run_system(body)
 
@@ -93,7 +93,7 @@ def test_gmemcpy_device_to_device_and_pinned_in_unified_space() -> None:
         out = np.zeros(n, np.uint8)
         await rt.gmemcpy_from_device(h, out, b, n)
         assert np.array_equal(out[1:101], data[:100]) and np.array_equal(out[101:], data[101:])
-        assert h.copy_stats[C.PATH_DEVICE] == 4
+        assert h.counters.copies[C.PATH_DEVICE] == 4
     run_system(body)
 
 
@@ -189,9 +189,9 @@ def test_round_trip_model(size: int, offset: int, depth: int, chunk_pages: int,
 def test_bounce_slots_avoid_small_relative_page_offsets(src: int, dst: int) -> None:
     async def body(s: rt.GdevSystem) -> None:
         h = await rt.gopen(s, 0)
-        bounce = h.bounce_for(src, dst)
+        bounce = h.bounce.placed_for(src, dst)
         b = bounce.ctypes.data
-        assert bounce.size == h.chunk_size * h.pipeline_count
+        assert bounce.size == h.bounce.chunk_size * h.bounce.pipeline_count
         for rel in ((b - src) % 4096, (dst - b) % 4096):
             assert rel == 0 or rel >= 2048, rel
     run_system(body)

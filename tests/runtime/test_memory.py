@@ -137,7 +137,7 @@ def test_gclose_frees_everything() -> None:
         assert s.virtual[2].memory_used == 5 * MiB and s.virtual[2].dma_used == 192 << 10
         await rt.gclose(h)
         assert s.virtual[2].memory_used == 0 and s.virtual[2].dma_used == 0
-        assert s.allocators[0].used_bytes == 0
+        assert s.gpus[0].allocator.used_bytes == 0
         for fd in fds:
             with pytest.raises(OSError):
                 os.fstat(fd)

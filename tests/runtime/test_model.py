@@ -91,7 +91,7 @@ class ApiModel(RuleBasedStateMachine):
         return obj
 
     def _device_free(self) -> int:
-        return self.system.allocators[0].free_bytes
+        return self.system.gpus[0].allocator.free_bytes
 
     @rule(obj=consumes(objects))
     def free(self, obj: Obj | None) -> None:

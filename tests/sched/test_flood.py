@@ -171,15 +171,15 @@ def test_direct_copy_flood_is_charged_and_cannot_starve_another_vgpu() -> None:
         assert status == 0
         result: list[int] = []
         th = _thread(lambda: result.append(_flood_copies(flooder, dst, 256 << 10)))
-        _wait_until(lambda: fh.copy_stats["direct"] >= 16)
+        _wait_until(lambda: fh.counters.copies["direct"] >= 16)
         for _ in range(15):                                  # the victim's fixed work
             assert victim.call("GMEMCPY_TO_DEVICE", dev_addr=vdst, size=size, host_offset=0,
                                buf_id=f.buf_id, host_kind=abi.HOST_DMA)[0] == 0
         th.join()
         assert result[0] < FLOOD                              # backpressure
         se = system.scheduler.entity(fh)
-        assert se.usage.copies == fh.copy_stats["direct"]     # every direct copy counted
-        assert se.usage.copy_s > 0 and vh.copy_stats["pinned"] == 15
+        assert se.usage.copies == fh.counters.copies["direct"]     # every direct copy counted
+        assert se.usage.copy_s > 0 and vh.counters.copies["pinned"] == 15
         share = busy_share(system.scheduler.trace, MEMORY, {vh.cid}, {fh.cid})
         assert share >= 0.35, share
         flooder.sock.close()

@@ -176,5 +176,5 @@ class Guests:
                 return True
         held = sum(o.size for v in pres.order for h in v.vgpu.handles
                    if not self.is_guest(self.sched.entity(h))
-                   for o in h.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
+                   for o in h.space.objects if o.kind == GDEV_MEM_DEVICE and not o.ref)
         return held > self.mem_threshold

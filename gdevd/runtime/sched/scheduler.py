@@ -259,7 +259,7 @@ class Scheduler:
         its start time for :meth:`direct_end`.
 
         A direct copy never queues for (or holds) the memory resource: the caller has pinned
-        its pages, and a pinned waiter could stall a swap-in (gdevd/runtime/residency.py).
+        its pages, and a pinned waiter could stall a swap-in (gdevd/runtime/mm/residency.py).
         Instead, when the policy gates it (:meth:`Policy.gates_direct`: for BAND, a vGPU
         over its share while another vGPU is active) it is time-buffered: it sleeps
         ``band_wait`` first, as an over-share arrival does.  Otherwise no checkpoint.

@@ -33,15 +33,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from ..errors import GdevError
-from . import defaults as D
-from .defaults import PAGE_SIZE as PAGE
+from ...errors import GdevError
+from .. import defaults as D
+from ..defaults import PAGE_SIZE as PAGE
 from .swaparea import SwapArea, counters_of, page_addrs, page_runs
 
 if TYPE_CHECKING:
-    from .handle import Handle
+    from ..handle import Handle
+    from ..pergpu import Gpu
+    from ..system import GdevSystem, VirtualGpu
     from .memory import DeviceBlock
-    from .system import GdevSystem, VirtualGpu
 
 _TRIES = 10_000
 
@@ -54,12 +55,12 @@ def block_priority(system: GdevSystem, block: DeviceBlock) -> int:
     return max((system.priority_of(h) for h in users.values()), default=D.PRIO_MIN)
 
 
-def _choose(system: GdevSystem, gpu: int, vgpu: VirtualGpu | None, prio: int,
+def _choose(system: GdevSystem, gpu: Gpu, vgpu: VirtualGpu | None, prio: int,
             deficit: int, skip: frozenset | set = frozenset()) -> tuple[DeviceBlock | None, bool]:
     """(victim or None, whether some candidate is held by a running operation); blocks in
     ``skip`` (whose eviction found no swap room) are passed over."""
     best, best_key, waiting = None, None, False
-    for block in system.blocks[gpu]:
+    for block in gpu.blocks:
         if (vgpu is not None and block.vgpu is not vgpu) or block in skip:
             continue
         resident = block.resident_bytes
@@ -80,8 +81,8 @@ async def alloc_pages(requester: Handle, vgpu: VirtualGpu, need: int) -> list[tu
 
     Evicts victims as the module docstring says.  ENOMEM when it cannot.
     """
-    system, gpu = requester.system, vgpu.phys.index
-    allocator, area = system.allocators[gpu], system.swap[gpu]
+    system, gpu = requester.system, vgpu.gpu
+    allocator, area = gpu.allocator, gpu.swap
     if need > vgpu.memory_size or need > allocator.size - area.device_size:
         raise GdevError(errno.ENOMEM, f"{need} bytes exceed vGPU {vgpu.minor}'s share "
                                       f"({vgpu.memory_size}) or the device")
@@ -141,8 +142,7 @@ def map_resident(block: DeviceBlock, pages: np.ndarray, handles: Any = None) -> 
 
 async def evict(system: GdevSystem, block: DeviceBlock) -> bool:
     """Evict every resident page of ``block``; False if swap has no room for them."""
-    gpu = block.gpu
-    area: SwapArea = system.swap[gpu.index]
+    area: SwapArea = block.vgpu.gpu.swap
     pages = np.nonzero(block.pa >= 0)[0]
     nbytes = len(pages) * PAGE
     dest = area.take_device(len(pages))
@@ -204,7 +204,7 @@ async def swap_in(requester: Handle, block: DeviceBlock, lo: int, hi: int) -> No
     if not len(pages):
         return
     block.busy = trio.Event()
-    area: SwapArea = requester.system.swap[block.gpu.index]
+    area: SwapArea = block.vgpu.gpu.swap
     try:
         new = page_addrs(await alloc_pages(requester, block.vgpu, len(pages) * PAGE))
     except BaseException:
@@ -278,13 +278,13 @@ async def _migrate(area: SwapArea, block: DeviceBlock, sel: np.ndarray) -> None:
 
 async def shrink(system: GdevSystem, vgpu: VirtualGpu) -> None:
     """Evict from ``vgpu`` until its resident bytes fit its (new, smaller) share."""
-    area = system.swap[vgpu.phys.index]
+    area = vgpu.gpu.swap
     while vgpu.memory_used > vgpu.memory_size:
         deficit = vgpu.memory_used - vgpu.memory_size
-        victim, waiting = _choose(system, vgpu.phys.index, vgpu, D.PRIO_MAX, deficit)
+        victim, waiting = _choose(system, vgpu.gpu, vgpu, D.PRIO_MAX, deficit)
         if victim is not None and await evict(system, victim):
             continue
-        if victim is None and not waiting and not any(b.pins for b in system.blocks[
-                vgpu.phys.index] if b.vgpu is vgpu):
+        if victim is None and not waiting and not any(b.pins for b in vgpu.gpu.blocks
+                                                         if b.vgpu is vgpu):
             return                                      # nothing left to evict (swap full)
         await area.changed.wait()

@@ -28,14 +28,14 @@ import errno
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import GdevError
-from . import constants as C
-from . import defaults as D
+from ...errors import GdevError
+from .. import constants as C
+from .. import defaults as D
 from .memory import DeviceBlock, MemObject
 
 if TYPE_CHECKING:
-    from .handle import Handle
-    from .system import Credentials, GdevSystem
+    from ..handle import Handle
+    from ..system import Credentials, GdevSystem
 
 _GET_FLAGS = 0o777 | C.GDEV_IPC_CREAT | C.GDEV_IPC_EXCL
 

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import trio
 
-from .defaults import PAGE_SIZE as PAGE
+from ..defaults import PAGE_SIZE as PAGE
 from .memory import DeviceBlock, MemObject
 from .swap import done, map_resident, move, settle, swap_in
 
 if TYPE_CHECKING:
-    from .handle import Handle
+    from ..handle import Handle
 
 
 def map_block(handle: Handle, obj: MemObject) -> None:
@@ -46,7 +46,7 @@ def map_block(handle: Handle, obj: MemObject) -> None:
     pages = np.nonzero(block.pa >= 0)[0]
     map_resident(block, pages, [(handle, obj)])
     block.maps.append((handle, obj))
-    handle.objects.add(obj)
+    handle.space.objects.add(obj)
 
 
 def unmap_block(handle: Handle, obj: MemObject) -> None:
@@ -70,7 +70,7 @@ def _unpin(blocks: list[DeviceBlock], running: list[DeviceBlock], handle: Handle
         block.pins -= 1
     for block in running:
         block.running -= 1
-    handle.system.swap[handle.phys.index].notify()
+    handle.gpu.swap.notify()
 
 
 @asynccontextmanager
@@ -94,7 +94,7 @@ async def touching(handle: Handle, *ranges: tuple[int, int],
 @asynccontextmanager
 async def resident_all(handle: Handle) -> AsyncIterator[None]:
     """Pin every device block of ``handle`` and bring all of it back (for a launch)."""
-    spans = [(o.block, 0, o.block.npages) for o in handle.objects
+    spans = [(o.block, 0, o.block.npages) for o in handle.space.objects
              if isinstance(o.block, DeviceBlock)]
     async with _pinned(handle, spans, True):
         yield
@@ -119,14 +119,14 @@ async def _pinned(handle: Handle, spans: list[tuple[DeviceBlock, int, int]],
     run of small copies neither holds the loop nor keeps a block pinned whenever an
     allocation waiting to evict it gets to run.
     """
-    handle.unyielded_pins += 1
-    if handle.unyielded_pins >= PIN_BURST:
-        handle.unyielded_pins = 0
+    handle.counters.unyielded_pins += 1
+    if handle.counters.unyielded_pins >= PIN_BURST:
+        handle.counters.unyielded_pins = 0
         await trio.lowlevel.checkpoint()
     blocks = [b for b, _, _ in spans]
     running: list[DeviceBlock] = []
     pinned: list[DeviceBlock] = []
-    swapin = handle.system.swap[handle.phys.index].swapin
+    swapin = handle.gpu.swap.swapin
     try:
         if bring and spans and (swapin.locked() or not _settled_resident(spans)):
             async with swapin:
@@ -165,7 +165,7 @@ async def read_swapped(handle: Handle, block: DeviceBlock, off: int, out: np.nda
     """Fill ``out`` from bytes ``off..`` of pinned ``block`` wherever they are (VRAM, device
     swap or host swap), without bringing anything back."""
     await settle(block)
-    area = handle.system.swap[handle.phys.index]
+    area = handle.gpu.swap
     block.busy = trio.Event()                   # keep the migrator off while we read
     try:
         await move(_gather, block, area.pages, off, out, nbytes=len(out))

@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import GdevError
-from ..gpu.hostpages import sealed_memfd
+from ...errors import GdevError
+from ...gpu.hostpages import sealed_memfd
+from ..constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
+from ..defaults import PAGE_SIZE as PAGE
 from .allocator import Extent
-from .constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
-from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
-    from ..gpu.device import PhysicalGpu
-    from .system import VirtualGpu
+    from ...gpu.device import PhysicalGpu
+    from ..system import VirtualGpu
 
 
 class DeviceBlock:

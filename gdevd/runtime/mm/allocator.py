@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import errno
 
-from ..errors import GdevError
+from ...errors import GdevError
 
 Extent = tuple[int, int]              # (start, length) in bytes
 

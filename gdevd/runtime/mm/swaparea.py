@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from ..errors import GdevError
+from ...errors import GdevError
+from ..defaults import PAGE_SIZE as PAGE
 from .allocator import ExtentAllocator
-from .defaults import PAGE_SIZE as PAGE
 
 if TYPE_CHECKING:
     from .memory import DeviceBlock
@@ -182,7 +182,7 @@ class SwapArea:
 def _counters_of(block: DeviceBlock) -> list[SwapCounters]:
     out = [block.vgpu.swap]
     if block.owner is not None:
-        out.append(block.owner.swap)
+        out.append(block.owner.counters.swap)
     return out
 
 
