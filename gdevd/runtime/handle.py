@@ -176,7 +176,8 @@ class Handle:
             st.tail = mine
         try:
             for ev in deps:
-                await ev.wait()
+                if not ev.is_set():     # (no checkpoint when nothing is pending: residency)
+                    await ev.wait()
             yield
         finally:
             mine.set()
