@@ -10,7 +10,8 @@
    priority 20 beside ``--eaters`` eaters (priority 20), per slice length: median and 95th
    percentile from glaunch to gsync return, and the eaters' launches meanwhile.
 
-Prints tables; writes its section of docs/benchmarks.md only with ``--write-docs``.
+Prints tables; writes its section of docs/benchmarks.md (and docs/figures/gloop_fig4.png)
+only with ``--write-docs``.
 
     .venv/bin/python scripts/bench/eaters.py [--iters 200000] [--slices 1000,2000,5000,10000]
 """
@@ -132,8 +133,9 @@ async def latency(slice_us: int, prio: int, eaters: int, size: int, iters: int, 
     return float(np.median(ms)), float(np.percentile(ms, 95)), done[0]
 
 
-async def main(a: argparse.Namespace) -> list[str]:
+async def main(a: argparse.Namespace) -> tuple[list[str], list[tuple]]:
     lines: list[str] = []
+    rows: list[tuple] = []
 
     def out(line: str = "") -> None:
         print(line, flush=True)
@@ -145,6 +147,7 @@ async def main(a: argparse.Namespace) -> list[str]:
     out("|---|---|---|---|---|---|---|---|---|")
     for sl in [0, *a.slices]:
         alone, (ta, tb), cpu, same = await fig4(a.size, a.iters, sl)
+        rows.append((sl, alone, ta, tb))
         out(f"| {sl or 'off (Gdev)'} | {alone:.2f} | {ta:.2f} | {tb:.2f} | {ta / alone:.2f} | "
             f"{tb / alone:.2f} | {max(ta, tb) / (2 * alone):.2f} | {cpu:.3f} | {same} |")
     out()
@@ -158,7 +161,27 @@ async def main(a: argparse.Namespace) -> list[str]:
             med, p95, done = await latency(sl, prio, a.eaters, a.size, a.lat_iters, a.short,
                                            a.duration)
             out(f"| {sl or 'off'} | {prio} | {med:.2f} | {p95:.2f} | {done} |")
-    return lines
+    return lines, rows
+
+
+def plot(rows: list[tuple]) -> str | None:
+    """GLoop's Fig. 4: each eater's time over its alone time, per slice; the PNG's path
+    relative to docs/, or None without matplotlib."""
+    plt = benchdoc.pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 3))
+    x = np.arange(len(rows))
+    for i, (label, col) in enumerate((("eater A", 2), ("eater B", 3))):
+        ax.bar(x + (i - 0.5) * 0.38, [r[col] / r[1] for r in rows], 0.38, label=label)
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.axhline(2.3, color="red", lw=0.8, ls="--", label="2.3x (the issue's bound)")
+    ax.set_xticks(x, [f"{r[0] // 1000} ms" if r[0] else "off (Gdev)" for r in rows])
+    ax.set_xlabel("preemption slice")
+    ax.set_ylabel("time / alone")
+    ax.legend(fontsize=7)
+    ax.set_title("Two GPU eaters on one vGPU (GLoop Fig. 4)", fontsize=9)
+    return benchdoc.save_figure(fig, "gloop_fig4")
 
 
 def cli() -> None:
@@ -179,8 +202,11 @@ def cli() -> None:
     a = p.parse_args()
     if a.engine:
         jit.set_engine(a.engine)
-    lines = trio.run(main, a)
+    lines, rows = trio.run(main, a)
     if a.write_docs:
+        png = plot(rows)
+        if png:
+            lines += ["", f"![GLoop Fig. 4]({png})"]
         benchdoc.write_section("eaters.py", "GPU eaters and preemption (scripts/bench/eaters.py)",
                                "\n".join(lines), run)
 

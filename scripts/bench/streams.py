@@ -114,7 +114,7 @@ def plot(runs: dict[str, dict]) -> str | None:
         return None
     fig, axes = plt.subplots(len(runs), 1, figsize=(7, 1.2 + 1.1 * len(runs)), sharex=True)
     for ax, (label, r) in zip(np.atleast_1d(axes), runs.items(), strict=True):
-        for i, (op, (s, e)) in enumerate(r.items()):
+        for i, (s, e) in enumerate(r.values()):
             ax.barh(i, e - s, left=s, color=f"C{i}")
         ax.set_yticks(range(len(OPS)), OPS)
         ax.set_title(label, fontsize=9)
