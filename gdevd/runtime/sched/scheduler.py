@@ -349,8 +349,13 @@ class Scheduler:
             return
         for _ in range(min(n, 1000)):
             vres.credit += period * vres.share / 100
-            if not -period <= vres.credit <= period:
-                vres.credit = 0.0   # Gdev: hoarded credit is lost, debt forgiven
+            if vres.credit > period:
+                vres.credit = 0.0       # Gdev: hoarded credit is lost
+            elif vres.credit < -period:
+                # Gdev forgives such a debt (resets it to 0); it is kept at one period here,
+                # or a small share whose slices overrun (the engine stops a kernel only at a
+                # quantum, later on a loaded host) would run free after every overrun
+                vres.credit = -period
 
     def utilisation(self, vres: VRes, now: float | None = None) -> float:
         """Measured utilisation of ``vres`` over the window, percent (0-100)."""
