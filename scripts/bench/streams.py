@@ -60,7 +60,7 @@ def issue(drv, streams: list, fn, bufs, host, size: int, iters: int) -> dict:  #
 
 
 def measure(a: argparse.Namespace) -> dict[str, dict]:
-    """The two runs (after one warm-up of each): label -> intervals."""
+    """The two runs (after three warm-ups of each): label -> intervals."""
     gdev.boot(gdev.GdevConfig(memory=(a.copy_mib * 2 + 64) << 20,
                               dma_memory=(a.copy_mib + 16) << 20, vgpus=1))
     try:
@@ -74,7 +74,8 @@ def measure(a: argparse.Namespace) -> dict[str, dict]:
         streams = [drv.cuStreamCreate(0) for _ in OPS]
         runs = {}
         for label, ss in (("NULL stream", [None] * 3), ("three streams", streams)):
-            issue(drv, ss, fn, bufs, host, a.size, a.iters)              # warm-up
+            for _ in range(3):          # warm-up: the kernel's native code is built
+                issue(drv, ss, fn, bufs, host, a.size, a.iters)
             runs[label] = issue(drv, ss, fn, bufs, host, a.size, a.iters)
         drv.cuCtxDestroy(ctx)
         return runs
