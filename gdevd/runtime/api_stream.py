@@ -54,8 +54,7 @@ async def gstream_wait(handle: Handle, stream: int, fence_id: int) -> None:
     await trio.lowlevel.checkpoint()
     fence = handle.pending.get(fence_id) if fence_id else None
     if fence is not None:
-        assert handle.system.nursery is not None
-        handle.streams.join(st, fence.done, handle.system.nursery)
+        handle.streams.join(st, fence.done)
 
 
 async def gstream_sync(handle: Handle, stream: int, timeout: float | None = None) -> None:
@@ -69,6 +68,6 @@ async def gstream_sync(handle: Handle, stream: int, timeout: float | None = None
     check_handle(handle)
     check_timeout(timeout)
     st = handle.streams.get(stream)
-    events = handle.streams.deps(st) if st.id == LEGACY else [st.tail]
+    events = handle.streams.deps(st) if st.id == LEGACY else st.after()
     await wait_all(events, timeout, f"stream {stream}")
     handle.check_fault()

@@ -138,7 +138,7 @@ class Handle:
         st = self.streams.get(stream)
         fence = Fence(self.next_fence_id(), kind)
         deps = self.streams.deps(st)
-        st.tail = fence.done
+        self.streams.install(st, fence.done)
         self.pending[fence.id] = fence
         assert self.system.nursery is not None
         self.system.nursery.start_soon(self._run_op, deps, fence, op)
@@ -173,7 +173,7 @@ class Handle:
             st = self.streams.get(stream)
             deps, held = self.streams.deps(st), [st]
         for st in held:
-            st.tail = mine
+            self.streams.install(st, mine)
         try:
             for ev in deps:
                 if not ev.is_set():     # (no checkpoint when nothing is pending: residency)

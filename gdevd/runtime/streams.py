@@ -16,8 +16,11 @@ issued in it, and an operation starts once the events it depends on are set
 Operations of different streams therefore run at the same time: two launches take the
 compute engine together (it interleaves the blocks of one context's grids,
 ``gdevd.gpu.compute``) and a copy takes a copy engine beside them.  A cross-stream wait
-(``gstream_wait``: cuStreamWaitEvent) makes a stream's tail an event set once both its old
-tail and the awaited fence are done, so everything issued later in that stream waits too.
+(``gstream_wait``: cuStreamWaitEvent) adds the awaited fence's event to the stream's
+*waits*, which the next operation issued in the stream depends on too (and then clears:
+its own completion covers them), so everything issued later in that stream waits.  No task
+is started for a wait, and a stream holds each pending event once, so a tenant's waits
+cost at most one reference per fence in flight.
 
 Destroying a stream forgets its id at once; the work already issued in it still runs and
 is still drained (:meth:`Streams.tails` keeps the tails of destroyed streams until set), so
@@ -48,11 +51,16 @@ def _done() -> trio.Event:
 class Stream:
     """One stream: its id, whether it orders against the legacy stream, and its tail."""
 
-    __slots__ = ("id", "blocking", "tail")
+    __slots__ = ("id", "blocking", "tail", "waits")
 
     def __init__(self, sid: int, blocking: bool) -> None:
         self.id, self.blocking = sid, blocking
         self.tail = _done()
+        self.waits: list[trio.Event] = []   # awaited fences of other streams (gstream_wait)
+
+    def after(self) -> list[trio.Event]:
+        """The events that the stream's work so far (and its waits) completes with."""
+        return [self.tail, *self.waits]
 
     def __repr__(self) -> str:
         return f"<Stream {self.id}{'' if self.blocking else ' non-blocking'}>"
@@ -107,29 +115,28 @@ class Streams:
     def deps(self, st: Stream) -> list[trio.Event]:
         """The events an operation issued now in ``st`` must wait for."""
         if st is self.legacy:
-            return [s.tail for s in self._by_id.values() if s.blocking]
+            return [ev for s in self._by_id.values() if s.blocking for ev in s.after()]
         if st.blocking:
-            return [st.tail, self.legacy.tail]
-        return [st.tail]
+            return [*st.after(), *self.legacy.after()]
+        return st.after()
+
+    @staticmethod
+    def install(st: Stream, done: trio.Event) -> None:
+        """Make ``done`` (an operation's completion, which waited for :meth:`deps`) the tail
+        of ``st``; its waits are covered by it from now on."""
+        st.tail, st.waits = done, []
 
     def tails(self) -> list[trio.Event]:
-        """The unfinished tails of every stream, destroyed ones included (for a barrier)."""
+        """The unfinished tails (and waits) of every stream, destroyed ones' tails included
+        (for a barrier)."""
         self._orphans = [t for t in self._orphans if not t.is_set()]
-        return [t for t in (*(s.tail for s in self._by_id.values()), *self._orphans)
-                if not t.is_set()]
+        return [t for t in (*(ev for s in self._by_id.values() for ev in s.after()),
+                            *self._orphans) if not t.is_set()]
 
-    def join(self, st: Stream, other: trio.Event, nursery: trio.Nursery) -> None:
-        """Make ``st``'s later work wait for ``other`` too (a cross-stream wait)."""
-        if other.is_set():
-            return
-        joined, before = trio.Event(), st.tail
-        st.tail = joined
-        nursery.start_soon(_join, joined, before, other)
-
-
-async def _join(joined: trio.Event, *events: trio.Event) -> None:
-    try:
-        for ev in events:
-            await ev.wait()
-    finally:
-        joined.set()
+    @staticmethod
+    def join(st: Stream, other: trio.Event) -> None:
+        """Make ``st``'s later work wait for ``other`` too (a cross-stream wait); each
+        pending event is held once (invariant: ``len(st.waits)`` <= fences in flight)."""
+        st.waits = [w for w in st.waits if not w.is_set()]
+        if not other.is_set() and all(w is not other for w in st.waits):
+            st.waits.append(other)

@@ -271,3 +271,28 @@ def test_a_context_with_two_streams_is_preempted_whole_and_resumes_exactly() -> 
                 if kind == COMPUTE]
     order = run_system(body)
     assert sum(x != y for x, y in zip(order, order[1:], strict=False)) >= 3   # A B A B ...
+
+
+def test_many_waits_on_one_fence_hold_one_reference_and_start_no_task() -> None:
+    """A hostile tenant repeating cuStreamWaitEvent on a fence that will not complete soon
+    grows nothing: the stream holds the awaited event once."""
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0)
+        hs = await Handshakes.load(h)
+        h.mmu.write(hs.flags + 4, struct.pack("<I", 1))
+        a, b = await rt.gstream_create(h), await rt.gstream_create(h, STREAM_NON_BLOCKING)
+        fence = await rt.glaunch(h, hs.kernel(0, 1, 2), a)
+        tasks = len(s.nursery.child_tasks) if s.nursery is not None else 0
+        for _ in range(1000):
+            await rt.gstream_wait(h, b, fence)
+        st = h.streams.get(b)
+        assert len(st.waits) == 1 and s.nursery is not None
+        assert len(s.nursery.child_tasks) == tasks
+        with raises_errno(errno.ETIME):
+            await rt.gstream_sync(h, b, 0)                 # b waits for the spinning kernel
+        h.mmu.write(hs.flags + 8, struct.pack("<I", 1))
+        await rt.gstream_sync(h, b)
+        await rt.gmemcpy_async(h, hs.flags + 64, hs.flags, 4, stream=b)
+        assert st.waits == []                            # the copy's completion covers it
+        await rt.gbarrier(h)
+    run_system(body)
