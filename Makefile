@@ -127,6 +127,7 @@ bench: bench-deps
 	$(BENCH)/clib.py --write-docs
 	$(BENCH)/eaters.py --write-docs
 	$(BENCH)/guests.py --write-docs
+	$(BENCH)/streams.py --write-docs
 
 bench-quick: bench-deps
 	$(BENCH)/compute.py --quick
@@ -144,6 +145,7 @@ bench-quick: bench-deps
 	$(BENCH)/clib.py --calls 300 --mib 32 --reps 2 --rounds 1
 	$(BENCH)/eaters.py --iters 20000 --lat-iters 2000 --duration 1 --slices 10000
 	$(BENCH)/guests.py --duration 2
+	$(BENCH)/streams.py --iters 5000 --copy-mib 16
 
 figures: bench
 

@@ -67,8 +67,10 @@ FEATURE_PRIORITY = 1 << 5  # SET_PRIORITY: per-context priority override
 FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
 FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURE_GUEST = 1 << 8  # SET_GUEST: a context makes itself a guest (or a host again)
+FEATURE_STREAMS = 1 << 9  # STREAM_*: streams are channels; copies and launches name one
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
-            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST)
+            | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
+            | FEATURE_STREAMS)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -83,8 +85,12 @@ PRIO_FLAGS = PRIO_CLEAR | PRIO_GET
 GUEST_CLEAR = 0x1  # SET_GUEST flag: drop the override (guest must be 0)
 GUEST_GET = 0x2  # SET_GUEST flag: change nothing, only report (guest must be 0)
 GUEST_FLAGS = GUEST_CLEAR | GUEST_GET
+STREAM_NON_BLOCKING = 0x1  # STREAM_CREATE flag: no implicit order with the legacy stream 0
+STREAM_FLAGS = STREAM_NON_BLOCKING
+STREAM_SYNC_TIMEOUT = 0x1  # STREAM_SYNC flag: timeout_us is valid (else wait forever)
 
 MSG_MAX = 1024  # longest error message (UTF-8 bytes) an error reply carries
+
 
 def encode_header(command: int, request_id: int, payload_len: int, flags: int = 0) -> bytes:
     """The header of a message whose payload (struct + tail) is ``payload_len`` bytes."""

@@ -216,62 +216,89 @@ class Handle(ModuleVerbs):
         return self._staging
 
     def _copy_in(self, dst: int, src: Any, size: int | None,
-                 cmd: transfer.CopyCommand[transfer.CopyReply]) -> int:
+                 cmd: transfer.CopyCommand[transfer.CopyReply], stream: int) -> int:
         view = _sized(host_view(src, writable=False), size)
         pinned, offset = self._pinned(view)
         if pinned is not None:
-            return transfer.pinned(self._conn, cmd, dst, pinned, offset, len(view))
+            return transfer.pinned(self._conn, cmd, dst, pinned, offset, len(view), stream)
         if len(view) <= DIRECT_MAX:
-            return transfer.inline_to_device(self._conn, cmd, dst, view)
-        transfer.staged_to_device(self._conn, self._staging_buffer(), dst, view)
+            return transfer.inline_to_device(self._conn, cmd, dst, view, stream)
+        transfer.staged_to_device(self._conn, self._staging_buffer(), dst, view, stream)
         return 0
 
     def _copy_out(self, dst: Any, src: int, size: int | None,
-                  cmd: transfer.CopyCommand[transfer.CopyReply]) -> int:
+                  cmd: transfer.CopyCommand[transfer.CopyReply], stream: int) -> int:
         view = _sized(host_view(dst, writable=True), size)
         pinned, offset = self._pinned(view)
         if pinned is not None:
-            return transfer.pinned(self._conn, cmd, src, pinned, offset, len(view))
+            return transfer.pinned(self._conn, cmd, src, pinned, offset, len(view), stream)
         if len(view) <= DIRECT_MAX:
-            transfer.inline_from_device(self._conn, view, src)
+            transfer.inline_from_device(self._conn, view, src, stream)
         else:
-            transfer.staged_from_device(self._conn, self._staging_buffer(), view, src)
+            transfer.staged_from_device(self._conn, self._staging_buffer(), view, src, stream)
         return 0
 
-    def gmemcpy_to_device(self, dst: int, src: Any, size: int | None = None) -> None:
-        """Copy ``size`` bytes (default: all) of host ``src`` to device address ``dst``."""
-        self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE)
+    def gmemcpy_to_device(self, dst: int, src: Any, size: int | None = None,
+                          stream: int = 0) -> None:
+        """Copy ``size`` bytes (default: all) of host ``src`` to device address ``dst``,
+        ordered in ``stream`` (0: the legacy stream)."""
+        self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE, stream)
 
-    def gmemcpy_to_device_async(self, dst: int, src: Any, size: int | None = None) -> int:
+    def gmemcpy_to_device_async(self, dst: int, src: Any, size: int | None = None,
+                                stream: int = 0) -> int:
         """Asynchronous from a pinned buffer (a fence id); otherwise synchronous, id 0."""
-        return self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE_ASYNC)
+        return self._copy_in(dst, src, size, abi.GMEMCPY_TO_DEVICE_ASYNC, stream)
 
-    def gmemcpy_from_device(self, dst: Any, src: int, size: int | None = None) -> None:
-        """Copy ``size`` bytes (default: len(dst)) from device address ``src`` to ``dst``."""
-        self._copy_out(dst, src, size, abi.GMEMCPY_FROM_DEVICE)
+    def gmemcpy_from_device(self, dst: Any, src: int, size: int | None = None,
+                            stream: int = 0) -> None:
+        """Copy ``size`` bytes (default: len(dst)) from device address ``src`` to ``dst``,
+        ordered in ``stream``."""
+        self._copy_out(dst, src, size, abi.GMEMCPY_FROM_DEVICE, stream)
 
-    def gmemcpy_from_device_async(self, dst: Any, src: int, size: int | None = None) -> int:
+    def gmemcpy_from_device_async(self, dst: Any, src: int, size: int | None = None,
+                                  stream: int = 0) -> int:
         """Asynchronous into a pinned buffer (a fence id); otherwise synchronous, id 0."""
         view = _sized(host_view(dst, writable=True), size)
         if self._pinned(view)[0] is None:
-            self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE)
+            self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE, stream)
             return 0
-        return self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE_ASYNC)
+        return self._copy_out(view, src, None, abi.GMEMCPY_FROM_DEVICE_ASYNC, stream)
 
-    def gmemcpy(self, dst: int, src: int, size: int) -> None:
+    def gmemcpy(self, dst: int, src: int, size: int, stream: int = 0) -> None:
         """Copy inside the unified GPU address space (DtoD, or to/from pinned memory)."""
-        self._call(abi.GMEMCPY, abi.Dtod(dst, src, size))
+        self._call(abi.GMEMCPY, abi.Dtod(dst, src, size, stream))
 
-    def gmemcpy_async(self, dst: int, src: int, size: int) -> int:
-        """Asynchronous gmemcpy; a fence id."""
-        return self._call(abi.GMEMCPY_ASYNC, abi.Dtod(dst, src, size)).id
+    def gmemcpy_async(self, dst: int, src: int, size: int, stream: int = 0) -> int:
+        """Asynchronous gmemcpy in ``stream``; a fence id."""
+        return self._call(abi.GMEMCPY_ASYNC, abi.Dtod(dst, src, size, stream)).id
+
+    # -- streams ---------------------------------------------------------------------
+    def gstream_create(self, flags: int = 0) -> int:
+        """A new stream of this context (``abi.STREAM_NON_BLOCKING``: unordered against the
+        legacy stream 0); its id."""
+        return self._call(abi.STREAM_CREATE, abi.StreamCreate(flags)).stream
+
+    def gstream_destroy(self, stream: int) -> None:
+        """Destroy ``stream``; its issued work still completes."""
+        self._call(abi.STREAM_DESTROY, abi.Stream(stream))
+
+    def gstream_wait(self, stream: int, fence_id: int) -> None:
+        """Order the work issued later in ``stream`` behind fence ``fence_id``."""
+        self._call(abi.STREAM_WAIT, abi.StreamWait(stream, fence_id))
+
+    def gstream_sync(self, stream: int, timeout: float | None = None) -> None:
+        """Wait for the work issued in ``stream`` (ETIME after ``timeout`` s; 0 polls)."""
+        flags = 0 if timeout is None else abi.STREAM_SYNC_TIMEOUT
+        us = 0 if timeout is None else max(0, int(timeout * 1e6))
+        self._call(abi.STREAM_SYNC, abi.StreamSync(stream, flags, us))
 
     # -- compute ---------------------------------------------------------------------
-    def glaunch(self, kernel: GdevKernel) -> int:
-        """Launch a kernel; its fence id."""
+    def glaunch(self, kernel: GdevKernel, stream: int = 0) -> int:
+        """Launch a kernel in ``stream``; its fence id."""
         name = kernel.name.encode("ascii")
         req = abi.Launch(kernel.code_addr, kernel.code_size, kernel.data_addr, *kernel.grid,
-                         *kernel.block, kernel.shared_dynamic, len(name), len(kernel.params))
+                         *kernel.block, kernel.shared_dynamic, len(name), len(kernel.params),
+                         stream)
         return self._call(abi.GLAUNCH, req, name + bytes(kernel.params)).id
 
     def gsync(self, fence_id: int, timeout: float | None = None) -> None:
@@ -315,6 +342,8 @@ COMMAND_WRAPPERS = {
     "SET_PRIORITY": Handle.gset_priority, "SET_GUEST": Handle.gset_guest,
     "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
+    "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
+    "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
 }
 
 

@@ -75,8 +75,9 @@ class ModuleVerbs:
 
     def gmodule_launch(self, module_id: int, index: int, grid: tuple[int, int, int],
                        block: tuple[int, int, int], shared_dynamic: int,
-                       params: bytes | bytearray | memoryview) -> int:
+                       params: bytes | bytearray | memoryview, stream: int = 0) -> int:
         """Launch function ``index`` (its place in the module's table) of a loaded module
-        with the packed parameter buffer ``params``; its fence id."""
-        req = abi.ModuleLaunch(module_id, index, *grid, *block, shared_dynamic, len(params))
+        with the packed parameter buffer ``params``, in ``stream``; its fence id."""
+        req = abi.ModuleLaunch(module_id, index, *grid, *block, shared_dynamic, len(params),
+                               stream)
         return self._request(abi.MODULE_LAUNCH, req, memoryview(params)).fields.id

@@ -18,13 +18,15 @@ from libgdev.wire import I32, U32, U64, Command, Empty, Layout, Token
 
 class MemcpyHost(NamedTuple):
     """A host<->device copy: the device address and where the host side lies
-    (``host_kind``: inline in the tail, the staging slots, or pinned buffer ``buf_id``)."""
+    (``host_kind``: inline in the tail, the staging slots, or pinned buffer ``buf_id``) and
+    the context's ``stream`` it is ordered in (0: the legacy stream)."""
 
     dev_addr: U64
     size: U64
     host_offset: U64
     buf_id: U64
     host_kind: U32
+    stream: U32 = 0
 
 
 class Fence(NamedTuple):
@@ -60,11 +62,12 @@ class BufId(NamedTuple):
 
 
 class Dtod(NamedTuple):
-    """A copy inside the GPU address space."""
+    """A copy inside the GPU address space, ordered in the context's ``stream``."""
 
     dst_addr: U64
     src_addr: U64
     size: U64
+    stream: U32 = 0
 
 
 # -- session and information ----------------------------------------------------------------
@@ -171,7 +174,7 @@ class ModuleRef(NamedTuple):
 
 class ModuleLaunch(NamedTuple):
     """Launch function ``function`` of a module; the tail is ``params_len`` bytes of
-    packed parameters."""
+    packed parameters.  ``stream``: the context's stream it is ordered in."""
 
     module_id: U64
     function: U32
@@ -183,13 +186,15 @@ class ModuleLaunch(NamedTuple):
     block_z: U32
     shared_dynamic: U32
     params_len: U32
+    stream: U32 = 0
 
 
 # -- compute ----------------------------------------------------------------------------------
 
 
 class Launch(NamedTuple):
-    """GLAUNCH: the kernel's code and data; the tail is its name, then its parameters."""
+    """GLAUNCH: the kernel's code and data; the tail is its name, then its parameters.
+    ``stream``: the context's stream it is ordered in."""
 
     code_addr: U64
     code_size: U64
@@ -203,6 +208,7 @@ class Launch(NamedTuple):
     shared_dynamic: U32
     name_len: U32
     params_len: U32
+    stream: U32 = 0
 
 
 class Sync(NamedTuple):
@@ -245,6 +251,39 @@ class Virt(NamedTuple):
 
     buf_id: U64
     offset: U64
+
+
+# -- streams (not in Gdev) ----------------------------------------------------------------------
+# A stream is one channel of a context; 0 is the legacy stream every context has.
+
+
+class StreamCreate(NamedTuple):
+    """STREAM_CREATE: STREAM_* flags."""
+
+    flags: U32
+
+
+class Stream(NamedTuple):
+    """A stream of the context (what STREAM_CREATE returns, what STREAM_DESTROY takes)."""
+
+    stream: U32
+
+
+class StreamWait(NamedTuple):
+    """STREAM_WAIT: order ``stream``'s later work after fence ``fence`` (a cross-stream
+    wait, as cuStreamWaitEvent; no host wait)."""
+
+    stream: U32
+    fence: U32
+
+
+class StreamSync(NamedTuple):
+    """STREAM_SYNC: wait until ``stream`` is idle; ``timeout_us`` valid with
+    STREAM_SYNC_TIMEOUT."""
+
+    stream: U32
+    flags: U32
+    timeout_us: U64
 
 
 # -- shared device memory ---------------------------------------------------------------------
@@ -304,11 +343,14 @@ class ShmidDs(NamedTuple):
 # -- layouts (the C header's struct names) and commands ---------------------------------------
 
 EMPTY = Layout("empty", Empty)
-_MEMCPY = Layout("memcpy_host", MemcpyHost, pad=4, tail=True)
+# ``stream`` took the place of the padding of memcpy_host, launch and module_launch (a client
+# that predates streams sent 0 there: the legacy stream); dtod grew by 8 (stream + pad).
+_MEMCPY = Layout("memcpy_host", MemcpyHost, tail=True)
 _FENCE = Layout("fence", Fence, pad=4)
 _ADDR = Layout("addr", Addr)
 _SIZE = Layout("size", Size)
-_DTOD = Layout("dtod", Dtod)
+_DTOD = Layout("dtod", Dtod, pad=4)
+_STREAM = Layout("stream", Stream, pad=4)
 
 HELLO = Command(0x01, "HELLO", Layout("hello", Hello),
                 Layout("hello_reply", HelloReply, pad=4))
@@ -323,9 +365,14 @@ MODULE_LOAD = Command(0x06, "MODULE_LOAD", Layout("module_load", ModuleLoad, tai
                       Layout("module", Module, tail=True))
 MODULE_UNLOAD = Command(0x07, "MODULE_UNLOAD", Layout("module_ref", ModuleRef), EMPTY)
 MODULE_LAUNCH = Command(0x08, "MODULE_LAUNCH",
-                        Layout("module_launch", ModuleLaunch, pad=4, tail=True), _FENCE)
+                        Layout("module_launch", ModuleLaunch, tail=True), _FENCE)
 SET_GUEST = Command(0x09, "SET_GUEST", Layout("guest", Guest),
                     Layout("guest_reply", GuestReply, pad=4))
+STREAM_CREATE = Command(0x0A, "STREAM_CREATE", Layout("stream_create", StreamCreate, pad=4),
+                        _STREAM)
+STREAM_DESTROY = Command(0x0B, "STREAM_DESTROY", _STREAM, EMPTY)
+STREAM_WAIT = Command(0x0C, "STREAM_WAIT", Layout("stream_wait", StreamWait), EMPTY)
+STREAM_SYNC = Command(0x0D, "STREAM_SYNC", Layout("stream_sync", StreamSync), EMPTY)
 GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
 GMALLOC = Command(0x100, "GMALLOC", _SIZE, _ADDR)
 GFREE = Command(0x101, "GFREE", _ADDR, _SIZE)
@@ -338,7 +385,7 @@ GMEMCPY_FROM_DEVICE = Command(0x108, "GMEMCPY_FROM_DEVICE", _MEMCPY,
 GMEMCPY_FROM_DEVICE_ASYNC = Command(0x109, "GMEMCPY_FROM_DEVICE_ASYNC", _MEMCPY, _FENCE)
 GMEMCPY = Command(0x110, "GMEMCPY", _DTOD, EMPTY)
 GMEMCPY_ASYNC = Command(0x111, "GMEMCPY_ASYNC", _DTOD, _FENCE)
-GLAUNCH = Command(0x112, "GLAUNCH", Layout("launch", Launch, pad=4, tail=True), _FENCE)
+GLAUNCH = Command(0x112, "GLAUNCH", Layout("launch", Launch, tail=True), _FENCE)
 GSYNC = Command(0x113, "GSYNC", Layout("sync", Sync), EMPTY)
 GBARRIER = Command(0x114, "GBARRIER", EMPTY, EMPTY)
 GQUERY = Command(0x115, "GQUERY", Layout("query", Query, pad=4), Layout("result", Result))
@@ -355,7 +402,8 @@ GVIRTGET = Command(0x124, "GVIRTGET", Layout("virt", Virt), _ADDR)
 # Every command, in the order of the C header's X-macro.
 COMMANDS: tuple[Command[Any, Any], ...] = (
     HELLO, GET_VERSION, DEVICE_COUNT, GET_STAGING, SET_PRIORITY, MODULE_LOAD, MODULE_UNLOAD,
-    MODULE_LAUNCH, SET_GUEST, GET_HANDLE, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
+    MODULE_LAUNCH, SET_GUEST, STREAM_CREATE, STREAM_DESTROY, STREAM_WAIT, STREAM_SYNC,
+    GET_HANDLE, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
     GMEMCPY_TO_DEVICE, GMEMCPY_TO_DEVICE_ASYNC, GMEMCPY_FROM_DEVICE, GMEMCPY_FROM_DEVICE_ASYNC,
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
     GSHMCTL, GREF, GUNREF, GVIRTGET,

@@ -35,28 +35,29 @@ CopyCommand = Command[abi.MemcpyHost, CopyReply]
 SyncCopy = Command[abi.MemcpyHost, abi.Empty]  # what the staging pipeline sends
 
 
+
 def _fence(reply: abi.Empty | abi.Fence) -> int:
     return reply.id if isinstance(reply, abi.Fence) else 0
 
 
 def pinned(conn: Connection, cmd: CopyCommand[CopyReply], dev: int, buf: DmaBuffer,
-           offset: int, size: int) -> int:
+           offset: int, size: int, stream: int = 0) -> int:
     """One copy between device memory and a pinned buffer; the reply's fence id or 0."""
-    req = abi.MemcpyHost(dev, size, offset, buf.buf_id, abi.HOST_DMA)
+    req = abi.MemcpyHost(dev, size, offset, buf.buf_id, abi.HOST_DMA, stream)
     return _fence(conn.call(cmd, req).fields)
 
 
 def inline_to_device(conn: Connection, cmd: CopyCommand[CopyReply], dev: int,
-                     src: memoryview) -> int:
+                     src: memoryview, stream: int = 0) -> int:
     """HtoD with the data inside the message."""
-    req = abi.MemcpyHost(dev, len(src), 0, 0, abi.HOST_INLINE)
+    req = abi.MemcpyHost(dev, len(src), 0, 0, abi.HOST_INLINE, stream)
     return _fence(conn.call(cmd, req, src).fields)
 
 
-def inline_from_device(conn: Connection, dst: memoryview, dev: int) -> None:
+def inline_from_device(conn: Connection, dst: memoryview, dev: int, stream: int = 0) -> None:
     """DtoH with the data inside the reply."""
     reply = conn.call(abi.GMEMCPY_FROM_DEVICE,
-                      abi.MemcpyHost(dev, len(dst), 0, 0, abi.HOST_INLINE))
+                      abi.MemcpyHost(dev, len(dst), 0, 0, abi.HOST_INLINE, stream))
     if len(reply.tail) != len(dst):
         raise error_from_errno(errno.EPROTO, f"reply carried {len(reply.tail)} of {len(dst)} bytes")
     dst[:] = reply.tail
@@ -67,8 +68,8 @@ def _chunks(size: int, chunk: int) -> list[tuple[int, int]]:
 
 
 def _send_chunk(conn: Connection, cmd: SyncCopy, stg: Staging, i: int, dev: int,
-                n: int) -> int:
-    req = abi.MemcpyHost(dev, n, (i % stg.slots) * stg.chunk, 0, abi.HOST_STAGING)
+                n: int, stream: int) -> int:
+    req = abi.MemcpyHost(dev, n, (i % stg.slots) * stg.chunk, 0, abi.HOST_STAGING, stream)
     return conn.send(cmd, req)
 
 
@@ -95,7 +96,8 @@ class _Collector:
             raise self.error
 
 
-def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) -> None:
+def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview,
+                     stream: int = 0) -> None:
     """HtoD through the staging slots, ``stg.slots`` chunks in flight."""
     host = np.frombuffer(src, dtype=np.uint8)
     inflight: deque[int] = deque()
@@ -107,19 +109,22 @@ def staged_to_device(conn: Connection, stg: Staging, dev: int, src: memoryview) 
             if col.error is not None:
                 break
             stg.slot(i % stg.slots)[:n] = host[off:off + n]
-            inflight.append(_send_chunk(conn, abi.GMEMCPY_TO_DEVICE, stg, i, dev + off, n))
+            inflight.append(_send_chunk(conn, abi.GMEMCPY_TO_DEVICE, stg, i, dev + off, n,
+                                        stream))
         while inflight:
             col.take(inflight.popleft())
     col.finish()
 
 
-def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int) -> None:
+def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int,
+                       stream: int = 0) -> None:
     """DtoH through the staging slots: the daemon fills ahead while the client drains."""
     host = np.frombuffer(dst, dtype=np.uint8)
     chunks = _chunks(len(dst), stg.chunk)
     col = _Collector(conn, abi.GMEMCPY_FROM_DEVICE)
     with conn.lock:
-        inflight = deque(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, i, dev + off, n)
+        inflight = deque(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, i, dev + off, n,
+                                     stream)
                          for i, (off, n) in enumerate(chunks[:stg.slots]))
         for i, (off, n) in enumerate(chunks):
             if not inflight:
@@ -130,7 +135,8 @@ def staged_from_device(conn: Connection, stg: Staging, dst: memoryview, dev: int
             nxt = i + stg.slots
             if nxt < len(chunks) and col.error is None:
                 o, m = chunks[nxt]
-                inflight.append(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, nxt, dev + o, m))
+                inflight.append(_send_chunk(conn, abi.GMEMCPY_FROM_DEVICE, stg, nxt, dev + o, m,
+                                            stream))
         while inflight:
             col.take(inflight.popleft())
     col.finish()

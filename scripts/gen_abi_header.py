@@ -25,7 +25,8 @@ C_TYPES = {"Q": "uint64_t", "q": "int64_t", "I": "uint32_t", "i": "int32_t",
 ABI_CONSTANTS = ("MAGIC", "ABI_VERSION", "HEADER_SIZE", "MAX_PAYLOAD", "INLINE_MAX",
                  "FLAG_REPLY", "KNOWN_FLAGS", "HOST_INLINE", "HOST_STAGING", "HOST_DMA",
                  "GSYNC_TIMEOUT", "PRIO_CLEAR", "PRIO_GET", "PRIO_FLAGS", "GUEST_CLEAR",
-                 "GUEST_GET", "GUEST_FLAGS", "TOKEN_SIZE", "MSG_MAX")
+                 "GUEST_GET", "GUEST_FLAGS", "STREAM_NON_BLOCKING", "STREAM_FLAGS",
+                 "STREAM_SYNC_TIMEOUT", "TOKEN_SIZE", "MSG_MAX")
 
 
 def c_field(name: str, fmt: str) -> str:

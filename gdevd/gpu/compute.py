@@ -1,18 +1,24 @@
-"""The compute engine of one physical GPU: a thread that runs launches one at a time.
+"""The compute engine of one physical GPU: a thread that runs one context's launches.
 
 Theory of operation
 -------------------
-A GPU of this generation runs one context's grid at a time, so each physical GPU has one
-engine thread and a FIFO of :class:`LaunchJob`.  A job wraps a *prepared* launch (the PTX
-executor's ``mod.launch(...)`` object, or anything with ``run(budget) -> bool``).  The
-thread resumes it in quanta of about a millisecond (the budget of instruction steps adapts to
-the kernel's width); between two quanta it looks at :attr:`ComputeEngine.hold` (a seam for
-tests), the job's cancel flag (a closing context, or the engine closing), its watchdog and
-its preemption flag (the scheduler's request to yield the engine: the job is left
-*suspended*, resumable by submitting it again).  When a job stops for any of these reasons
-the engine calls ``job.notify(job)`` on its own thread: the runtime passes a function that
-forwards to its trio loop (``TrioToken.run_sync_soon``), which is the completion
-"interrupt".  Nothing here knows about contexts, fences, policies or trio.
+A GPU of this generation runs one context's grids at a time, but the grids of one context's
+streams side by side, so each physical GPU has one engine thread and a FIFO of
+:class:`LaunchJob`.  A job wraps a *prepared* launch (the PTX executor's
+``mod.launch(...)`` object, or anything with ``run(budget) -> bool``).  The thread resumes
+it in quanta of about a millisecond (the budget of instruction steps adapts to the kernel's
+width).  Jobs of the same ``group`` (the runtime passes the context) that are submitted
+while one of them runs join the *running set* and take quanta in turn, so their blocks
+interleave (two streams' kernels overlap); a job of another group waits until the running
+set is empty, then it and the queued jobs of its group form the next set.  Jobs without a
+group run alone, in FIFO order.  Before each quantum the thread looks at
+:attr:`ComputeEngine.hold` (a seam for tests), the job's cancel flag (a closing context, or
+the engine closing), its watchdog and its preemption flag (the scheduler's request to yield
+the engine: the job is left *suspended*, resumable by submitting it again).  When a job
+stops for any of these reasons the engine calls ``job.notify(job)`` on its own thread: the
+runtime passes a function that forwards to its trio loop (``TrioToken.run_sync_soon``),
+which is the completion "interrupt".  Nothing here knows about contexts, fences, policies
+or trio.
 
 Decoded modules are cached per physical GPU in a :class:`ModuleCache` keyed by a hash of
 the module's bytes, so a module is parsed once however many contexts load it.
@@ -53,10 +59,11 @@ class LaunchJob:
     """
 
     def __init__(self, launch: Runnable, notify: Callable[[LaunchJob], None],
-                 tag: Any = None, limit_s: float | None = None) -> None:
+                 tag: Any = None, limit_s: float | None = None, group: Any = None) -> None:
         self.launch = launch
         self.notify = notify
         self.tag = tag                      # the runtime's own record (context, fence)
+        self.group = group                  # jobs of one group may run together (None: alone)
         self.limit_s = limit_s
         self.error: GdevError | None = None
         self.cancelled = False
@@ -74,11 +81,12 @@ class LaunchJob:
 
 
 class ComputeEngine:
-    """One engine thread executing :class:`LaunchJob` in FIFO order, in short quanta.
+    """One engine thread executing :class:`LaunchJob` in short quanta: one group's jobs in
+    turn, the groups in FIFO order (see the module docstring).
 
     A quantum is one ``run(budget)`` call; the budget (instruction steps) is adapted per
     job so that a quantum takes about ``quantum_s`` whatever the width of the kernel's
-    waves, at most ``slice_budget``.  Between two quanta the engine looks at, in order: the
+    waves, at most ``slice_budget``.  Before each quantum the engine looks at, in order: the
     hold seam, cancellation (ECANCELED), the watchdog (ETIME), a preemption request.
     """
 
@@ -90,14 +98,21 @@ class ComputeEngine:
         self.hold.set()
         self.launches = 0                   # jobs ended (any outcome but suspension)
         self.busy_s = 0.0                   # seconds spent running jobs
-        self.current: LaunchJob | None = None
+        self.overlapped = 0                 # jobs that joined a running set (ran beside one)
+        self.current: LaunchJob | None = None   # the job of the quantum running now
+        # invariant: every job of _running has the group of _running[0], never None unless
+        # it is the only one; _later holds the jobs of other groups in submission order.
+        self._running: list[LaunchJob] = []
+        self._later: collections.deque[LaunchJob] = collections.deque()
+        self._turn = 0
         self._queue: queue.SimpleQueue[LaunchJob | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=f"gdev-{name}", daemon=True)
         self._closed = False
         self._thread.start()
 
     def submit(self, job: LaunchJob) -> None:
-        """Queue ``job`` (new or suspended); it runs after every job submitted before it."""
+        """Queue ``job`` (new or suspended): it joins the running set if that is of its
+        group, else it runs after every group submitted before it."""
         if self._closed:
             raise GdevError(errno.ENODEV, f"compute engine {self.name} is closed")
         job.suspended = False
@@ -113,43 +128,89 @@ class ComputeEngine:
             self._thread.join()
 
     def _loop(self) -> None:
-        while (job := self._queue.get()) is not None:
-            job.started = time.monotonic()
-            job.slices += 1
+        stopping = False
+        while True:
+            idle = not self._running and not self._later
+            stopping = self._take(block=idle and not stopping) or stopping
+            if not self._running:
+                if stopping:
+                    return
+                continue
+            self._turn %= len(self._running)
+            job = self._running[self._turn]
             self.current = job
-            self._run(job)
+            stopped = self._step(job)
             self.current = None
-            job.finished = time.monotonic()
-            self.busy_s += job.finished - job.started
-            if not job.suspended:
-                self.launches += 1
-            try:
-                job.notify(job)
-            except Exception:  # the runtime went away; nothing left to tell
-                log.exception("%s: completion of a launch could not be delivered", self.name)
+            if stopped:
+                self._running.remove(job)
+                self._finish(job)
+            else:
+                self._turn += 1
 
-    def _run(self, job: LaunchJob) -> None:
+    def _take(self, block: bool) -> bool:
+        """Move submitted jobs into the running set or behind it (blocking for the first
+        one when ``block``); True once the close marker was seen."""
+        closing = False
+        while True:
+            try:
+                job = self._queue.get(block=block)
+            except queue.Empty:
+                break
+            block = False
+            if job is None:
+                closing = True
+            elif self._running and (job.group is None or
+                                    job.group is not self._running[0].group):
+                self._later.append(job)
+            else:
+                self._start(job)
+        if not self._running and self._later:
+            first = self._later.popleft()
+            self._start(first)
+            if first.group is not None:
+                for job in [j for j in self._later if j.group is first.group]:
+                    self._later.remove(job)
+                    self._start(job)
+        return closing
+
+    def _start(self, job: LaunchJob) -> None:
+        if self._running:
+            self.overlapped += 1
+        job.started = time.monotonic()
+        job.slices += 1
+        self._running.append(job)
+
+    def _finish(self, job: LaunchJob) -> None:
+        job.finished = time.monotonic()
+        if not job.suspended:
+            self.launches += 1
         try:
-            while True:
-                self.hold.wait()
-                if job.cancelled or self._closed:
-                    why = "its context closed" if job.cancelled else "the GPU is shutting down"
-                    job.error = GdevError(errno.ECANCELED, f"launch cancelled: {why}")
-                    return
-                if job.limit_s is not None and job.run_s >= job.limit_s:
-                    job.error = KernelFault(errno.ETIME, f"watchdog: kernel ran longer than "
-                                                         f"{job.limit_s:g} s")
-                    return
-                if job.preempt:
-                    job.preempt, job.suspended = False, True
-                    return
-                if self._quantum(job):
-                    return
+            job.notify(job)
+        except Exception:  # the runtime went away; nothing left to tell
+            log.exception("%s: completion of a launch could not be delivered", self.name)
+
+    def _step(self, job: LaunchJob) -> bool:
+        """Give ``job`` one quantum unless it must stop first; True once it stopped."""
+        try:
+            self.hold.wait()
+            if job.cancelled or self._closed:
+                why = "its context closed" if job.cancelled else "the GPU is shutting down"
+                job.error = GdevError(errno.ECANCELED, f"launch cancelled: {why}")
+                return True
+            if job.limit_s is not None and job.run_s >= job.limit_s:
+                job.error = KernelFault(errno.ETIME, f"watchdog: kernel ran longer than "
+                                                     f"{job.limit_s:g} s")
+                return True
+            if job.preempt:
+                job.preempt, job.suspended = False, True
+                return True
+            return self._quantum(job)
         except GdevError as e:
             job.error = e
         except Exception as e:  # an executor bug must not kill the engine or other contexts
             log.exception("%s: launch crashed the executor", self.name)
             job.error = KernelFault(errno.EIO, f"executor error: {e!r}")
+        return True
 
     def _quantum(self, job: LaunchJob) -> bool:
         """Run one quantum of ``job``; True once it is done.  The budget starts small,
@@ -160,6 +221,7 @@ class ComputeEngine:
         done = job.launch.run(budget)
         dt = time.monotonic() - t0
         job.run_s += dt
+        self.busy_s += dt
         if dt > self.quantum_s:
             budget = max(1, int(budget * self.quantum_s / dt))
         elif dt < self.quantum_s / 4:

@@ -180,7 +180,7 @@ async def _module_launch(call: Call, req: abi.ModuleLaunch, tail: abi.Tail) -> O
         raise _einval(f"MODULE_LAUNCH carries {len(tail)} parameter bytes, not {req.params_len}")
     fence = await backend.rt.gmodule_launch(
         call.s.handle, req.module_id, req.function, (req.grid_x, req.grid_y, req.grid_z),
-        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail)
+        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail, req.stream)
     return Out(abi.Fence(fence))
 
 
@@ -219,10 +219,10 @@ async def _gfree_dma(call: Call, req: abi.BufId, tail: abi.Tail) -> Out[abi.Size
 
 
 async def _to_device(call: Call, req: abi.MemcpyHost, tail: abi.Tail,
-                     verb: Callable[[rt.Handle, int, rt.hostmem.HostRange, int],
+                     verb: Callable[[rt.Handle, int, rt.hostmem.HostRange, int, int],
                                     Awaitable[int | None]]) -> int | None:
     src = backend.host_source(call.s, req, tail)
-    return await verb(call.s.handle, req.dev_addr, src, req.size)
+    return await verb(call.s.handle, req.dev_addr, src, req.size, req.stream)
 
 
 @handler(abi.GMEMCPY_TO_DEVICE)
@@ -242,7 +242,8 @@ async def _gmemcpy_to_device_async(call: Call, req: abi.MemcpyHost,
 async def _gmemcpy_from_device(call: Call, req: abi.MemcpyHost,
                                tail: abi.Tail) -> Out[abi.Empty]:
     dst = backend.host_destination(call.s, req, tail)
-    await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size)
+    await backend.rt.gmemcpy_from_device(call.s.handle, dst, req.dev_addr, req.size,
+                                         req.stream)
     return Out(_EMPTY, tail=dst.array.data if req.host_kind == abi.HOST_INLINE else b"")
 
 
@@ -253,26 +254,27 @@ async def _gmemcpy_from_device_async(call: Call, req: abi.MemcpyHost,
         raise _einval("an async copy from the device needs a shared destination")
     dst = backend.host_destination(call.s, req, tail)
     fence = await backend.rt.gmemcpy_from_device_async(call.s.handle, dst, req.dev_addr,
-                                                        req.size)
+                                                        req.size, req.stream)
     return Out(abi.Fence(fence))
 
 
 @handler(abi.GMEMCPY)
 async def _gmemcpy(call: Call, req: abi.Dtod, tail: abi.Tail) -> Out[abi.Empty]:
-    await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    await backend.rt.gmemcpy(call.s.handle, req.dst_addr, req.src_addr, req.size, req.stream)
     return Out(_EMPTY)
 
 
 @handler(abi.GMEMCPY_ASYNC)
 async def _gmemcpy_async(call: Call, req: abi.Dtod, tail: abi.Tail) -> Out[abi.Fence]:
-    fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size)
+    fence = await backend.rt.gmemcpy_async(call.s.handle, req.dst_addr, req.src_addr, req.size,
+                                           req.stream)
     return Out(abi.Fence(fence))
 
 
 @handler(abi.GLAUNCH)
 async def _glaunch(call: Call, req: abi.Launch, tail: abi.Tail) -> Out[abi.Fence]:
     kernel = backend.kernel_from(req, tail)
-    return Out(abi.Fence(await backend.rt.glaunch(call.s.handle, kernel)))
+    return Out(abi.Fence(await backend.rt.glaunch(call.s.handle, kernel, req.stream)))
 
 
 @handler(abi.GSYNC)
@@ -287,6 +289,32 @@ async def _gsync(call: Call, req: abi.Sync, tail: abi.Tail) -> Out[abi.Empty]:
 @handler(abi.GBARRIER)
 async def _gbarrier(call: Call, req: abi.Empty, tail: abi.Tail) -> Out[abi.Empty]:
     await backend.rt.gbarrier(call.s.handle)
+    return Out(_EMPTY)
+
+
+@handler(abi.STREAM_CREATE)
+async def _stream_create(call: Call, req: abi.StreamCreate, tail: abi.Tail) -> Out[abi.Stream]:
+    return Out(abi.Stream(await backend.rt.gstream_create(call.s.handle, req.flags)))
+
+
+@handler(abi.STREAM_DESTROY)
+async def _stream_destroy(call: Call, req: abi.Stream, tail: abi.Tail) -> Out[abi.Empty]:
+    await backend.rt.gstream_destroy(call.s.handle, req.stream)
+    return Out(_EMPTY)
+
+
+@handler(abi.STREAM_WAIT)
+async def _stream_wait(call: Call, req: abi.StreamWait, tail: abi.Tail) -> Out[abi.Empty]:
+    await backend.rt.gstream_wait(call.s.handle, req.stream, req.fence)
+    return Out(_EMPTY)
+
+
+@handler(abi.STREAM_SYNC)
+async def _stream_sync(call: Call, req: abi.StreamSync, tail: abi.Tail) -> Out[abi.Empty]:
+    if req.flags & ~abi.STREAM_SYNC_TIMEOUT:
+        raise _einval(f"unknown stream sync flags 0x{req.flags:x}")
+    timeout = req.timeout_us / 1e6 if req.flags & abi.STREAM_SYNC_TIMEOUT else None
+    await backend.rt.gstream_sync(call.s.handle, req.stream, timeout)
     return Out(_EMPTY)
 
 

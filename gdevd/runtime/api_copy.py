@@ -9,9 +9,13 @@ Path selection (Gdev section 1.4, and the paper's Fig. 3/4):
 2. the host side lies inside a pinned buffer of the context: **one** copy by the copy
    engine, no bounce buffers (the paper's PINCPY), completion by the engine's eventfd.
    Only this path is truly async: the ``_async`` forms return a fence id for it, and run
-   every other path synchronously and return 0, as Gdev does.
+   every other path synchronously (ordered in their stream) and return 0, as Gdev does.
 3. otherwise through the handle's bounce buffers on the copy engine: **pipelined** when
    ``pipeline_count > 1`` and ``size > chunk_size``, else **chunked** (one buffer at a time).
+   One such copy at a time per context (``handle.bounce_lock``): streams share the buffers.
+
+Every form takes a ``stream`` (``streams.py``; 0, the legacy stream, by default): a copy in
+one stream overlaps a launch in another.
 
 Device addresses must lie inside one object of the context (ENOENT if none contains the
 start, EFAULT if the range runs past its end).  The host side is a
@@ -31,6 +35,7 @@ from .api_mem import check_size
 from .handle import Fence, Handle, check_handle
 from .mm.hostmem import HostRange, describe
 from .mm.residency import is_resident, read_swapped, touching
+from .streams import LEGACY
 
 
 def _count(handle: Handle, path: str, size: int) -> None:
@@ -58,13 +63,15 @@ def _small_device_copy(handle: Handle, dst: int, src: int, size: int) -> None:
 
 async def _engine_copy(handle: Handle, path: str, size: int, fn: Any, *args: Any,
                        **kw: Any) -> None:
-    """Run a blocking copy on a worker thread between the scheduler's memory hooks."""
+    """Run a blocking copy through the bounce buffers on a worker thread, between the
+    scheduler's memory hooks."""
     sched = handle.system.scheduler
-    await sched.memory_begin(handle)
-    try:
-        await trio.to_thread.run_sync(lambda: fn(*args, **kw))
-    finally:
-        sched.memory_end(handle)
+    async with handle.bounce_lock:
+        await sched.memory_begin(handle)
+        try:
+            await trio.to_thread.run_sync(lambda: fn(*args, **kw))
+        finally:
+            sched.memory_end(handle)
     _count(handle, path, size)
 
 
@@ -97,13 +104,21 @@ def _prepare(handle: Handle, buf: Any, size: int, *, writable: bool) -> HostRang
     return describe(handle.space.objects, buf, size, writable=writable)
 
 
-async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int) -> None:
-    """Copy ``size`` bytes from host buffer ``src`` to device address ``dst`` (synchronous).
+async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int,
+                            stream: int = LEGACY) -> None:
+    """Copy ``size`` bytes from host buffer ``src`` to device address ``dst`` (synchronous,
+    ordered in ``stream``).
 
-    Errors: EBADF, EINVAL (size <= 0, bad or short buffer), ENOENT/EFAULT (bad address).
+    Errors: EBADF, EINVAL (size <= 0, bad or short buffer, unknown stream), ENOENT/EFAULT
+    (bad address).
     """
     host = _prepare(handle, src, size, writable=False)
-    async with handle.exclusive():
+    await _sync_to_device(handle, dst, host, size, stream)
+
+
+async def _sync_to_device(handle: Handle, dst: int, host: HostRange, size: int,
+                          stream: int = LEGACY) -> None:
+    async with handle.exclusive(stream):
         await _to_device(handle, dst, host, size)
 
 
@@ -126,13 +141,21 @@ async def _to_device_resident(handle: Handle, dst: int, host: HostRange, size: i
                            host.array, **kw)
 
 
-async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int) -> None:
-    """Copy ``size`` bytes from device address ``src`` into host buffer ``dst`` (synchronous).
+async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int,
+                              stream: int = LEGACY) -> None:
+    """Copy ``size`` bytes from device address ``src`` into host buffer ``dst`` (synchronous,
+    ordered in ``stream``).
 
-    Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer), ENOENT/EFAULT.
+    Errors: EBADF, EINVAL (size <= 0, bad, short or read-only buffer, unknown stream),
+    ENOENT/EFAULT.
     """
     host = _prepare(handle, dst, size, writable=True)
-    async with handle.exclusive():
+    await _sync_from_device(handle, host, src, size, stream)
+
+
+async def _sync_from_device(handle: Handle, host: HostRange, src: int, size: int,
+                            stream: int = LEGACY) -> None:
+    async with handle.exclusive(stream):
         await _from_device(handle, host, src, size)
 
 
@@ -164,36 +187,40 @@ def _async_eligible(host: HostRange, limit: int) -> bool:
     return host.size > limit and host.pinned is not None
 
 
-async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int) -> int:
-    """Like :func:`gmemcpy_to_device`; returns a fence id for ``gsync``.
+async def gmemcpy_to_device_async(handle: Handle, dst: int, src: Any, size: int,
+                                  stream: int = LEGACY) -> int:
+    """Like :func:`gmemcpy_to_device`, in ``stream``; returns a fence id for ``gsync``.
 
     Asynchronous only when ``src`` lies in a pinned buffer (the caller keeps it unchanged
     until ``gsync``); otherwise the copy is done on return and the id is 0 (as in Gdev).
+    EINVAL also for an unknown stream.
     """
     host = _prepare(handle, src, size, writable=False)
     handle.lookup(dst, size)
+    handle.streams.get(stream)
     if not _async_eligible(host, handle.system.config.iowrite_limit):
-        async with handle.exclusive():
-            await _to_device(handle, dst, host, size)
+        await _sync_to_device(handle, dst, host, size, stream)
         return 0
 
     async def op(fence: Fence) -> None:
         await _to_device(handle, dst, host, size)
-    return handle.enqueue("memcpy", op).id
+    return handle.enqueue("memcpy", op, stream).id
 
 
-async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: int) -> int:
-    """Like :func:`gmemcpy_from_device`; a fence id when ``dst`` is pinned, else 0."""
+async def gmemcpy_from_device_async(handle: Handle, dst: Any, src: int, size: int,
+                                    stream: int = LEGACY) -> int:
+    """Like :func:`gmemcpy_from_device`, in ``stream``; a fence id when ``dst`` is pinned,
+    else 0."""
     host = _prepare(handle, dst, size, writable=True)
     handle.lookup(src, size)
+    handle.streams.get(stream)
     if not _async_eligible(host, handle.system.config.ioread_limit):
-        async with handle.exclusive():
-            await _from_device(handle, host, src, size)
+        await _sync_from_device(handle, host, src, size, stream)
         return 0
 
     async def op(fence: Fence) -> None:
         await _from_device(handle, host, src, size)
-    return handle.enqueue("memcpy", op).id
+    return handle.enqueue("memcpy", op, stream).id
 
 
 def _prepare_dtod(handle: Handle, dst: int, src: int, size: int) -> None:
@@ -218,20 +245,23 @@ async def _device_copy_resident(handle: Handle, dst: int, src: int, size: int) -
                       handle.mmu, src, size)
 
 
-async def gmemcpy(handle: Handle, dst: int, src: int, size: int) -> None:
-    """Copy inside the context's unified address space (device or pinned, either side).
+async def gmemcpy(handle: Handle, dst: int, src: int, size: int,
+                  stream: int = LEGACY) -> None:
+    """Copy inside the context's unified address space (device or pinned, either side),
+    synchronously, ordered in ``stream``.
 
     Errors: EBADF, EINVAL, ENOENT (either address unknown), EFAULT (range past an object).
     """
     _prepare_dtod(handle, dst, src, size)
-    async with handle.exclusive():
+    async with handle.exclusive(stream):
         await _device_copy(handle, dst, src, size)
 
 
-async def gmemcpy_async(handle: Handle, dst: int, src: int, size: int) -> int:
-    """Like :func:`gmemcpy`, but asynchronous: returns a fence id for ``gsync``."""
+async def gmemcpy_async(handle: Handle, dst: int, src: int, size: int,
+                        stream: int = LEGACY) -> int:
+    """Like :func:`gmemcpy`, but asynchronous, in ``stream``: a fence id for ``gsync``."""
     _prepare_dtod(handle, dst, src, size)
 
     async def op(fence: Fence) -> None:
         await _device_copy(handle, dst, src, size)
-    return handle.enqueue("memcpy", op).id
+    return handle.enqueue("memcpy", op, stream).id

@@ -3,8 +3,9 @@
 A launch reads its code (PTX text) from the context's own address space, as the GPU fetches
 code from device memory, decodes it once per distinct module (the physical GPU's decode
 cache, keyed by a hash of the bytes), prepares the grid (errors in the descriptor surface
-here, synchronously), and queues it on the handle's stream; the compute engine runs it when
-everything the handle issued before has finished.  Faults surface at ``gsync``/``gbarrier``.
+here, synchronously), and queues it on one of the handle's streams (``streams.py``); the
+compute engine runs it when the work that stream orders it behind has finished.  Faults
+surface at ``gsync``/``gbarrier``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..gpu.ptx import load_module
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
 from .mm.residency import resident_all, touching
+from .streams import LEGACY
 
 
 def _check_dim3(what: str, dims: Any) -> Dim3:
@@ -68,27 +70,31 @@ async def _decode(handle: Handle, code: bytes) -> Any:
     return mod
 
 
-async def glaunch(handle: Handle, kernel: GdevKernel) -> int:
-    """Launch ``kernel`` on the handle's stream; return its fence id for ``gsync``.
+async def glaunch(handle: Handle, kernel: GdevKernel, stream: int = LEGACY) -> int:
+    """Launch ``kernel`` in ``stream`` (0: the legacy stream); its fence id for ``gsync``.
 
-    Errors: EBADF; EINVAL (bad descriptor, unknown entry, bad geometry or parameters);
+    Errors: EBADF; EINVAL (bad descriptor, unknown entry, bad geometry or parameters,
+    unknown stream);
     ENOENT/EFAULT (code or data address not in this context); the sticky error of a
     faulted context.
     """
     check_handle(handle)
     handle.check_fault()
     _check_kernel(kernel)
+    handle.streams.get(stream)
     handle.lookup(kernel.code_addr, kernel.code_size)
     async with touching(handle, (kernel.code_addr, kernel.code_size)):
         code = handle.mmu.read(kernel.code_addr, kernel.code_size)
     mod = await _decode(handle, code)
-    return await launch_decoded(handle, mod, kernel)
+    return await launch_decoded(handle, mod, kernel, stream)
 
 
-async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
-    """Enqueue ``kernel`` of the decoded module ``mod`` (the second half of glaunch, for
-    callers that hold the decoded module: ``gmodule_launch``); its fence id."""
+async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
+                         stream: int = LEGACY) -> int:
+    """Enqueue ``kernel`` of the decoded module ``mod`` in ``stream`` (the second half of
+    glaunch, for callers that hold the decoded module: ``gmodule_launch``); its fence id."""
     check_handle(handle)
+    handle.streams.get(stream)
     layout = mod.data_layout()
     if layout.size:
         handle.lookup(kernel.data_addr, layout.size)
@@ -96,7 +102,8 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel) -> int:
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
                         shared_dynamic=kernel.shared_dynamic)
     await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
-    return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch)).id
+    return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch),
+                          stream).id
 
 
 async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
@@ -108,7 +115,8 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
     another context's swap-in waits for) and it arrives again (docs/scheduling.md).
     """
     sched = handle.system.scheduler
-    job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle))
+    job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle),
+                    group=handle)
     fence.job = job
     while True:
         await sched.compute_begin(handle)
@@ -155,38 +163,41 @@ async def gsync(handle: Handle, fence_id: int, timeout: float | None = None) -> 
     if isinstance(fence_id, bool) or not isinstance(fence_id, int) or \
             not 0 <= fence_id < 4096:
         raise GdevError(errno.EINVAL, f"fence id out of range: {fence_id!r}")
-    _check_timeout(timeout)
+    check_timeout(timeout)
     fence = handle.pending.get(fence_id) if fence_id else None
     if fence is not None:
-        await _wait(fence.done, timeout, f"fence {fence_id}")
+        await wait_all([fence.done], timeout, f"fence {fence_id}")
     else:
         await trio.lowlevel.checkpoint()
     handle.check_fault()
 
 
 async def gbarrier(handle: Handle, timeout: float | None = None) -> None:
-    """Wait until every operation the handle issued so far has finished (Gdev's barrier).
+    """Wait until every operation the handle issued so far, in every stream, has finished
+    (Gdev's barrier).
 
     Errors: EBADF; ETIME (timeout); the context's sticky fault.
     """
     check_handle(handle)
-    _check_timeout(timeout)
-    tail = handle.tail
-    await _wait(tail, timeout, "barrier")
+    check_timeout(timeout)
+    await wait_all(handle.streams.tails(), timeout, "barrier")
     handle.check_fault()
 
 
-def _check_timeout(timeout: float | None) -> None:
+def check_timeout(timeout: float | None) -> None:
+    """EINVAL unless ``timeout`` is None or a number of seconds >= 0."""
     if timeout is not None and (isinstance(timeout, bool) or
                                 not isinstance(timeout, int | float) or not timeout >= 0):
         raise GdevError(errno.EINVAL, f"timeout must be None or >= 0 seconds: {timeout!r}")
 
 
-async def _wait(event: trio.Event, timeout: float | None, what: str) -> None:
-    if timeout is None:
-        await event.wait()
-        return
-    with trio.move_on_after(timeout):
-        await event.wait()
-    if not event.is_set():
+async def wait_all(events: list[trio.Event], timeout: float | None, what: str) -> None:
+    """Wait for every one of ``events``; ETIME naming ``what`` after ``timeout`` seconds
+    (None: forever; 0: a poll, with one checkpoint)."""
+    if not events:
+        await trio.lowlevel.checkpoint()
+    with trio.move_on_after(float("inf") if timeout is None else timeout):
+        for ev in events:
+            await ev.wait()
+    if not all(ev.is_set() for ev in events):
         raise GdevError(errno.ETIME, f"{what} did not complete within {timeout} s")

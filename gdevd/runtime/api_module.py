@@ -32,6 +32,7 @@ from .api_copy import gmemcpy_to_device
 from .api_exec import _check_kernel, _decode, launch_decoded
 from .api_mem import gfree, gmalloc
 from .handle import Handle
+from .streams import LEGACY
 
 SHARED_PER_BLOCK = 64 * 1024  # the engine's limit, static + dynamic
 _BINARY_MAGICS = (b"\x7fELF", b"\x50\xed\x55\xba", b"\xba\x55\xed\x50")
@@ -165,8 +166,10 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
 
 async def gmodule_launch(handle: Handle, module_id: int, index: int,
                          grid: tuple[int, int, int], block: tuple[int, int, int],
-                         shared_dynamic: int, params: bytes | memoryview) -> int:
-    """Launch function ``index`` of module ``module_id``; its fence id (see ``glaunch``).
+                         shared_dynamic: int, params: bytes | memoryview,
+                         stream: int = LEGACY) -> int:
+    """Launch function ``index`` of module ``module_id`` in ``stream``; its fence id (see
+    ``glaunch``).
 
     The decoded module is the one the load cached: a launch neither reads nor hashes the
     code again.  Errors: as glaunch's, and ENOENT (no such module, or no function
@@ -183,4 +186,4 @@ async def gmodule_launch(handle: Handle, module_id: int, index: int,
     _check_kernel(kernel)
     handle.check_fault()
     await trio.lowlevel.checkpoint()
-    return await launch_decoded(handle, mod.decoded, kernel)
+    return await launch_decoded(handle, mod.decoded, kernel, stream)

@@ -5,17 +5,19 @@ Theory of operation
 A handle composes its concerns: ``space`` (:class:`~.mm.addrspace.AddressSpace`: the page
 table, VA range, mappings and apertures; ``handle.mmu`` and ``handle.lookup`` are its), the
 ``bounce`` buffers of pageable copies (:class:`~.bounce.BounceBuffers`), its ``counters``
-(:class:`Counters`: copies per path, swap traffic) and, in the handle itself, its stream
+(:class:`Counters`: copies per path, swap traffic) and, in the handle itself, its streams
 and fences.  ``gpu`` is its device's record (allocator, swap area, ...).
 
-**Ordering.**  A handle is one in-order stream, like a Gdev channel: every copy and launch
-starts after everything the handle issued before it has finished.  The stream's tail is a
-``trio.Event`` (``self.tail``): an asynchronous operation (:meth:`enqueue`) remembers the
-current tail, installs its own completion event as the new tail, and runs as a task in the
-system nursery once the old tail is set.  A synchronous operation takes the stream with
-:meth:`exclusive` (waits for the tail, installs its own event, releases it when done).
-Verbs that free memory first :meth:`drain` the stream, so no engine touches a page after it
-was freed.  All of it is trio-loop state; the only checkpoints are the awaits shown.
+**Ordering.**  A handle has streams (``streams.py``): the legacy stream 0 and the ones
+``gstream_create`` made, each an in-order queue like a Gdev channel, ordered against each
+other only as CUDA orders them.  An asynchronous operation (:meth:`enqueue`) captures the
+events it depends on, installs its completion event as its stream's new tail, and runs as a
+task in the system nursery once those events are set.  A synchronous operation takes its
+stream with :meth:`exclusive` the same way and releases it when done; ``exclusive(None)``
+takes *every* stream (frees, re-tuning the bounce buffers), so no engine touches a page
+after it was freed.  Copies through the bounce buffers hold :attr:`bounce_lock` (two streams
+never share them at once).  All of it is trio-loop state; the only checkpoints are the
+awaits shown.
 
 **Fences.**  Async operations get Gdev fence ids: a per-context sequence that wraps from
 4095 to 1; 0 is reserved (``gsync(h, 0)`` returns at once).  A failed asynchronous operation
@@ -39,6 +41,7 @@ from .bounce import BounceBuffers
 from .mm.addrspace import AddressSpace
 from .mm.memory import MemObject
 from .mm.swaparea import SwapCounters
+from .streams import LEGACY, Stream, Streams
 
 if TYPE_CHECKING:
     from ..gpu.device import PhysicalGpu
@@ -92,8 +95,8 @@ class Handle:
         self.bounce = BounceBuffers(system.config.chunk_size, system.config.pipeline_count)
         self.counters = Counters()
         self.pending: dict[int, Fence] = {}
-        self.tail = trio.Event()
-        self.tail.set()
+        self.streams = Streams()
+        self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
         self.fault: GdevError | None = None
         self.closed = False
         self._seq = 0
@@ -121,19 +124,24 @@ class Handle:
             raise GdevError(errno.EAGAIN, "every fence id of this context is in flight")
         return self._seq
 
-    def enqueue(self, kind: str, op: Callable[[Fence], Awaitable[None]]) -> Fence:
-        """Run ``op(fence)`` after everything issued before; return its fence at once."""
+    def enqueue(self, kind: str, op: Callable[[Fence], Awaitable[None]],
+                stream: int = LEGACY) -> Fence:
+        """Run ``op(fence)`` after the work ``stream`` orders it behind; return its fence at
+        once.  EINVAL for an unknown stream."""
+        st = self.streams.get(stream)
         fence = Fence(self.next_fence_id(), kind)
-        prev, self.tail = self.tail, fence.done
+        deps = self.streams.deps(st)
+        self.streams.install(st, fence.done)
         self.pending[fence.id] = fence
         assert self.system.nursery is not None
-        self.system.nursery.start_soon(self._run_op, prev, fence, op)
+        self.system.nursery.start_soon(self._run_op, deps, fence, op)
         return fence
 
-    async def _run_op(self, prev: trio.Event, fence: Fence,
+    async def _run_op(self, deps: list[trio.Event], fence: Fence,
                       op: Callable[[Fence], Awaitable[None]]) -> None:
         try:
-            await prev.wait()
+            for ev in deps:
+                await ev.wait()
             if self.closed:
                 raise GdevError(errno.ECANCELED, "context closed before the operation ran")
             await op(fence)
@@ -146,22 +154,31 @@ class Handle:
             fence.done.set()
 
     @asynccontextmanager
-    async def exclusive(self) -> AsyncIterator[None]:
-        """Hold the stream: wait for every earlier operation, keep later ones out."""
+    async def exclusive(self, stream: int | None = None) -> AsyncIterator[None]:
+        """Hold ``stream`` (None: every stream) for a synchronous operation: wait for the
+        work it is ordered behind, keep the work issued later in it out until done."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        while not self.tail.is_set():
-            await self.tail.wait()
         mine = trio.Event()
-        self.tail = mine
+        held: list[Stream]
+        if stream is None:
+            deps, held = self.streams.tails(), self.streams.all()
+        else:
+            st = self.streams.get(stream)
+            deps, held = self.streams.deps(st), [st]
+        for st in held:
+            self.streams.install(st, mine)
         try:
+            for ev in deps:
+                if not ev.is_set():     # (no checkpoint when nothing is pending: residency)
+                    await ev.wait()
             yield
         finally:
             mine.set()
 
     async def drain(self) -> None:
-        """Wait until every operation issued so far has finished."""
-        while not self.tail.is_set():
-            await self.tail.wait()
+        """Wait until every operation issued so far, on every stream, has finished."""
+        while tails := self.streams.tails():
+            await tails[0].wait()
 
     def cancel_pending(self) -> None:
         """Ask the compute engine to drop this context's queued and running launches."""

@@ -110,6 +110,24 @@ int gset_priority(Ghandle h, int prio); /* 0..40, or -1 to clear; the effective 
 int gget_priority(Ghandle h);
 int gset_guest(Ghandle h, int flag);    /* 1 guest, 0 host, -1 clear; 1 if a guest now */
 int gget_guest(Ghandle h);              /* 1 if a guest now, 0 if a host */
+
+/* Streams (gdev-py): in-order channels of a handle that run side by side; 0 is the legacy
+ * stream, where the verbs above run (docs/runtime.md, "Streams").  The copies are
+ * asynchronous (a fence id in *id) only from or to a gmalloc_dma buffer, as gmemcpy_*_async;
+ * otherwise done on return (*id 0), ordered in the stream. */
+#define GDEV_STREAM_NON_BLOCKING 0x1 /* no implicit order with the legacy stream */
+int gstream_create(Ghandle h, uint32_t flags, uint32_t *stream);
+int gstream_destroy(Ghandle h, uint32_t stream); /* its issued work still completes */
+int gstream_wait(Ghandle h, uint32_t stream, uint32_t fence); /* later work waits for fence */
+int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time *timeout); /* -ETIME */
+int gstream_memcpy_to_device(Ghandle h, uint32_t stream, uint64_t dst_addr, const void *src_buf,
+                             uint64_t size, uint32_t *id);
+int gstream_memcpy_from_device(Ghandle h, uint32_t stream, void *dst_buf, uint64_t src_addr,
+                               uint64_t size, uint32_t *id);
+int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr, uint64_t src_addr,
+                   uint64_t size, uint32_t *id); /* always asynchronous */
+int gstream_module_launch(Ghandle h, uint32_t stream, const struct gdev_module *m,
+                          uint32_t index, const struct gdev_kernel *k, uint32_t *id);
 const char *gdev_last_error(void);      /* the calling thread's last failure, in words */
 
 #ifdef __cplusplus

@@ -23,6 +23,9 @@
 #define GDEV_ABI_GUEST_CLEAR 1
 #define GDEV_ABI_GUEST_GET 2
 #define GDEV_ABI_GUEST_FLAGS 3
+#define GDEV_ABI_STREAM_NON_BLOCKING 1
+#define GDEV_ABI_STREAM_FLAGS 1
+#define GDEV_ABI_STREAM_SYNC_TIMEOUT 1
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
@@ -34,7 +37,8 @@
 #define GDEV_ABI_FEATURE_MODULES 64
 #define GDEV_ABI_FEATURE_ERROR_MSG 128
 #define GDEV_ABI_FEATURE_GUEST 0x100u
-#define GDEV_ABI_FEATURES 0x1ffu
+#define GDEV_ABI_FEATURE_STREAMS 0x200u
+#define GDEV_ABI_FEATURES 0x3ffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -186,7 +190,7 @@ struct gdev_abi_module_launch {
     uint32_t block_z;
     uint32_t shared_dynamic;
     uint32_t params_len;
-    uint32_t _pad0;
+    uint32_t stream;
 };
 _Static_assert(offsetof(struct gdev_abi_module_launch, module_id) == 0, "module_launch.module_id");
 _Static_assert(offsetof(struct gdev_abi_module_launch, function) == 8, "module_launch.function");
@@ -198,7 +202,7 @@ _Static_assert(offsetof(struct gdev_abi_module_launch, block_y) == 28, "module_l
 _Static_assert(offsetof(struct gdev_abi_module_launch, block_z) == 32, "module_launch.block_z");
 _Static_assert(offsetof(struct gdev_abi_module_launch, shared_dynamic) == 36, "module_launch.shared_dynamic");
 _Static_assert(offsetof(struct gdev_abi_module_launch, params_len) == 40, "module_launch.params_len");
-_Static_assert(offsetof(struct gdev_abi_module_launch, _pad0) == 44, "module_launch._pad0");
+_Static_assert(offsetof(struct gdev_abi_module_launch, stream) == 44, "module_launch.stream");
 _Static_assert(sizeof(struct gdev_abi_module_launch) == 48, "module_launch size");
 
 struct gdev_abi_fence {
@@ -224,6 +228,40 @@ struct gdev_abi_guest_reply {
 _Static_assert(offsetof(struct gdev_abi_guest_reply, guest) == 0, "guest_reply.guest");
 _Static_assert(offsetof(struct gdev_abi_guest_reply, _pad0) == 4, "guest_reply._pad0");
 _Static_assert(sizeof(struct gdev_abi_guest_reply) == 8, "guest_reply size");
+
+struct gdev_abi_stream_create {
+    uint32_t flags;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_stream_create, flags) == 0, "stream_create.flags");
+_Static_assert(offsetof(struct gdev_abi_stream_create, _pad0) == 4, "stream_create._pad0");
+_Static_assert(sizeof(struct gdev_abi_stream_create) == 8, "stream_create size");
+
+struct gdev_abi_stream {
+    uint32_t stream;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_stream, stream) == 0, "stream.stream");
+_Static_assert(offsetof(struct gdev_abi_stream, _pad0) == 4, "stream._pad0");
+_Static_assert(sizeof(struct gdev_abi_stream) == 8, "stream size");
+
+struct gdev_abi_stream_wait {
+    uint32_t stream;
+    uint32_t fence;
+};
+_Static_assert(offsetof(struct gdev_abi_stream_wait, stream) == 0, "stream_wait.stream");
+_Static_assert(offsetof(struct gdev_abi_stream_wait, fence) == 4, "stream_wait.fence");
+_Static_assert(sizeof(struct gdev_abi_stream_wait) == 8, "stream_wait size");
+
+struct gdev_abi_stream_sync {
+    uint32_t stream;
+    uint32_t flags;
+    uint64_t timeout_us;
+};
+_Static_assert(offsetof(struct gdev_abi_stream_sync, stream) == 0, "stream_sync.stream");
+_Static_assert(offsetof(struct gdev_abi_stream_sync, flags) == 4, "stream_sync.flags");
+_Static_assert(offsetof(struct gdev_abi_stream_sync, timeout_us) == 8, "stream_sync.timeout_us");
+_Static_assert(sizeof(struct gdev_abi_stream_sync) == 16, "stream_sync size");
 
 struct gdev_abi_handle {
     uint64_t handle;
@@ -265,25 +303,29 @@ struct gdev_abi_memcpy_host {
     uint64_t host_offset;
     uint64_t buf_id;
     uint32_t host_kind;
-    uint32_t _pad0;
+    uint32_t stream;
 };
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, dev_addr) == 0, "memcpy_host.dev_addr");
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, size) == 8, "memcpy_host.size");
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, host_offset) == 16, "memcpy_host.host_offset");
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, buf_id) == 24, "memcpy_host.buf_id");
 _Static_assert(offsetof(struct gdev_abi_memcpy_host, host_kind) == 32, "memcpy_host.host_kind");
-_Static_assert(offsetof(struct gdev_abi_memcpy_host, _pad0) == 36, "memcpy_host._pad0");
+_Static_assert(offsetof(struct gdev_abi_memcpy_host, stream) == 36, "memcpy_host.stream");
 _Static_assert(sizeof(struct gdev_abi_memcpy_host) == 40, "memcpy_host size");
 
 struct gdev_abi_dtod {
     uint64_t dst_addr;
     uint64_t src_addr;
     uint64_t size;
+    uint32_t stream;
+    uint32_t _pad0;
 };
 _Static_assert(offsetof(struct gdev_abi_dtod, dst_addr) == 0, "dtod.dst_addr");
 _Static_assert(offsetof(struct gdev_abi_dtod, src_addr) == 8, "dtod.src_addr");
 _Static_assert(offsetof(struct gdev_abi_dtod, size) == 16, "dtod.size");
-_Static_assert(sizeof(struct gdev_abi_dtod) == 24, "dtod size");
+_Static_assert(offsetof(struct gdev_abi_dtod, stream) == 24, "dtod.stream");
+_Static_assert(offsetof(struct gdev_abi_dtod, _pad0) == 28, "dtod._pad0");
+_Static_assert(sizeof(struct gdev_abi_dtod) == 32, "dtod size");
 
 struct gdev_abi_launch {
     uint64_t code_addr;
@@ -298,7 +340,7 @@ struct gdev_abi_launch {
     uint32_t shared_dynamic;
     uint32_t name_len;
     uint32_t params_len;
-    uint32_t _pad0;
+    uint32_t stream;
 };
 _Static_assert(offsetof(struct gdev_abi_launch, code_addr) == 0, "launch.code_addr");
 _Static_assert(offsetof(struct gdev_abi_launch, code_size) == 8, "launch.code_size");
@@ -312,7 +354,7 @@ _Static_assert(offsetof(struct gdev_abi_launch, block_z) == 44, "launch.block_z"
 _Static_assert(offsetof(struct gdev_abi_launch, shared_dynamic) == 48, "launch.shared_dynamic");
 _Static_assert(offsetof(struct gdev_abi_launch, name_len) == 52, "launch.name_len");
 _Static_assert(offsetof(struct gdev_abi_launch, params_len) == 56, "launch.params_len");
-_Static_assert(offsetof(struct gdev_abi_launch, _pad0) == 60, "launch._pad0");
+_Static_assert(offsetof(struct gdev_abi_launch, stream) == 60, "launch.stream");
 _Static_assert(sizeof(struct gdev_abi_launch) == 64, "launch size");
 
 struct gdev_abi_sync {
@@ -501,6 +543,10 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_MODULE_UNLOAD 0x7
 #define GDEV_CMD_MODULE_LAUNCH 0x8
 #define GDEV_CMD_SET_GUEST 0x9
+#define GDEV_CMD_STREAM_CREATE 0xa
+#define GDEV_CMD_STREAM_DESTROY 0xb
+#define GDEV_CMD_STREAM_WAIT 0xc
+#define GDEV_CMD_STREAM_SYNC 0xd
 #define GDEV_CMD_GET_HANDLE 0x10
 #define GDEV_CMD_GMALLOC 0x100
 #define GDEV_CMD_GFREE 0x101
@@ -543,6 +589,14 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_MODULE_LAUNCH_REPLY_SIZE 8
 #define GDEV_CMD_SET_GUEST_REQUEST_SIZE 8
 #define GDEV_CMD_SET_GUEST_REPLY_SIZE 8
+#define GDEV_CMD_STREAM_CREATE_REQUEST_SIZE 8
+#define GDEV_CMD_STREAM_CREATE_REPLY_SIZE 8
+#define GDEV_CMD_STREAM_DESTROY_REQUEST_SIZE 8
+#define GDEV_CMD_STREAM_DESTROY_REPLY_SIZE 0
+#define GDEV_CMD_STREAM_WAIT_REQUEST_SIZE 8
+#define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
+#define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
+#define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
 #define GDEV_CMD_GMALLOC_REQUEST_SIZE 8
@@ -561,9 +615,9 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GMEMCPY_FROM_DEVICE_REPLY_SIZE 0
 #define GDEV_CMD_GMEMCPY_FROM_DEVICE_ASYNC_REQUEST_SIZE 40
 #define GDEV_CMD_GMEMCPY_FROM_DEVICE_ASYNC_REPLY_SIZE 8
-#define GDEV_CMD_GMEMCPY_REQUEST_SIZE 24
+#define GDEV_CMD_GMEMCPY_REQUEST_SIZE 32
 #define GDEV_CMD_GMEMCPY_REPLY_SIZE 0
-#define GDEV_CMD_GMEMCPY_ASYNC_REQUEST_SIZE 24
+#define GDEV_CMD_GMEMCPY_ASYNC_REQUEST_SIZE 32
 #define GDEV_CMD_GMEMCPY_ASYNC_REPLY_SIZE 8
 #define GDEV_CMD_GLAUNCH_REQUEST_SIZE 64
 #define GDEV_CMD_GLAUNCH_REPLY_SIZE 8
@@ -602,6 +656,10 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(MODULE_UNLOAD, 0x7, module_ref, empty, 8, 0, 0, 0, 0) \
     X(MODULE_LAUNCH, 0x8, module_launch, fence, 48, 8, 1, 0, 0) \
     X(SET_GUEST, 0x9, guest, guest_reply, 8, 8, 0, 0, 0) \
+    X(STREAM_CREATE, 0xa, stream_create, stream, 8, 8, 0, 0, 0) \
+    X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
+    X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
+    X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \
     X(GFREE, 0x101, addr, size, 8, 8, 0, 0, 0) \
@@ -611,8 +669,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GMEMCPY_TO_DEVICE_ASYNC, 0x107, memcpy_host, fence, 40, 8, 1, 0, 0) \
     X(GMEMCPY_FROM_DEVICE, 0x108, memcpy_host, data, 40, 0, 1, 1, 0) \
     X(GMEMCPY_FROM_DEVICE_ASYNC, 0x109, memcpy_host, fence, 40, 8, 1, 0, 0) \
-    X(GMEMCPY, 0x110, dtod, empty, 24, 0, 0, 0, 0) \
-    X(GMEMCPY_ASYNC, 0x111, dtod, fence, 24, 8, 0, 0, 0) \
+    X(GMEMCPY, 0x110, dtod, empty, 32, 0, 0, 0, 0) \
+    X(GMEMCPY_ASYNC, 0x111, dtod, fence, 32, 8, 0, 0, 0) \
     X(GLAUNCH, 0x112, launch, fence, 64, 8, 1, 0, 0) \
     X(GSYNC, 0x113, sync, empty, 16, 0, 0, 0, 0) \
     X(GBARRIER, 0x114, empty, empty, 0, 0, 0, 0, 0) \

@@ -79,9 +79,9 @@ struct gdev_handle {
 struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size);
 void gdev_module_free(struct gdev_module *m);
 int gdev_copy_to_device(Ghandle h, uint32_t cmd, uint64_t dst, const void *src,
-                        uint64_t size, uint32_t *id);
+                        uint64_t size, uint32_t stream, uint32_t *id);
 int gdev_copy_from_device(Ghandle h, uint32_t cmd, void *dst, uint64_t src, uint64_t size,
-                          uint32_t *id);
+                          uint32_t stream, uint32_t *id);
 
 /* Ticket of an open device file (libgdev/gate.py). */
 struct gdev_ticket {

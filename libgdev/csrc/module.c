@@ -183,6 +183,13 @@ GDEV_EXPORT int gmodule_unload(Ghandle h, struct gdev_module *m)
 GDEV_EXPORT int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t index,
                                const struct gdev_kernel *k, uint32_t *id)
 {
+    return gstream_module_launch(h, 0, m, index, k, id);
+}
+
+GDEV_EXPORT int gstream_module_launch(Ghandle h, uint32_t stream, const struct gdev_module *m,
+                                      uint32_t index, const struct gdev_kernel *k,
+                                      uint32_t *id)
+{
     struct gdev_abi_module_launch req;
     struct gdev_abi_fence out;
     int err;
@@ -192,7 +199,7 @@ GDEV_EXPORT int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t 
         .module_id = m->id, .function = index, .grid_x = k->grid_x, .grid_y = k->grid_y,
         .grid_z = k->grid_z, .block_x = k->block_x, .block_y = k->block_y,
         .block_z = k->block_z, .shared_dynamic = k->smem_size, .params_len = k->param_size,
-        ._pad0 = 0};
+        .stream = stream};
     pthread_mutex_lock(&h->lock);
     err = gdev_conn_call(&h->conn, GDEV_CMD_MODULE_LAUNCH, &req, sizeof req, k->param_buf,
                          k->param_size, &out, sizeof out, NULL);

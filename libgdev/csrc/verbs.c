@@ -37,15 +37,54 @@ GDEV_EXPORT int gmemcpy(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_
     return call(h, GDEV_CMD_GMEMCPY, &req, sizeof req, NULL, 0);
 }
 
-GDEV_EXPORT int gmemcpy_async(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_t size,
-                              uint32_t *id)
+GDEV_EXPORT int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr,
+                               uint64_t src_addr, uint64_t size, uint32_t *id)
 {
-    struct gdev_abi_dtod req = {.dst_addr = dst_addr, .src_addr = src_addr, .size = size};
+    struct gdev_abi_dtod req = {.dst_addr = dst_addr, .src_addr = src_addr, .size = size,
+                                .stream = stream, ._pad0 = 0};
     struct gdev_abi_fence out;
     int err = call(h, GDEV_CMD_GMEMCPY_ASYNC, &req, sizeof req, &out, sizeof out);
     if (!err && id)
         *id = out.id;
     return err;
+}
+
+GDEV_EXPORT int gmemcpy_async(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_t size,
+                              uint32_t *id)
+{
+    return gstream_memcpy(h, 0, dst_addr, src_addr, size, id);
+}
+
+GDEV_EXPORT int gstream_create(Ghandle h, uint32_t flags, uint32_t *stream)
+{
+    struct gdev_abi_stream_create req = {.flags = flags, ._pad0 = 0};
+    struct gdev_abi_stream out;
+    int err = call(h, GDEV_CMD_STREAM_CREATE, &req, sizeof req, &out, sizeof out);
+    if (!err && stream)
+        *stream = out.stream;
+    return err;
+}
+
+GDEV_EXPORT int gstream_destroy(Ghandle h, uint32_t stream)
+{
+    struct gdev_abi_stream req = {.stream = stream, ._pad0 = 0};
+    return call(h, GDEV_CMD_STREAM_DESTROY, &req, sizeof req, NULL, 0);
+}
+
+GDEV_EXPORT int gstream_wait(Ghandle h, uint32_t stream, uint32_t fence)
+{
+    struct gdev_abi_stream_wait req = {.stream = stream, .fence = fence};
+    return call(h, GDEV_CMD_STREAM_WAIT, &req, sizeof req, NULL, 0);
+}
+
+GDEV_EXPORT int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time *timeout)
+{
+    struct gdev_abi_stream_sync req = {.stream = stream};
+    if (timeout) {
+        req.flags = GDEV_ABI_STREAM_SYNC_TIMEOUT;
+        req.timeout_us = timeout->neg ? 0 : timeout->sec * 1000000u + timeout->usec;
+    }
+    return call(h, GDEV_CMD_STREAM_SYNC, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int glaunch(Ghandle h, struct gdev_kernel *k, uint32_t *id)
@@ -66,7 +105,7 @@ GDEV_EXPORT int glaunch(Ghandle h, struct gdev_kernel *k, uint32_t *id)
         .grid_x = k->grid_x, .grid_y = k->grid_y, .grid_z = k->grid_z,
         .block_x = k->block_x, .block_y = k->block_y, .block_z = k->block_z,
         .shared_dynamic = k->smem_size, .name_len = (uint32_t)name_len,
-        .params_len = k->param_size, ._pad0 = 0,
+        .params_len = k->param_size, .stream = 0,
     };
     memcpy(tail, k->name, name_len);
     if (k->param_size)

@@ -40,7 +40,7 @@ class ContextAPI(DriverCore):
         ctx = self._context(ctx)
         with ctx.lock:
             try:
-                ctx.null_stream.synchronize()
+                ctx.backend.gbarrier(ctx.handle)
             except OSError:
                 pass  # a faulted context is destroyed all the same
             finally:

@@ -23,12 +23,15 @@ CU_STREAM_NON_BLOCKING = 0x1
 
 
 class Stream:
-    """A CUstream of a context; ``ctx.null_stream`` is the NULL stream."""
+    """A CUstream of a context; ``ctx.null_stream`` is the NULL stream.  ``sid`` is its
+    stream of the Gdev handle (0, the legacy stream, for the NULL stream)."""
 
-    def __init__(self, ctx: Context, flags: int = CU_STREAM_DEFAULT, null: bool = False) -> None:
+    def __init__(self, ctx: Context, flags: int = CU_STREAM_DEFAULT, null: bool = False,
+                 sid: int = 0) -> None:
         self.ctx = ctx
         self.flags = flags
         self.null = null
+        self.sid = sid
         self.last = 0  # fence of the newest asynchronous op issued here; 0 = none pending
         self.destroyed = False
 
@@ -38,33 +41,26 @@ class Stream:
             self.last = fence
 
     def fences(self) -> list[int]:
-        """The fences whose completion means this stream's work is complete."""
-        if self.null:  # legacy NULL stream: also covers the work of every other stream
-            return [s.last for s in self.ctx.all_streams() if s.last]
+        """The fences whose completion means this stream's work is complete (the NULL
+        stream's also cover the blocking streams', as CUDA's legacy stream does)."""
+        if self.null:
+            return [s.last for s in self.ctx.all_streams()
+                    if s.last and not s.flags & CU_STREAM_NON_BLOCKING]
         return [self.last] if self.last else []
 
     def synchronize(self) -> None:
-        """Block until the stream's work completed; device errors propagate.
-
-        The NULL stream covers all the handle's work: one ``gbarrier`` waits for it.
-        """
-        if self.null:
-            self.ctx.backend.gbarrier(self.ctx.handle)
-        else:
-            for fence in self.fences():
-                self.ctx.sync_fence(fence)
-        self._forget()
+        """Block until the stream's work completed; device errors propagate."""
+        self.ctx.backend.gstream_sync(self.ctx.handle, self.sid)
 
     def idle(self) -> bool:
         """Whether the stream's work completed (never blocks; device errors propagate)."""
-        if all(self.ctx.fence_done(f) for f in self.fences()):
-            self._forget()
-            return True
-        return False
-
-    def _forget(self) -> None:
-        for s in self.ctx.all_streams() if self.null else [self]:
-            s.last = 0
+        try:
+            self.ctx.backend.gstream_sync(self.ctx.handle, self.sid, 0)
+        except OSError as exc:
+            if is_not_ready(exc):
+                return False
+            raise
+        return True
 
     def __repr__(self) -> str:
         return "<CUstream NULL>" if self.null else f"<CUstream {id(self):#x} flags={self.flags}>"
@@ -112,9 +108,10 @@ class Context:
         return True
 
     def synchronize(self) -> None:
-        """Wait for all work of the context (cuCtxSynchronize): one barrier on its handle."""
+        """Wait for all work of the context, every stream's (cuCtxSynchronize): one barrier
+        on its handle."""
         with self.lock:
-            self.null_stream.synchronize()
+            self.backend.gbarrier(self.handle)
 
     def __repr__(self) -> str:
         state = " destroyed" if self.destroyed else ""

@@ -4,8 +4,9 @@ A real GPU records an event by a semaphore release that the GPU itself stamps wi
 when the release reaches the head of the stream.  Here the same happens with a one-thread
 marker kernel that reads the device's ``%globaltimer`` and stores it in the event's 8-byte slot
 of device memory.  It is launched in the event's stream like any kernel, so it runs after the
-work issued before it (the context's handle is in order, see ``stream.py``), and the time is
-the emulated device's, taken when the stream reached the event, not at a later host sync.
+work issued before it in that stream (each stream is in order, see ``stream.py``), and the
+time is the emulated device's, taken when the stream reached the event, not at a later host
+sync: events of two streams time their overlap.
 
 Events created with CU_EVENT_DISABLE_TIMING launch nothing: they only capture the fences of
 the work before them, for cuEventQuery/cuEventSynchronize/cuStreamWaitEvent.

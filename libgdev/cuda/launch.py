@@ -158,7 +158,7 @@ class LaunchAPI(DriverCore):
         module_id = f.module.table.module_id
         with s.ctx.lock:
             fence = int(s.ctx.backend.gmodule_launch(s.ctx.handle, module_id, f.index, grid,
-                                                     block, shared, params))
+                                                     block, shared, params, s.sid))
             s.record(fence)
         return fence
 

@@ -5,9 +5,10 @@ Host memory is any contiguous buffer (numpy array, bytes, bytearray, memoryview)
 memory comes from cuMemAllocHost / cuMemHostAlloc as a numpy uint8 array (Gdev's
 ``gmalloc_dma``), and only copies from or to it are truly asynchronous, as in Gdev.
 
-Every copy runs in the order of the context's Gdev handle (see ``stream.py``): a synchronous
-copy starts after all work issued before it and has completed on return; an async one from or
-to pinned memory returns a fence that its stream records.
+Every copy runs in its stream's channel of the context's Gdev handle (see ``stream.py``): a
+synchronous copy (the legacy stream) starts after the work it is ordered behind and has
+completed on return; an async one from or to pinned memory returns a fence that its stream
+records, and runs beside the other streams' work.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ class MemoryAPI(DriverCore):
             while done < count:
                 n = min(per_chunk, count - done)
                 s.ctx.backend.gmemcpy_to_device(
-                    s.ctx.handle, dst + done * itemsize, pattern, n * itemsize)
+                    s.ctx.handle, dst + done * itemsize, pattern, n * itemsize, s.sid)
                 done += n
 
     @copy_api
@@ -235,26 +236,26 @@ class MemoryAPI(DriverCore):
         if not size:
             return  # CUDA: copying nothing succeeds
         with s.ctx.lock:
-            s.record(int(issue(s.ctx) or 0))
+            s.record(int(issue(s.ctx, s.sid) or 0))
 
     @copy_api
     def cuMemcpyHtoDAsync(self, dst: int, src: Any, size: int | None, hstream: Any) -> None:
         """Async HtoD in ``hstream``; truly async only from pinned memory (else synchronous)."""
         n = copy_size(src, size, writable=False)
-        self._async_copy(hstream, lambda c: c.backend.gmemcpy_to_device_async(
-            c.handle, dst, src, n), n)
+        self._async_copy(hstream, lambda c, sid: c.backend.gmemcpy_to_device_async(
+            c.handle, dst, src, n, sid), n)
 
     @copy_api
     def cuMemcpyDtoHAsync(self, dst: Any, src: int, size: int | None, hstream: Any) -> None:
         """Async DtoH in ``hstream``; truly async only into pinned memory."""
         n = copy_size(dst, size, writable=True)
-        self._async_copy(hstream, lambda c: c.backend.gmemcpy_from_device_async(
-            c.handle, dst, src, n), n)
+        self._async_copy(hstream, lambda c, sid: c.backend.gmemcpy_from_device_async(
+            c.handle, dst, src, n, sid), n)
 
     @copy_api
     def cuMemcpyDtoDAsync(self, dst: int, src: int, size: int, hstream: Any) -> None:
         """Async DtoD in ``hstream``."""
         if size < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {size}")
-        self._async_copy(hstream, lambda c: c.backend.gmemcpy_async(c.handle, dst, src, size),
-                         size)
+        self._async_copy(hstream, lambda c, sid: c.backend.gmemcpy_async(
+            c.handle, dst, src, size, sid), size)

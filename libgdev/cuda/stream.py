@@ -1,17 +1,18 @@
-"""Streams: CUDA's ordering domains mapped onto the context's in-order Gdev handle.
+"""Streams: CUDA's ordering domains, each a stream (a channel) of the context's Gdev handle.
 
-Theory of operation.  A context owns ONE Gdev handle, and the runtime runs a handle's work as
-one in-order stream, like a Gdev channel: every copy and launch starts after everything the
-handle was given before it (synchronous copies included).  Every CUDA stream of the context
-issues to that handle, so any order CUDA asks for (within a stream, the legacy NULL stream
-against blocking streams, cuStreamWaitEvent) already holds, and no host-side wait is needed
-to issue work: launches and pinned copies return at once with a fence id.  The price is that
-two streams of one context never overlap; contexts (and processes) do.
+Theory of operation.  A context owns ONE Gdev handle; the runtime gives a handle streams
+(``gstream_create``; stream 0 is the legacy stream, CUDA's NULL stream), each an in-order
+queue, ordered against each other as CUDA orders them: blocking streams against the legacy
+stream, non-blocking ones against nothing but themselves (gdevd/runtime/streams.py).  Every
+CUstream is one such stream, so kernels and copies of different streams overlap: launches
+and pinned copies return at once with a fence id, and the daemon runs them side by side.
+cuStreamWaitEvent orders a stream behind the fences an event captured (``gstream_wait``),
+with no host-side wait; cuStreamSynchronize/Query wait for or poll the handle's stream.
 
-What a stream keeps is the fence of the last asynchronous operation issued in it: because
-the handle is in order, that one fence completing means all of the stream's work (and all the
-handle's work before it) is complete.  Fence ids are per-handle sequences that wrap at 4096;
-an id reused by newer work makes a wait conservative, never early.
+What a stream keeps is the fence of the last asynchronous operation issued in it, which an
+event recorded in it captures: because the stream is in order, that one fence completing
+means all of the stream's work before it is complete.  Fence ids are per-handle sequences
+that wrap at 4096; an id reused by newer work makes a wait conservative, never early.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class StreamAPI(DriverCore):
         ctx = self._current()
         if flags & ~CU_STREAM_NON_BLOCKING:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"stream flags {flags:#x}")
-        s = Stream(ctx, flags)
         with ctx.lock:
+            s = Stream(ctx, flags, sid=int(ctx.backend.gstream_create(ctx.handle, flags)))
             ctx.streams.append(s)
         return s
 
@@ -54,6 +55,7 @@ class StreamAPI(DriverCore):
         if s.null:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, "cannot destroy the NULL stream")
         with s.ctx.lock:
+            s.ctx.backend.gstream_destroy(s.ctx.handle, s.sid)
             s.destroyed = True
             s.ctx.streams.remove(s)
 
@@ -76,8 +78,8 @@ class StreamAPI(DriverCore):
     def cuStreamWaitEvent(self, hstream: Any, hevent: Any, flags: int = 0) -> None:
         """Make later work in ``hstream`` wait for the work captured by ``hevent``.
 
-        Within one context this holds by construction (the handle is in order); an event of
-        another context (another handle) is waited for on the host.
+        Within one context the handle's stream is ordered behind the event's fences (no
+        host wait); an event of another context (another handle) is waited for on the host.
         """
         s = self._stream(hstream)
         ev = self._event(hevent)
@@ -86,3 +88,7 @@ class StreamAPI(DriverCore):
         if ev.ctx is not s.ctx:
             with ev.ctx.lock:
                 ev.wait()
+            return
+        with s.ctx.lock:
+            for fence in ev.fences:
+                s.ctx.backend.gstream_wait(s.ctx.handle, s.sid, fence)

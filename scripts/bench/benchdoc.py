@@ -157,3 +157,31 @@ def table(header: list[str], rows: list[list[object]]) -> str:
 def verdict(met: bool) -> str:
     """'met' or '**not met**', for the targets printed beside the measured values."""
     return "met" if met else "**not met**"
+
+
+FIGURES = DOC.parent / "figures"
+
+
+def pyplot():  # type: ignore[no-untyped-def]
+    """matplotlib's pyplot on the Agg backend, or None when the ``bench`` extra is missing
+    (``pip install -e '.[bench]'``): the caller then writes its tables without figures."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(fig, name: str) -> str:  # type: ignore[no-untyped-def]
+    """Save ``fig`` as docs/figures/``name``.png (beside the benchmarks document), close it;
+    the path relative to the document, for a Markdown image link."""
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    path = FIGURES / f"{name}.png"
+    fig.savefig(path, dpi=90)
+    fig.clf()
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return str(path.relative_to(DOC.parent))

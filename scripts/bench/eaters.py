@@ -10,7 +10,8 @@
    priority 20 beside ``--eaters`` eaters (priority 20), per slice length: median and 95th
    percentile from glaunch to gsync return, and the eaters' launches meanwhile.
 
-Prints tables; writes its section of docs/benchmarks.md only with ``--write-docs``.
+Prints tables; writes its section of docs/benchmarks.md (and docs/figures/gloop_fig4.png)
+only with ``--write-docs``.
 
     .venv/bin/python scripts/bench/eaters.py [--iters 200000] [--slices 1000,2000,5000,10000]
 """
@@ -77,17 +78,21 @@ def system(slice_us: int) -> rt.GdevSystem:
 
 async def fig4(size: int, iters: int, slice_us: int) -> tuple[float, list[float], float, bool]:
     """(alone time, the two concurrent eaters' times, CPU time of the pair over twice the
-    CPU time of one alone, results identical).  The CPU ratio is the cost of switching,
-    insensitive to other processes' load; wall times are not."""
+    CPU time of one alone, results identical).  The alone time is the median of two runs
+    before the pair and two after (the shared machine's load drifts).  The CPU ratio is the
+    cost of switching, insensitive to other processes' load; wall times are not."""
     async with system(slice_us) as s:
         a, b = await Eater.open(s, size), await Eater.open(s, size)
         await a.run(a.loop(1))                  # decode the module first
+        await a.run(a.loop(iters))              # (and let its native code be built)
         runs, cpus = [], []
-        for _ in range(3):
-            c0 = time.process_time()
-            runs.append(await a.run(a.loop(iters)))
-            cpus.append(time.process_time() - c0)
-        alone, cpu_alone = float(np.median(runs)), float(np.median(cpus))
+
+        async def alone_runs(n: int) -> None:
+            for _ in range(n):
+                c0 = time.process_time()
+                runs.append(await a.run(a.loop(iters)))
+                cpus.append(time.process_time() - c0)
+        await alone_runs(2)
         ref = await a.result()
         times: list[float] = [0.0, 0.0]
 
@@ -97,9 +102,11 @@ async def fig4(size: int, iters: int, slice_us: int) -> tuple[float, list[float]
         async with trio.open_nursery() as n:
             n.start_soon(one, 0, a)
             n.start_soon(one, 1, b)
-        cpu = (time.process_time() - c0) / (2 * cpu_alone)
+        cpu_pair = time.process_time() - c0
         same = await a.result() == ref == await b.result()
-    return alone, times, cpu, same
+        await alone_runs(2)                     # alone again: the machine's load drifts
+        alone, cpu_alone = float(np.median(runs)), float(np.median(cpus))
+    return alone, times, cpu_pair / (2 * cpu_alone), same
 
 
 async def latency(slice_us: int, prio: int, eaters: int, size: int, iters: int, short: int,
@@ -130,19 +137,21 @@ async def latency(slice_us: int, prio: int, eaters: int, size: int, iters: int, 
     return float(np.median(ms)), float(np.percentile(ms, 95)), done[0]
 
 
-async def main(a: argparse.Namespace) -> list[str]:
+async def main(a: argparse.Namespace) -> tuple[list[str], list[tuple]]:
     lines: list[str] = []
+    rows: list[tuple] = []
 
     def out(line: str = "") -> None:
         print(line, flush=True)
         lines.append(line)
     out(f"Fig. 4: two eaters (loop, {a.size} threads x {a.iters} iterations) on one vGPU")
     out()
-    out("| slice (us) | alone (s, median of 3) | eater A (s) | eater B (s) | A / alone | "
+    out("| slice (us) | alone (s, median of 4) | eater A (s) | eater B (s) | A / alone | "
         "B / alone | makespan / 2 alone | CPU / 2 alone | identical |")
     out("|---|---|---|---|---|---|---|---|---|")
     for sl in [0, *a.slices]:
         alone, (ta, tb), cpu, same = await fig4(a.size, a.iters, sl)
+        rows.append((sl, alone, ta, tb))
         out(f"| {sl or 'off (Gdev)'} | {alone:.2f} | {ta:.2f} | {tb:.2f} | {ta / alone:.2f} | "
             f"{tb / alone:.2f} | {max(ta, tb) / (2 * alone):.2f} | {cpu:.3f} | {same} |")
     out()
@@ -156,7 +165,27 @@ async def main(a: argparse.Namespace) -> list[str]:
             med, p95, done = await latency(sl, prio, a.eaters, a.size, a.lat_iters, a.short,
                                            a.duration)
             out(f"| {sl or 'off'} | {prio} | {med:.2f} | {p95:.2f} | {done} |")
-    return lines
+    return lines, rows
+
+
+def plot(rows: list[tuple]) -> str | None:
+    """GLoop's Fig. 4: each eater's time over its alone time, per slice; the PNG's path
+    relative to docs/, or None without matplotlib."""
+    plt = benchdoc.pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 3))
+    x = np.arange(len(rows))
+    for i, (label, col) in enumerate((("eater A", 2), ("eater B", 3))):
+        ax.bar(x + (i - 0.5) * 0.38, [r[col] / r[1] for r in rows], 0.38, label=label)
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.axhline(2.3, color="red", lw=0.8, ls="--", label="2.3x (the issue's bound)")
+    ax.set_xticks(x, [f"{r[0] // 1000} ms" if r[0] else "off (Gdev)" for r in rows])
+    ax.set_xlabel("preemption slice")
+    ax.set_ylabel("time / alone")
+    ax.legend(fontsize=7)
+    ax.set_title("Two GPU eaters on one vGPU (GLoop Fig. 4)", fontsize=9)
+    return benchdoc.save_figure(fig, "gloop_fig4")
 
 
 def cli() -> None:
@@ -177,8 +206,11 @@ def cli() -> None:
     a = p.parse_args()
     if a.engine:
         jit.set_engine(a.engine)
-    lines = trio.run(main, a)
+    lines, rows = trio.run(main, a)
     if a.write_docs:
+        png = plot(rows)
+        if png:
+            lines += ["", f"![GLoop Fig. 4]({png})"]
         benchdoc.write_section("eaters.py", "GPU eaters and preemption (scripts/bench/eaters.py)",
                                "\n".join(lines), run)
 

@@ -13,7 +13,8 @@ Scenarios, ``--duration`` seconds each, on one vGPU:
 
 For each: the host's frame rate (percent of F), the guest's throughput (percent of its
 dedicated throughput), and the guest mode's transitions (seconds from the start).  Prints a
-table; writes its section of docs/benchmarks.md only with ``--write-docs``.
+table; writes its section of docs/benchmarks.md (and docs/figures/grid_modes.png, the
+modes' timeline) only with ``--write-docs``.
 
     .venv/bin/python scripts/bench/guests.py [--duration 6] [--fps 30] [--frame 2000]
 """
@@ -97,8 +98,9 @@ async def scenario(a: argparse.Namespace, with_host: bool, with_guest: bool,
     return res
 
 
-async def main(a: argparse.Namespace) -> list[str]:
+async def main(a: argparse.Namespace) -> tuple[list[str], dict[str, list]]:
     lines: list[str] = []
+    logs: dict[str, list] = {}
 
     def out(line: str = "") -> None:
         print(line, flush=True)
@@ -122,6 +124,7 @@ async def main(a: argparse.Namespace) -> list[str]:
                       ("host leaves halfway", dict(with_host=True, with_guest=True,
                                                    host_share=0.5))):
         r = await scenario(a, **kw)
+        logs[label] = r["log"]
         span = a.duration * kw.get("host_share", 1.0)
         fps = r["frames"] / span
         pieces = sum(r["pieces"]) / a.duration
@@ -131,7 +134,30 @@ async def main(a: argparse.Namespace) -> list[str]:
             extra = f" (halves: {100 * first / base:.0f}% / {100 * second / base:.0f}%)"
         out(f"| {label} | {fps:.1f} ({100 * fps / a.fps:.0f}%) | "
             f"{pieces:.1f} ({100 * pieces / base:.0f}%){extra} | {_log(r['log'])} |")
-    return lines
+    return lines, logs
+
+
+MODES = ("periodic", "continuous")
+
+
+def plot(logs: dict[str, list], duration: float) -> str | None:
+    """The guest's mode over time in each scenario with a guest; the PNG's path relative to
+    docs/, or None without matplotlib."""
+    plt = benchdoc.pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    for i, (label, log) in enumerate((k, v) for k, v in logs.items() if v):
+        times = [0.0] + [t for t, _ in log] + [duration]
+        levels = [0] + [MODES.index(m) if m in MODES else -1 for _, m in log]
+        ax.step(times, [*levels, levels[-1]], where="post", label=label, lw=2 - 0.5 * i)
+    ax.set_yticks([-1, 0, 1], ["none", *MODES])
+    ax.set_xlabel("time (s)")
+    ax.set_xlim(0, duration)
+    ax.legend(fontsize=7)
+    ax.set_title("Guest mode (GPU grid: periodic on a partially idle GPU, continuous on an "
+                 "idle one)", fontsize=8)
+    return benchdoc.save_figure(fig, "grid_modes")
 
 
 def _log(log: list[tuple[float, str]]) -> str:
@@ -148,8 +174,11 @@ def cli() -> None:
     p.add_argument("--iters", type=int, default=2000, help="iterations of a guest piece")
     benchdoc.add_write_flag(p)
     a = p.parse_args()
-    lines = trio.run(main, a)
+    lines, logs = trio.run(main, a)
     if a.write_docs:
+        png = plot(logs, a.duration)
+        if png:
+            lines += ["", f"![guest modes]({png})"]
         benchdoc.write_section("guests.py", "GPU grid: a host's frames beside a guest "
                                "(scripts/bench/guests.py)", "\n".join(lines), run)
 

@@ -303,6 +303,7 @@ async def eaters(r: Report, d: float) -> None:
     r.out()
     r.out("| shares | preemption | busy-time ratio | MAE vs shares (1 s windows) |")
     r.out("|---|---|---|---|")
+    runs: dict[str, Run] = {}
     for shares in ([10, 90], [70, 25, 5]):
         for slice_us in (0, None):
             clients = [Client(i, 2**32 - 1, eater=True) for i in range(len(shares))]
@@ -311,9 +312,15 @@ async def eaters(r: Report, d: float) -> None:
             busy = [sum(w.get((i, COMPUTE), [0.0])) for i in range(len(shares))]
             ratio = [100 * b / (sum(busy) or 1) for b in busy]
             mae, _ = errors(run, list(range(len(shares))), 1)
-            r.out(f"| {'/'.join(map(str, shares))} | {'off' if slice_us == 0 else 'on'} | "
+            mode = "off" if slice_us == 0 else "on"
+            r.out(f"| {'/'.join(map(str, shares))} | {mode} | "
                   f"{' / '.join(f'{x:.1f}' for x in ratio)} | {mae:.1f} |")
+            runs[f"{'/'.join(map(str, shares))}, preemption {mode}"] = run
     r.out()
+    png = plot("band_eaters", runs)
+    if png:
+        r.out(f"![BAND with eaters]({Path(png).relative_to('docs')})")
+        r.out()
 
 
 async def main(args: argparse.Namespace) -> list[str]:

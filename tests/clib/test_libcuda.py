@@ -145,3 +145,10 @@ def test_threads_share_a_context(gdevd, progs) -> None:
               env=sanitizer_env(gdevd.env()))
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout == "threads ok\n"
+
+
+def test_streams_overlap_by_event_timestamps(gdevd, progs) -> None:
+    res = run(build("drv_streams", progs), str(ROOT / "kernels" / "streams.ptx"),
+              env=gdevd.env())
+    assert res.returncode == 0, res.stderr
+    assert "drv_streams ok" in res.stdout

@@ -139,3 +139,17 @@ def test_idle_shares_go_to_the_active_vgpus_in_proportion() -> None:
         return [s.scheduler.entity(h).usage.compute_s / wall * 100 for h in (a, b)]
     ua, ub = run(body)
     assert abs(ua - 50) < 4 and abs(ub - 50) < 4
+
+
+def test_a_debt_beyond_one_period_is_kept_at_one_period_not_forgiven() -> None:
+    """A slice that overran by several periods (an engine stopping late) leaves the vGPU a
+    debt of one period: Gdev's reset to 0 let a small share run free after every overrun."""
+    async def body(s: rt.GdevSystem) -> float:
+        sched = s.scheduler
+        vres = sched.vres(s.virtual[0], COMPUTE)
+        period = vres.period
+        vres.credit = -5 * period                  # charged five periods at once
+        now = trio.current_time()
+        sched.replenish(vres, now + period)        # one period later
+        return vres.credit / period
+    assert run(body) == -1.0

@@ -179,7 +179,7 @@ def test_band_hands_an_expired_slice_only_to_a_vgpu_within_its_share() -> None:
         await trio.sleep(0.01)
         now = trio.current_time()
         b.credit, b.last_active = -0.001, now
-        b.window.add(now - 0.01, now)                      # b used 100% since it exists
+        b.window.add(b.created, now)                       # b used 100% since it exists
         a.last_active = now
         assert sched.policy.over(sched, b, now)
         assert not sched.policy.yields(sched, a, b, now)   # b is over: a keeps the engine

@@ -156,3 +156,70 @@ def test_util_window_matches_a_direct_sum(spans: list[tuple[float, float]],
     lo = now - window
     want = sum(max(0.0, e - max(s, lo)) for s, e in ivs if e > lo)
     assert w.busy(now, window) == pytest.approx(want, abs=1e-9)
+
+
+def _group_arrivals(s: rt.GdevSystem, arrivals: list[rt.Handle], cancel: int | None = None):  # type: ignore[no-untyped-def]
+    """``holder`` holds the engine; ``arrivals`` (one per operation, a context may come
+    several times: its streams) queue in list order; the one at index ``cancel`` gives up.
+    Returns the grant order as (cid, operation index) batches, one per hand-over."""
+    sched = s.scheduler
+
+    async def body() -> list[list[tuple[int, int]]]:
+        holder = await rt.gopen(s, 0)
+        await sched.begin(holder, COMPUTE)
+        batches: list[list[tuple[int, int]]] = []
+        cancels = [trio.CancelScope() for _ in arrivals]
+
+        async def one(i: int, h: rt.Handle) -> None:
+            with cancels[i]:
+                await sched.begin(h, COMPUTE)
+                if not batches or batches[-1][0][0] != h.cid:
+                    batches.append([])
+                batches[-1].append((h.cid, i))
+                await trio.sleep(1e-3)
+                sched.end(h, COMPUTE)
+        async with trio.open_nursery() as n:
+            for i, h in enumerate(arrivals):
+                n.start_soon(one, i, h)
+                await trio.sleep(1e-4)
+            if cancel is not None:
+                cancels[cancel].cancel()
+                await trio.sleep(1e-4)
+            assert len(sched.vres(s.virtual[0], COMPUTE).queue) == len(
+                {h.cid for i, h in enumerate(arrivals) if i != cancel})
+            sched.end(holder, COMPUTE)
+        return [sorted(batch) for batch in batches]     # (woken in any order within one)
+    return body()
+
+
+def test_a_context_with_many_streams_holds_one_place_in_the_queue() -> None:
+    async def body(s: rt.GdevSystem) -> tuple[list, int, int]:
+        s.scheduler.set_policy("fifo")
+        a, b = await rt.gopen(s, 0), await rt.gopen(s, 0)
+        batches = await _group_arrivals(s, [a, a, b, a, a, b])
+        return batches, a.cid, b.cid
+    batches, a, b = run(body)
+    # a's four operations go together (one makespan), then b's two: b is not queued behind
+    # every stream of a, one turn each
+    assert batches == [[(a, 0), (a, 1), (a, 3), (a, 4)], [(b, 2), (b, 5)]]
+
+
+def test_a_cancelled_lead_hands_its_turn_to_its_companions() -> None:
+    async def body(s: rt.GdevSystem) -> tuple[list, int, int]:
+        s.scheduler.set_policy("fifo")
+        a, b = await rt.gopen(s, 0), await rt.gopen(s, 0)
+        batches = await _group_arrivals(s, [a, b, a, a], cancel=0)
+        return batches, a.cid, b.cid
+    batches, a, b = run(body)
+    assert batches == [[(a, 2), (a, 3)], [(b, 1)]]
+
+
+def test_companions_beyond_instances_max_queue_again_behind_others() -> None:
+    async def body(s: rt.GdevSystem) -> tuple[list, int, int]:
+        s.scheduler.set_policy("fifo")
+        s.scheduler.instances_max = 2
+        a, b = await rt.gopen(s, 0), await rt.gopen(s, 0)
+        batches = await _group_arrivals(s, [a, a, a, b])
+        return batches, a.cid, b.cid
+    batches, a, b = run(body)
+    assert batches == [[(a, 0), (a, 1)], [(b, 3)], [(a, 2)]]

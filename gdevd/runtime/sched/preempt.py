@@ -8,7 +8,10 @@ between two quanta and resume it later (``gdevd.gpu.compute``), so the scheduler
 the engine back from a running launch, transparently to the program:
 
 * A launch that holds the compute engine is the physical GPU's *running job*
-  (:meth:`Preempter.started`); its *slice* starts when it gets the engine.
+  (:meth:`Preempter.started`); its *slice* starts when it gets the engine.  Launches of
+  the same context's other streams that start meanwhile join it (``pres.jobs``: the
+  engine interleaves them) within the same slice, and a preemption request stops them
+  all: a context with two busy streams gets one slice, not two.
 * While another context waits for the same engine, the job is asked to yield
   (``job.preempt``) once its slice expired (``slice_s``) and the policy agrees
   (``Policy.yields``: under BAND a vGPU within its share gets another slice against a
@@ -72,7 +75,13 @@ class Preempter:
         return min(limits) if limits else None
 
     def started(self, pres: PRes, se: Entity, job: Any, daemon: bool) -> None:
-        """``se``'s launch ``job`` got the engine of ``pres``: its slice starts now."""
+        """``se``'s launch ``job`` got the engine of ``pres``: its slice starts now, or it
+        joins the slice of ``se``'s launches already running (another stream's)."""
+        if pres.jobs and pres.job_entity is se:
+            pres.jobs.append(job)
+            job.preempt = pres.job.preempt          # a yielding context yields whole
+            return
+        pres.jobs = [job]
         pres.job, pres.job_entity, pres.job_daemon = job, se, daemon
         pres.slice_start = trio.current_time()
         pres.job_guest = self.sched.guests.is_guest(se)
@@ -82,8 +91,19 @@ class Preempter:
 
     def stopped(self, pres: PRes, job: Any) -> None:
         """``job`` left the engine (done, failed or suspended)."""
+        if job in pres.jobs:
+            pres.jobs.remove(job)
         if pres.job is job:
-            pres.job = pres.job_entity = None
+            if pres.jobs:                   # another stream's launch carries the slice on
+                pres.job = pres.jobs[0]
+                self.check(pres)
+            else:
+                pres.job = pres.job_entity = None
+
+    @staticmethod
+    def yielding(pres: PRes) -> bool:
+        """Whether the running launches of ``pres`` were asked to yield the engine."""
+        return pres.job is not None and pres.job.preempt
 
     def check(self, pres: PRes) -> None:
         """Ask the running job of ``pres`` to yield if a waiter is due the engine now; if
@@ -142,7 +162,8 @@ class Preempter:
             self.sched.system.nursery.start_soon(self._expire, pres, job, due)
 
     def _request(self, pres: PRes, job: Any) -> None:
-        job.preempt = True
+        for j in pres.jobs or [job]:
+            j.preempt = True
         se = pres.job_entity
         if se is not None:
             se.usage.preemptions += 1

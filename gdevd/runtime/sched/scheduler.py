@@ -142,7 +142,8 @@ class Scheduler:
             self._grant(None, vres, se, kind, now)
             return
         self.replenish(vres, now)
-        if vres.current is se and se.instances[vres.kind] < self.instances_max:
+        if vres.current is se and se.instances[vres.kind] < self.instances_max and \
+                not self.preempter.yielding(pres):     # (a yielding context queues)
             self._grant(pres, vres, se, kind, now)
             return
         if pres.current is None:
@@ -189,9 +190,21 @@ class Scheduler:
             return      # a guest out of its piece: granted at the next period (guest.py)
         w = vres.queue.pop()
         if w is not None:
-            self._grant(pres, vres, w.entity, w.kind, now)
-            w.granted = True
-            w.event.set()
+            self._grant_group(pres, vres, w, now)
+
+    def _grant_group(self, pres: PRes | None, vres: VRes, w: Waiter, now: float) -> None:
+        """Grant lead ``w`` and its companions (the context's other streams: they run beside
+        it within one makespan, charged once), up to ``instances_max`` in flight; the rest
+        queue again behind the contexts of equal priority."""
+        group, w.companions = [w, *w.companions], []
+        for i, x in enumerate(group):
+            if pres is not None and i and x.entity.instances[vres.kind] >= self.instances_max:
+                vres.queue.requeue(group[i:])
+                return
+            x.lead = None
+            self._grant(pres, vres, x.entity, x.kind, now)
+            x.granted = True
+            x.event.set()
 
     def _grant(self, pres: PRes | None, vres: VRes, se: Entity, kind: str, now: float) -> None:
         rk = vres.kind
@@ -336,8 +349,13 @@ class Scheduler:
             return
         for _ in range(min(n, 1000)):
             vres.credit += period * vres.share / 100
-            if not -period <= vres.credit <= period:
-                vres.credit = 0.0   # Gdev: hoarded credit is lost, debt forgiven
+            if vres.credit > period:
+                vres.credit = 0.0       # Gdev: hoarded credit is lost
+            elif vres.credit < -period:
+                # Gdev forgives such a debt (resets it to 0); it is kept at one period here,
+                # or a small share whose slices overrun (the engine stops a kernel only at a
+                # quantum, later on a loaded host) would run free after every overrun
+                vres.credit = -period
 
     def utilisation(self, vres: VRes, now: float | None = None) -> float:
         """Measured utilisation of ``vres`` over the window, percent (0-100)."""
@@ -374,9 +392,7 @@ class Scheduler:
             now = trio.current_time()
             for v in self._vres.values():
                 while (w := v.queue.pop()) is not None:
-                    self._grant(None, v, w.entity, w.kind, now)
-                    w.granted = True
-                    w.event.set()
+                    self._grant_group(None, v, w, now)
 
     def set_queueing(self, mode: str) -> None:
         """Switch between MRQ (separate compute and copy queues) and SDQ (one queue)."""

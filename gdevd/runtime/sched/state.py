@@ -69,9 +69,12 @@ class Entity:
 
 
 class Waiter:
-    """A context queued for a resource; the dispatcher sets ``granted`` then ``event``."""
+    """An operation of a context queued for a resource; the dispatcher sets ``granted`` then
+    ``event``.  A *lead* sits in the queue; a *companion* (``lead`` set) is a later
+    operation of the same context (another stream's), granted along with its lead."""
 
-    __slots__ = ("entity", "kind", "prio", "seq", "event", "granted", "since", "guest")
+    __slots__ = ("entity", "kind", "prio", "seq", "event", "granted", "since", "guest",
+                 "lead", "companions")
 
     def __init__(self, entity: Entity, kind: str, prio: int, seq: int, since: float,
                  guest: bool = False) -> None:
@@ -80,6 +83,8 @@ class Waiter:
         self.granted = False
         self.since = since
         self.guest = guest
+        self.lead: Waiter | None = None
+        self.companions: list[Waiter] = []
 
     def __lt__(self, other: Waiter) -> bool:
         # invariant: every host waiter sorts before every guest waiter (guest.py)
@@ -88,26 +93,51 @@ class Waiter:
 
 class WaitQueue:
     """Waiters in priority order (hosts before guests, then higher priority first), FIFO
-    among equals; O(log n) operations."""
+    among equals; O(log n) operations.
+
+    Invariant: a context has at most one lead per kind in the queue; its other operations
+    of that kind (its other streams') wait as the lead's companions, so a context with many
+    streams holds one place in the queue, not one per stream (no crowding out of the other
+    contexts of its vGPU)."""
 
     _seq = itertools.count()
 
     def __init__(self) -> None:
         self._heap: list[Waiter] = []
         self._gone = 0
+        self._leads: dict[tuple[int, str], Waiter] = {}
 
     def push(self, entity: Entity, kind: str, prio: int, now: float,
              guest: bool = False) -> Waiter:
-        """Queue ``entity``; return its waiter record."""
+        """Queue an operation of ``entity``; return its waiter record (a companion of the
+        entity's lead for ``kind``, if it has one queued)."""
         w = Waiter(entity, kind, prio, next(self._seq), now, guest)
+        lead = self._leads.get((id(entity), kind))
+        if lead is not None:
+            w.lead = lead
+            lead.companions.append(w)
+            return w
+        self._leads[(id(entity), kind)] = w
         heapq.heappush(self._heap, w)
         return w
 
+    def requeue(self, group: list[Waiter]) -> None:
+        """Queue ``group`` (one entity's waiters of one kind, granted nothing) again at the
+        back of its priority: the first leads, the others are its companions."""
+        lead = group[0]
+        lead.seq, lead.lead, lead.companions = next(self._seq), None, group[1:]
+        for w in lead.companions:
+            w.lead = lead
+        self._leads[(id(lead.entity), lead.kind)] = lead
+        heapq.heappush(self._heap, lead)
+
     def pop(self) -> Waiter | None:
-        """The most urgent live waiter, removed; None if there is none."""
+        """The most urgent live lead (with its companions), removed; None if there is none."""
         while self._heap:
             w = heapq.heappop(self._heap)
             if w.entity is not None:
+                if self._leads.get((id(w.entity), w.kind)) is w:
+                    del self._leads[(id(w.entity), w.kind)]
                 return w
             self._gone -= 1
         return None
@@ -120,9 +150,22 @@ class WaitQueue:
         return self._heap[0] if self._heap else None
 
     def remove(self, w: Waiter) -> None:
-        """Forget a waiter that gave up (cancelled); lazy, O(1)."""
+        """Forget a waiter that gave up (cancelled); a lead's first companion takes its
+        place in the queue (same turn).  Lazy in the heap."""
+        if w.lead is not None:
+            w.lead.companions.remove(w)
+            w.lead = None
+        else:
+            key = (id(w.entity), w.kind)
+            if w.companions:
+                nxt = w.companions[0]
+                self.requeue(w.companions)
+                nxt.seq, nxt.prio = w.seq, w.prio
+                heapq.heapify(self._heap)
+            elif self._leads.get(key) is w:
+                del self._leads[key]
+            self._gone += 1
         w.entity = None  # type: ignore[assignment]
-        self._gone += 1
 
     def __len__(self) -> int:
         return len(self._heap) - self._gone
@@ -208,7 +251,8 @@ class PRes:
         # it clears the token; compute and copy engines buffer independently under MRQ)
         self.buffering: object | None = None
         # the launch running on this engine, its entity and class, and its slice (preempt.py)
-        self.job: Any = None
+        self.job: Any = None                 # the first of ``jobs``, whose timers run
+        self.jobs: list[Any] = []            # every running launch of ``job_entity``
         self.job_entity: Entity | None = None
         self.job_daemon = False
         self.job_guest = False

@@ -62,6 +62,7 @@ struct CUmod_st {
 
 struct CUstream_st {
     CUcontext ctx;
+    uint32_t sid; /* its stream of the context's Gdev handle */
     uint32_t last_fence;
 };
 
@@ -85,6 +86,7 @@ CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char 
 void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
+uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
 int cu_initialized(void);
 int cu_device_count(void);
 

@@ -7,11 +7,19 @@
 
 #include "cuda_internal.h"
 
+static int is_legacy(CUstream s)
+{
+    return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
 uint32_t *cu_stream_fence(CUcontext c, CUstream s)
 {
-    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
-        return &c->last_fence;
-    return &s->last_fence;
+    return is_legacy(s) ? &c->last_fence : &s->last_fence;
+}
+
+uint32_t cu_stream_id(CUstream s)
+{
+    return is_legacy(s) ? 0 : s->sid;
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -37,7 +45,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     struct gdev_kernel k = {
         .param_buf = params, .param_size = psize, .smem_size = shared,
         .grid_x = gx, .grid_y = gy, .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz};
-    int err = gmodule_launch(c->h, f->mod->gm, f->index, &k, &id);
+    int err = gstream_module_launch(c->h, cu_stream_id(s), f->mod->gm, f->index, &k, &id);
     if (err)
         return cu_fail(err == -EINVAL ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
                        "launching %s: %s", f->info->name, gdev_last_error());

@@ -149,7 +149,7 @@ static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int
     CURRENT(c);
     if (!n)
         return CUDA_SUCCESS;
-    int err = async ? gmemcpy_to_device_async(c->h, dst, src, n, &id)
+    int err = async ? gstream_memcpy_to_device(c->h, cu_stream_id(s), dst, src, n, &id)
                     : gmemcpy_to_device(c->h, dst, src, n);
     if (err)
         return copy_result(err);
@@ -164,7 +164,7 @@ static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async
     CURRENT(c);
     if (!n)
         return CUDA_SUCCESS;
-    int err = async ? gmemcpy_from_device_async(c->h, dst, src, n, &id)
+    int err = async ? gstream_memcpy_from_device(c->h, cu_stream_id(s), dst, src, n, &id)
                     : gmemcpy_from_device(c->h, dst, src, n);
     if (err)
         return copy_result(err);
@@ -179,7 +179,8 @@ static CUresult dtod(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t n, int
     CURRENT(c);
     if (!n)
         return CUDA_SUCCESS;
-    int err = async ? gmemcpy_async(c->h, dst, src, n, &id) : gmemcpy(c->h, dst, src, n);
+    int err = async ? gstream_memcpy(c->h, cu_stream_id(s), dst, src, n, &id)
+                    : gmemcpy(c->h, dst, src, n);
     if (err)
         return copy_result(err);
     if (id)

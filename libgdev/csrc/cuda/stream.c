@@ -1,7 +1,9 @@
-/* Streams and events.  Every stream of a context issues to its one Gdev handle, which runs
- * work in order, so a stream only remembers the fence of its newest asynchronous op
- * (docs/cuda.md).  A timed event launches a one-thread marker kernel that stores the
- * device's %globaltimer into the event's slot: the time the stream reached it. */
+/* Streams and events.  Every CUstream is a stream of the context's Gdev handle (an in-order
+ * channel; the NULL stream is the handle's legacy stream 0), so work of different streams
+ * runs side by side and cuStreamWaitEvent orders a stream in the daemon (docs/cuda.md).  A
+ * stream remembers the fence of its newest asynchronous op, which an event captures.  A
+ * timed event launches a one-thread marker kernel that stores the device's %globaltimer
+ * into the event's slot: the time the stream reached it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +39,24 @@ API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    (void)flags;
+    uint32_t sid = 0;
+    int err;
     if (r)
         return r;
-    if (!ph)
+    if (!ph || flags & ~CU_STREAM_NON_BLOCKING)
         return CUDA_ERROR_INVALID_VALUE;
     *ph = calloc(1, sizeof **ph);
     if (!*ph)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    err = gstream_create(c->h, flags & CU_STREAM_NON_BLOCKING ? GDEV_STREAM_NON_BLOCKING : 0,
+                         &sid);
+    if (err) {
+        free(*ph);
+        *ph = NULL;
+        return cu_fail(cu_error(err), "cuStreamCreate: %s", gdev_last_error());
+    }
     (*ph)->ctx = c;
+    (*ph)->sid = sid;
     return CUDA_SUCCESS;
 }
 
@@ -59,17 +70,29 @@ API CUresult cuStreamDestroy(CUstream s)
 {
     if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!s->ctx->destroyed)  /* a destroyed context took its streams with its handle */
+        gstream_destroy(s->ctx->h, s->sid);
     free(s);
     return CUDA_SUCCESS;
 }
 
 static CUresult stream_wait(CUstream s, int poll)
 {
+    struct gdev_time zero = {0, 0, 0};
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
+    int err;
     if (r)
         return r;
-    return wait_fence(c, *cu_stream_fence(c, s), poll);
+    if (c->sticky)
+        return c->sticky;
+    err = gstream_sync(c->h, cu_stream_id(s), poll ? &zero : NULL);
+    if (poll && err == -ETIME)
+        return CUDA_ERROR_NOT_READY;
+    r = cu_error(err);
+    if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED)
+        c->sticky = r;
+    return r;
 }
 
 API CUresult cuStreamSynchronize(CUstream s)
@@ -86,14 +109,16 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    (void)s;
     (void)flags;
     if (r)
         return r;
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
-    /* same context: the handle runs in order already; another context: wait on the host */
-    return e->ctx == c || !e->recorded ? CUDA_SUCCESS : wait_fence(e->ctx, e->fence, 0);
+    if (!e->recorded || !e->fence)
+        return CUDA_SUCCESS;
+    if (e->ctx != c) /* another context (another handle): wait on the host */
+        return wait_fence(e->ctx, e->fence, 0);
+    return cu_error(gstream_wait(c->h, cu_stream_id(s), e->fence));
 }
 
 API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
