@@ -65,9 +65,9 @@ READING = """Reading. The emulated GPU runs the AES-XTS kernel compiled to C (th
 engine), at about 40 MB/s through the module, while OpenSSL (AES-NI) does hundreds of MB/s
 per core: unlike the paper's Figs. 8-9 the CPU wins at every size here (the CPU path's own
 curve is bounded by Python per-extent work and HMAC-SHA256, not by AES). What carries
-over is the shape: a GPU request has a fixed cost (about 1 ms here: launch, copies, the relay into the trio loop), so throughput grows with the
-request size until the engine's per-block work dominates; this is why small requests take
-the CPU (`cpu_threshold`). The helper path (KGPU's upcall) pays, per request, two pipe copies
+over is the shape: a GPU request has a fixed cost (about 1 ms here: launch, copies, the
+relay into the trio loop), so throughput grows with the request size until the engine's
+per-block work dominates; this is why small requests take the CPU (`cpu_threshold`). The helper path (KGPU's upcall) pays, per request, two pipe copies
 of the data, two process switches and libgdev's socket round trips instead of direct calls
 into the runtime; as in the paper, that difference is small next to the cipher itself (here
 it is within the run-to-run noise of a 2-core machine shared with other jobs). In Fig. 10 the
