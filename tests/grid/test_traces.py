@@ -5,6 +5,8 @@ refused and traces shorter than the run."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -38,11 +40,23 @@ def busy_seconds(status: dict) -> float:
     return sum(s["seconds_in_state"]["busy"] for s in status.values())
 
 
+def settled_status(g: GridClient, timeout_s: float = 20.0) -> dict:
+    """The nodes' status once none is busy: a scenario's busy time is its own, not the tail
+    of the previous scenario's hosts (leaving busy takes ``idle_after`` quiet samples)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = g.status()
+        if all(s["state"] != "busy" for s in status.values()):
+            return status
+        assert time.monotonic() < deadline, f"nodes still busy after {timeout_s} s: {status}"
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_guest_results_exact_once_whatever_the_hosts_do(grid, tmp_path, name):
     traces, some_busy = SCENARIOS[name]
     g = GridClient(grid.client)
-    before = g.status()
+    before = settled_status(g)
     hosts = []
     for node, text in enumerate(traces):
         if text is not None:
