@@ -277,11 +277,16 @@ async def _glaunch(call: Call, req: abi.Launch, tail: abi.Tail) -> Out[abi.Fence
     return Out(abi.Fence(await backend.rt.glaunch(call.s.handle, kernel, req.stream)))
 
 
+def _timeout(what: str, flags: int, timeout_flag: int, timeout_us: int) -> float | None:
+    """The seconds a wait may take (None: no limit) from its flags; EINVAL on unknown flags."""
+    if flags & ~timeout_flag:
+        raise _einval(f"unknown {what} flags 0x{flags:x}")
+    return timeout_us / 1e6 if flags & timeout_flag else None
+
+
 @handler(abi.GSYNC)
 async def _gsync(call: Call, req: abi.Sync, tail: abi.Tail) -> Out[abi.Empty]:
-    if req.flags & ~abi.GSYNC_TIMEOUT:
-        raise _einval(f"unknown gsync flags 0x{req.flags:x}")
-    timeout = req.timeout_us / 1e6 if req.flags & abi.GSYNC_TIMEOUT else None
+    timeout = _timeout("gsync", req.flags, abi.GSYNC_TIMEOUT, req.timeout_us)
     await backend.rt.gsync(call.s.handle, req.id, timeout)
     return Out(_EMPTY)
 
@@ -311,9 +316,7 @@ async def _stream_wait(call: Call, req: abi.StreamWait, tail: abi.Tail) -> Out[a
 
 @handler(abi.STREAM_SYNC)
 async def _stream_sync(call: Call, req: abi.StreamSync, tail: abi.Tail) -> Out[abi.Empty]:
-    if req.flags & ~abi.STREAM_SYNC_TIMEOUT:
-        raise _einval(f"unknown stream sync flags 0x{req.flags:x}")
-    timeout = req.timeout_us / 1e6 if req.flags & abi.STREAM_SYNC_TIMEOUT else None
+    timeout = _timeout("stream sync", req.flags, abi.STREAM_SYNC_TIMEOUT, req.timeout_us)
     await backend.rt.gstream_sync(call.s.handle, req.stream, timeout)
     return Out(_EMPTY)
 
