@@ -140,3 +140,26 @@ def test_a_launch_after_a_faulted_one_of_the_same_shape_starts_clean():
         dev.launch(mod, "k", (64,), (64,), top - 8 * 4096, pd, 64 * 64, 1024)
     dev.launch(mod, "k", (64,), (64,), ps, pd, 64 * 64, 1)
     assert np.array_equal(dev.get(pd, 64 * 64, np.uint32), src)
+
+
+BLOCKWISE = HEAD + """
+.visible .entry k()
+{
+.reg .pred %p<2>; .reg .b32 %r<4>; .reg .b64 %rd<2>;
+mov.u32 %r0, %ctaid.x;
+setp.eq.u32 %p1, %r0, 0;
+@%p1 bra DONE;
+mul.wide.u32 %rd0, %r0, 256;
+st.global.u32 [%rd0], %r0;
+DONE:
+ret;
+}
+"""
+
+
+def test_when_several_blocks_fault_the_lowest_faulting_block_is_reported():
+    # every block but the first stores to 256 * its index (unmapped); the compiled engine
+    # runs blocks 1 and 8 in different chunks, and must still name block 1's address
+    with pytest.raises(KernelFault) as ei:
+        Device().launch(load_module(BLOCKWISE), "k", (64,), (32,))
+    assert "illegal address 0x100 (unmapped)" in str(ei.value)

@@ -197,9 +197,13 @@ class JitLaunch(Launch):
         result = dict(zip(map(id, groups[0]), self._run_group(groups[0], budget), strict=True))
         for g, f in zip(groups[1:], futures, strict=True):
             result.update(zip(map(id, g), f.result(), strict=True))
+        faulted = [ch for ch in live if result[id(ch)] < 0]
+        if faulted:
+            # each chunk runs its blocks in increasing order and stops at its first fault,
+            # so the lowest faulting block of the slice is the one reported (deterministic
+            # whatever the threads' timing; the interpreter run one block per wave agrees)
+            raise self._fault(min(faulted, key=lambda ch: ch.ctx.block).ctx)
         for ch in live:
-            if result[id(ch)] < 0:
-                raise self._fault(ch.ctx)
             ch.done = result[id(ch)] == 1
 
     def _run_group(self, group: list[_Chunk], budget: int) -> list[int]:
