@@ -80,9 +80,13 @@ def _truncate(mount: str, out: Counter) -> None:
                                 cmd.request.struct.size, 1, 0) + bytes(cmd.request.struct.size)
         for cut in range(0, len(whole), 8):
             raw = RawSession(mount, minor=0)
-            raw.sock.sendall(whole[:cut])
-            raw.close()
-            out["truncated"] += 1
+            try:
+                raw.sock.sendall(whole[:cut])
+                out["truncated"] += 1
+            except OSError:
+                out["session reset by the daemon"] += 1
+            finally:
+                raw.close()
 
 
 def _flood(mount: str, out: Counter) -> None:
@@ -97,13 +101,18 @@ def _flood(mount: str, out: Counter) -> None:
     fd, ticket = libgdev.gate.open_gate(0, mount)
     os.close(fd)
     socks = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(40)]
+    refused = set()
     for s in socks:
         s.connect(ticket.socket)
-        s.sendall(abi.encode_header(0x01, 1, abi.MAX_PAYLOAD)[:20])
+        try:
+            s.sendall(abi.encode_header(0x01, 1, abi.MAX_PAYLOAD)[:20])
+        except OSError:     # over the pre-authentication limit: closed as it was accepted
+            refused.add(s)
     for s in socks:
         s.settimeout(10)
         try:
-            out["preauth refused" if s.recv(1) == b"" else "preauth answered"] += 1
+            out["preauth refused" if s in refused or s.recv(1) == b"" else
+                "preauth answered"] += 1
         except OSError:
             out["preauth refused"] += 1
         s.close()
