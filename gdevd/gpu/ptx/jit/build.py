@@ -32,6 +32,11 @@ CSRC = HERE.parent.parent / "csrc"
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
 CDEF = """
+struct jtlb {
+    uint64_t tag[256];
+    uint8_t *base[256];
+    uint8_t acc[256];
+};
 struct jctx {
     void *mmu;
     uint8_t *params, *shared, *local, *pvars, *regs, *cc;
@@ -45,9 +50,8 @@ struct jctx {
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
     int32_t status;
     uint32_t divsteps, dyn_shared;
-    uint64_t tlb_tag[256];
-    uint8_t *tlb_base[256];
-    uint8_t tlb_acc[256];
+    struct jtlb *tlb;
+    struct jtlb tlb_own;
 };
 """
 
