@@ -48,8 +48,10 @@ struct jctx {
     int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;
     uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
     uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
+    int64_t left;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
+    int32_t status;
     uint32_t divsteps, dyn_shared;
     uint64_t tlb_tag[256];
     uint8_t *tlb_base[256];
@@ -185,7 +187,7 @@ def _finish(proc: subprocess.Popen) -> None:
 
 def _load(so: Path, kernels: dict[str, str]):
     ffi = cffi.FFI()
-    ffi.cdef(CDEF + "".join(f"int64_t {f}_run(struct jctx *, int64_t);\n"
+    ffi.cdef(CDEF + "".join(f"void {f}_run(struct jctx **, int, int64_t);\n"
                             for f in kernels.values()))
     return ffi, ffi.dlopen(str(so))
 

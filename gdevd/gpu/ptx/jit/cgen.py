@@ -211,7 +211,9 @@ static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 # for the vectorizer (see _loops) and get its full cost model; longer ones (unrolled
 # ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
 VECTORIZE_MAX = 24
-VECTORIZE = '__attribute__((optimize("vect-cost-model=dynamic")))'
+# (no loop-to-memcpy: a call per 16-lane chunk costs more than the vector copy it replaces)
+VECTORIZE = ('__attribute__((optimize("vect-cost-model=dynamic", '
+             '"no-tree-loop-distribute-patterns")))')
 WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
 
 
@@ -274,10 +276,11 @@ def kernel_c(module, info, fname: str) -> str:
     return f"""{_STEP_MACROS}{"".join(fns)}
 static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
 
-static int64_t {fname}_body(struct jctx *c, int64_t budget)
+/* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1) or
+   the end of a block (2: the caller runs the other slots' blocks before the next) */
+static int {fname}_body(struct jctx *c)
 {{
 	const int n = c->nt;
-	int64_t used = 0;
 
 	for (;;) {{
 		int32_t pc;
@@ -297,7 +300,7 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 			if (pc < 0) {{
 				c->started = 0;
 				c->block += c->block_step;
-				continue;
+				return c->left > 0 ? 2 : 0;
 			}}
 			full = c->upc >= 0 && c->nlive == n;
 		}}
@@ -306,26 +309,20 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 		r = {fname}_blocks[pc](c, full, c->nact);
 		if (r < 0)
 			return -1;
-		used += r;
+		c->left -= r;
 		if (c->nlive == 0) {{	/* every lane exited: the block is done */
 			c->upc = -1;
 			c->started = 0;
 			c->block += c->block_step;
+			return c->left > 0 ? 2 : 0;
 		}}
-		if (used >= budget)
+		if (c->left <= 0)
 			return 0;
 	}}
 }}
 
-int64_t {fname}_run(struct jctx *c, int64_t budget)
+void {fname}_run(struct jctx **cs, int n, int64_t budget)
 {{
-	int64_t r;
-
-	for (int k = 0; k < TLB_SIZE; k++)
-		c->tlb_tag[k] = ~0ull;
-	pthread_rwlock_rdlock(&c->mmu->lock);
-	r = {fname}_body(c, budget);
-	pthread_rwlock_unlock(&c->mmu->lock);
-	return r;
+	run_slots({fname}_body, cs, n, budget);
 }}
 """
