@@ -12,6 +12,7 @@ live lanes share a PC (``upc`` >= 0) no PC array is touched.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..decode import Ins
@@ -21,6 +22,8 @@ from . import floatfns, halfops, intops, memops, warpops  # noqa: F401  (registe
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .operands import Operands, Unsupported
+from .ranges import safe_shared
+from .uniform import Uniformity, address_regs
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
@@ -133,7 +136,26 @@ _STEP_MACROS = """
 """
 
 
-def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name) -> str:
+def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int,
+          vector: bool) -> list:
+    """Flag the shared accesses that cannot fault and (long blocks) the global and constant
+    loads whose address is data-uniform at block entry."""
+    out = []
+    safe = safe_shared(blk, consts, static_shared)
+    for k, (s, kind) in enumerate(stmts):
+        if k in safe and isinstance(s, memops.Access) and s.space == "shared":
+            s = dataclasses.replace(s, safe=True)
+        if not vector and isinstance(s, memops.Access) and s.space in ("global", "const") and \
+                s.acc == memops.ACC_R:
+            regs = address_regs(blk.instrs[k].args[1])
+            if regs is not None and uni.entry_uniform(pc, k, regs):
+                s = dataclasses.replace(s, hoist=True)
+        out.append((s, kind))
+    return out
+
+
+def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
+              uni: Uniformity, static_shared: int) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -142,9 +164,15 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name)
     ``restrict``: guarded accesses and atomics reach the same memory through other pointers,
     and the registers' ``restrict`` already tells the compiler that memory is not a register.
     """
-    stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
+    stmts = []
+    consts = uni.constants(pc)
+    for ins, known in zip(blk.instrs, consts, strict=True):
+        ops.consts = known
+        stmts.append(instr_c(ins, ops, module_name))
+    ops.consts = {}
     steps = len(blk.instrs) + (blk.term.kind != FALL)
     vector = len(blk.instrs) <= VECTORIZE_MAX
+    stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
     body = "\n\t".join(loops(stmts, vector))
     term = _terminator(pc, blk.term, ops, exit_blocks)
     text = body + term
@@ -239,7 +267,8 @@ def kernel_c(module, info, fname: str) -> str:
     blocks = info.blocks
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
-    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name)
+    uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
+    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared)
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"

@@ -67,6 +67,9 @@ struct jctx {
 
 #include "xlate.h"
 
+/* what a faulting lane of a load checked in its loop reads instead (lanes.py) */
+static uint8_t jit_pad[64] __attribute__((unused));
+
 static inline float ftzf(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }
 static inline float satf(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 static inline double satd(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
