@@ -9,7 +9,6 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
-import resource
 import subprocess
 import tempfile
 import time
@@ -178,35 +177,6 @@ def bench_mmul(n: int) -> dict:
             "jit_vs_c": round(tj / tc, 2), "threads": jlaunch.THREADS}
 
 
-def bench_aes_compile() -> dict:
-    """Cold compile of kernels/aes.ptx into an empty cache (wall seconds, as the background
-    compiler runs it: niced, one job per core) and the compiler's CPU seconds (its work,
-    which a loaded machine does not inflate as much), then the warm load from the cache."""
-    text = (KERNELS / "aes.ptx").read_text()
-    with tempfile.TemporaryDirectory() as tmp:
-        old = os.environ.get("GDEV_JIT_CACHE")
-        os.environ["GDEV_JIT_CACHE"] = tmp
-        try:
-            mod = load_module(text, "aes")
-            r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-            mod.start_compile(wait=True)
-            cold = time.perf_counter() - t0
-            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            mod2 = load_module(text, "aes")
-            t0 = time.perf_counter()
-            mod2.start_compile(wait=True)
-            warm = time.perf_counter() - t0
-        finally:
-            if old is None:
-                os.environ.pop("GDEV_JIT_CACHE")
-            else:
-                os.environ["GDEV_JIT_CACHE"] = old
-    cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
-    return {"bench": "aes.ptx compile", "cold_s": round(cold, 2), "cc_cpu_s": round(cpu, 2),
-            "cores": os.cpu_count(), "warm_ms": round(warm * 1e3, 1),
-            "kernels_compiled": len(mod2.jit.compiled.kernels)}
-
-
 def _app_seconds(engine: str, make, repeat: int) -> float:
     """Best wall seconds of a whole host loop (kernels.py's) on one engine."""
     from scripts.bench import kernels
@@ -264,5 +234,7 @@ def run_all(quick: bool) -> list[dict]:
     rows.append(bench_mmul(256 if quick else 512))
     rows.append(bench_aes(quick))
     rows.extend(bench_apps(quick))
-    rows.append(bench_aes_compile())
+    from scripts.bench import compile as cbench
+    rows.append(cbench.bench_aes_compile())
+    rows.append(cbench.bench_compile_beside_kernels())
     return rows
