@@ -177,31 +177,6 @@ def bench_mmul(n: int) -> dict:
             "jit_vs_c": round(tj / tc, 2), "threads": jlaunch.THREADS}
 
 
-def bench_aes_compile() -> dict:
-    text = (KERNELS / "aes.ptx").read_text()
-    with tempfile.TemporaryDirectory() as tmp:
-        old = os.environ.get("GDEV_JIT_CACHE")
-        os.environ["GDEV_JIT_CACHE"] = tmp
-        try:
-            mod = load_module(text, "aes")
-            t0 = time.perf_counter()
-            mod.start_compile(wait=True)
-            cold = time.perf_counter() - t0
-            mod2 = load_module(text, "aes")
-            t0 = time.perf_counter()
-            mod2.start_compile(wait=True)
-            warm = time.perf_counter() - t0
-        finally:
-            if old is None:
-                os.environ.pop("GDEV_JIT_CACHE")
-            else:
-                os.environ["GDEV_JIT_CACHE"] = old
-    return {"bench": "aes.ptx compile", "cold_s": round(cold, 2), "warm_ms": round(warm * 1e3, 1),
-            "kernels_compiled": len(mod2.jit.compiled.kernels)}
-
-
-
-
 def _app_seconds(engine: str, make, repeat: int) -> float:
     """Best wall seconds of a whole host loop (kernels.py's) on one engine."""
     from scripts.bench import kernels
@@ -284,5 +259,7 @@ def run_all(quick: bool) -> list[dict]:
     rows.append(bench_mmul(256 if quick else 512))
     rows.extend(bench_aes(quick))
     rows.extend(bench_apps(quick))
-    rows.append(bench_aes_compile())
+    from scripts.bench import compile as cbench
+    rows.append(cbench.bench_aes_compile())
+    rows.append(cbench.bench_compile_beside_kernels())
     return rows

@@ -24,12 +24,23 @@
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
 #define TLB_SIZE 256
-/* arrays a power-of-two of pages apart must not share TLB slots */
-#define TLB_SLOT(page) ((unsigned)((page) ^ ((page) >> 8) ^ ((page) >> 16)) & (TLB_SIZE - 1))
+/* up to TLB_SIZE consecutive pages never share a slot, and arrays a multiple of TLB_SIZE
+   pages apart (as large arrays are: allocation rounds up) are shifted by an odd multiple of
+   157 slots, so the rows of a few such arrays do not evict each other (with an xor of the
+   high bits, rows of arrays 4 MiB apart shared their 16 slots) */
+#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 8) * 157u + ((page) >> 16) * 59u) & \
+			(TLB_SIZE - 1))
 #define FAIRNESS_PERIOD 64
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
        F_PARAM_RO, F_TRAP };
+
+/* a direct-mapped software TLB in front of the page table (xlate.h) */
+struct jtlb {
+	uint64_t tag[TLB_SIZE];
+	uint8_t *base[TLB_SIZE];
+	uint8_t acc[TLB_SIZE];
+};
 
 struct jctx {
 	struct gdev_mmu *mmu;
@@ -44,9 +55,8 @@ struct jctx {
 	int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
 	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
 	uint32_t divsteps, dyn_shared;
-	uint64_t tlb_tag[TLB_SIZE];
-	uint8_t *tlb_base[TLB_SIZE];
-	uint8_t tlb_acc[TLB_SIZE];
+	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
+	struct jtlb tlb_own;
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
@@ -232,11 +242,12 @@ static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64
 {
 	int live = n;
 
-	for (int k = 0; k < n; k++) {
+	for (int t = 0; t < TLB_SIZE; t++)	/* mappings may have changed since the last run */
+		cs[0]->tlb_own.tag[t] = ~0ull;
+	for (int k = 0; k < n; k++) {	/* one TLB per thread: its slots share pages */
 		cs[k]->left = budget;
 		cs[k]->status = 2;
-		for (int t = 0; t < TLB_SIZE; t++)	/* mappings may have changed since */
-			cs[k]->tlb_tag[t] = ~0ull;
+		cs[k]->tlb = &cs[0]->tlb_own;
 	}
 	pthread_rwlock_rdlock(&cs[0]->mmu->lock);	/* every slot of a launch has one mmu */
 	while (live)

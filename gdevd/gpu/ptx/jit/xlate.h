@@ -28,10 +28,10 @@ static uint8_t *g_slow(struct jctx *c, uint64_t va, int acc)
 		return fault(c, va, F_UNMAPPED);
 	if ((pte & (uint64_t)acc) != (uint64_t)acc)
 		return fault(c, va, F_PROTECTION);
-	c->tlb_tag[slot] = page;
-	c->tlb_acc[slot] = pte & PTE_ACC;
-	c->tlb_base[slot] = c->mmu->ap[(pte >> PTE_AP_SHIFT) & PTE_AP_MASK].base + (pte & ~PAGE_MASK);
-	return c->tlb_base[slot] + (va & PAGE_MASK);
+	c->tlb->tag[slot] = page;
+	c->tlb->acc[slot] = pte & PTE_ACC;
+	c->tlb->base[slot] = c->mmu->ap[(pte >> PTE_AP_SHIFT) & PTE_AP_MASK].base + (pte & ~PAGE_MASK);
+	return c->tlb->base[slot] + (va & PAGE_MASK);
 }
 
 /* host pointer of an aligned global access, or NULL with the fault recorded */
@@ -42,8 +42,8 @@ static inline uint8_t *gptr(struct jctx *c, uint64_t va, uint64_t align, int acc
 
 	if (va & (align - 1))
 		return fault(c, va, F_MISALIGNED);
-	if (c->tlb_tag[slot] == page && (c->tlb_acc[slot] & acc) == acc)
-		return c->tlb_base[slot] + (va & PAGE_MASK);
+	if (c->tlb->tag[slot] == page && (c->tlb->acc[slot] & acc) == acc)
+		return c->tlb->base[slot] + (va & PAGE_MASK);
 	return g_slow(c, va, acc);
 }
 
@@ -112,7 +112,7 @@ static inline uint8_t *ptr_of(struct jctx *c, int space, uint64_t va, uint64_t a
  * one page of global memory or inside the shared/local buffer.  *per_lane is set when
  * lane i must also add i * lo_stride (local memory).  0 = check each lane on its own.
  */
-static int chunk_delta(struct jctx *c, int space, uint64_t lo, uint64_t hi, uint64_t orr,
+static inline __attribute__((always_inline)) int chunk_delta(struct jctx *c, int space, uint64_t lo, uint64_t hi, uint64_t orr,
 		       uint64_t align, uint64_t size, int acc, uint64_t *d, int *per_lane)
 {
 	uint8_t *p;
@@ -221,7 +221,8 @@ static int xlate_each(struct jctx *c, const int32_t *lanes, int k0, int k1, int 
 }
 
 /* every lane of the block active: xa[k] is lane k's */
-static int xlate_all(struct jctx *c, int space, uint64_t align, uint64_t size, int acc)
+static inline __attribute__((always_inline)) int xlate_all(struct jctx *c, int space,
+							   uint64_t align, uint64_t size, int acc)
 {
 	uint64_t *restrict xa = c->xa;
 	const uint64_t xb = (uint64_t)(uintptr_t)c->xb;
@@ -290,10 +291,24 @@ static int xlate_listed(struct jctx *c, const int32_t *restrict lanes, int cnt, 
 	return 0;
 }
 
-static int xlate(struct jctx *c, int full, int na, int space, uint64_t align, uint64_t size,
-		 int acc)
+/* xlate_all for global memory (the common case, where the chunk checks are short), and
+   for the other spaces */
+static int xlate_global(struct jctx *c, uint64_t align, uint64_t size, int acc)
 {
+	return xlate_all(c, SP_GLOBAL, align, size, acc);
+}
+
+static int xlate_any(struct jctx *c, int space, uint64_t align, uint64_t size, int acc)
+{
+	return xlate_all(c, space, align, size, acc);
+}
+
+static inline int xlate(struct jctx *c, int full, int na, int space, uint64_t align,
+			uint64_t size, int acc)
+{
+	if (full && space == SP_GLOBAL)
+		return xlate_global(c, align, size, acc);
 	if (full)
-		return xlate_all(c, space, align, size, acc);
+		return xlate_any(c, space, align, size, acc);
 	return xlate_listed(c, c->act, na, space, align, size, acc);
 }
