@@ -12,10 +12,11 @@ import pytest
 
 from gdevd.errors import KernelFault
 from gdevd.gpu.ptx import jit, load_module
-from gdevd.gpu.ptx.jit import build
+from gdevd.gpu.ptx.jit import cgen
 from gdevd.gpu.ptx.jit.ranges import safe_shared
 
 from .helpers import Device
+from .test_jit import KERNELS
 from .test_uniform import PAD, _analysis, _kernel, _loads
 
 
@@ -70,6 +71,12 @@ def test_a_data_uniform_address_that_differs_between_lanes_reads_each_lanes_valu
     assert np.array_equal(dev.get(out, 64, np.uint32), want)
 
 
+def _aes_c(kernel: str) -> str:
+    """The C of one kernel of kernels/aes.ptx."""
+    mod = load_module((KERNELS / "aes.ptx").read_text(), "aes")
+    return cgen.kernel_c(mod, mod.kernels[kernel], "k")
+
+
 def _faulting(first: str, second: str) -> str:
     """A long block whose lane 1 faults at a shared load and lane 3 at a global load."""
     acc = {"shared": "\tld.shared.u32 %r8, [%r5];\n",
@@ -114,9 +121,7 @@ def test_checked_loads_of_a_long_block_report_the_interpreters_fault(order):
 
 @pytest.mark.parametrize("engine", ["jit"], indirect=True)
 def test_the_aes_rounds_use_hoisted_round_keys_and_unchecked_table_lookups():
-    text = (build.HERE.parents[3] / "kernels" / "aes.ptx").read_text()
-    sources, kernels, _ = build._translate(load_module(text, "aes"))
-    src = sources[list(kernels).index("aes256_xts_encrypt")]
+    src = _aes_c("aes256_xts_encrypt")
     assert src.count("up0_ = gptr(") >= 3 and "ua3_" in src
     assert src.count("uint8_t *p_ = xb + (uint64_t)(") >= 80
 
@@ -150,7 +155,5 @@ def test_registers_kept_in_locals_carry_across_a_divergent_loop():
 
 @pytest.mark.parametrize("engine", ["jit"], indirect=True)
 def test_the_aes_rounds_keep_their_registers_in_locals():
-    text = (build.HERE.parents[3] / "kernels" / "aes.ptx").read_text()
-    sources, kernels, _ = build._translate(load_module(text, "aes"))
-    src = sources[list(kernels).index("aes256_xts_encrypt")]
+    src = _aes_c("aes256_xts_encrypt")
     assert src.count("LOOP1(uint") >= 4 and len(re.findall(r"L\d+_ = R\d+\[i\];", src)) >= 20
