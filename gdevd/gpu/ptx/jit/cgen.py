@@ -21,6 +21,7 @@ from . import floatfns, halfops, intops, memops, warpops  # noqa: F401  (registe
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start
+from .localize import localize, promotion
 from .operands import Operands, Unsupported
 from .ranges import safe_shared
 from .uniform import Uniformity, address_regs
@@ -156,7 +157,8 @@ def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int
 
 
 def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
-              uni: Uniformity, static_shared: int, dead: set[int]) -> str:
+              uni: Uniformity, static_shared: int, dead: set[int],
+              regs_io: tuple[set, set]) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -176,8 +178,11 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
     steps = len(blk.instrs) + (blk.term.kind != FALL)
     vector = vectorized(pc, blk)
     stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
+    parts = loops(stmts, vector)
+    if not vector:
+        parts = localize(parts, ops.names, ops.ctypes, *regs_io)
     term = _terminator(pc, blk.term, ops, exit_blocks)
-    body = "\n\t".join(promote(loops(stmts, vector), term, dead, ops.ctypes))
+    body = "\n\t".join(promote(parts, term, dead, ops.ctypes))
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
     params = ["struct jctx *c", "const int full", "const int na", "const int n",
@@ -239,7 +244,8 @@ def kernel_c(module, info, fname: str) -> str:
     live_in, live_out = live_sets(blocks)
     fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared,
                      {k for k, name in enumerate(info.regs)
-                      if name not in live_in[pc] and name not in live_out[pc]})
+                      if name not in live_in[pc] and name not in live_out[pc]},
+                     promotion(blocks, live_in, pc))
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"

@@ -15,25 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ..program import BRA, EXIT
 from ..regalloc import defs_uses
+from .uniform import successors
 
 WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
-
-
-def successors(blocks) -> list[list[int]]:
-    """Successor block indices of every block (as the executor moves the PCs)."""
-    succ = []
-    for pc, b in enumerate(blocks):
-        kind, guard = b.term.kind, b.term.guard
-        nxt = [pc + 1] if pc + 1 < len(blocks) else []
-        if kind == BRA:
-            succ.append([b.term.target] + (nxt if guard is not None else []))
-        elif kind == EXIT:
-            succ.append(nxt if guard is not None else [])
-        else:
-            succ.append(nxt)
-    return succ
 
 
 def live_sets(blocks) -> tuple[list[set[str]], list[set[str]]]:
