@@ -39,11 +39,12 @@ NICE_MAX = 19
 _nice = 10          # niceness of the compiler processes (0 = as the daemon)
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
+# prelude.h's structures (jctx is allocated here, so its size must match: TLB_SIZE = 1024)
 CDEF = """
 struct jtlb {
-    uint64_t tag[256];
-    uint8_t *base[256];
-    uint8_t acc[256];
+    uint64_t tag[1024];
+    uint8_t *base[1024];
+    uint8_t acc[1024];
 };
 struct jctx {
     void *mmu;
@@ -56,7 +57,7 @@ struct jctx {
     int64_t left;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
-    int32_t status;
+    int32_t status, pcw;
     uint32_t divsteps, dyn_shared;
     struct jtlb *tlb;
     struct jtlb tlb_own;

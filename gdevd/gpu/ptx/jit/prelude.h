@@ -11,6 +11,9 @@
  */
 #include <math.h>
 #include <stdint.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #include "mmu_internal.h"
@@ -20,12 +23,12 @@
 
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
-#define TLB_SIZE 256
+#define TLB_SIZE 1024
 /* up to TLB_SIZE consecutive pages never share a slot, and arrays a multiple of TLB_SIZE
-   pages apart (as large arrays are: allocation rounds up) are shifted by an odd multiple of
-   157 slots, so the rows of a few such arrays do not evict each other (with an xor of the
-   high bits, rows of arrays 4 MiB apart shared their 16 slots) */
-#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 8) * 157u + ((page) >> 16) * 59u) & \
+   pages (4 MiB) apart are shifted by a multiple of 157 slots, so the rows of a few such
+   arrays do not evict each other (with an xor of the high bits, the rows of three arrays
+   4 MiB apart shared 16 slots: MADD missed the TLB on every access) */
+#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 10) * 157u + ((page) >> 20) * 59u) & \
 			(TLB_SIZE - 1))
 #define FAIRNESS_PERIOD 64
 
@@ -51,6 +54,7 @@ struct jctx {
 	uint32_t ntid[3], nctaid[3], ctaid[3];
 	int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
 	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
+	int32_t pcw;	/* the block wrote pc[] (it diverged or lanes exited): clear it at the next */
 	uint32_t divsteps, dyn_shared;
 	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
 	struct jtlb tlb_own;
@@ -123,7 +127,10 @@ static void block_init(struct jctx *c)
 	uint64_t b = c->block;
 
 	memset(c->cc, 0, (uint64_t)c->nt);
-	memset(c->pc, 0, sizeof(int32_t) * (uint64_t)c->nt);
+	if (c->pcw)	/* else it holds the zeros it was cleared to (lanes of a uniform block
+			   move together in upc, and a block whose lanes all exit at once ends) */
+		memset(c->pc, 0, sizeof(int32_t) * (uint64_t)c->nt);
+	c->pcw = 0;
 	if (c->shared_size) memset(c->shared, 0, c->shared_size);
 	if (c->local_size) memset(c->local, 0, c->lo_stride * (uint64_t)c->nt);
 	if (c->pv_stride) memset(c->pvars, 0, c->pv_stride * (uint64_t)c->nt);
@@ -136,13 +143,42 @@ static void block_init(struct jctx *c)
 	c->started = 1;
 }
 
-/* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
-static int32_t pick(struct jctx *c)
+/* the lowest of n program counters (a loop the C compiler vectorizes) */
+static __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic"))) int32_t
+min_pc(const int32_t *restrict pcs, int n)
 {
-	int32_t *pcs = c->pc, m = PC_EXIT, n = c->nt, k = 0;
+	int32_t m = PC_EXIT;
 
 	for (int i = 0; i < n; i++)
 		m = pcs[i] < m ? pcs[i] : m;
+	return m;
+}
+
+/* the lanes whose program counter is m, in increasing order, into act; their count */
+static int lanes_at(const int32_t *restrict pcs, int n, int32_t m, int32_t *restrict act)
+{
+	int k = 0, i = 0;
+#ifdef __AVX512F__
+	const __m512i want = _mm512_set1_epi32(m), step = _mm512_set1_epi32(16);
+	__m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	for (; i + 16 <= n; i += 16) {
+		__mmask16 hit = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(pcs + i), want);
+		_mm512_mask_compressstoreu_epi32(act + k, hit, idx);
+		k += __builtin_popcount(hit);
+		idx = _mm512_add_epi32(idx, step);
+	}
+#endif
+	for (; i < n; i++)
+		if (pcs[i] == m)
+			act[k++] = i;
+	return k;
+}
+
+/* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
+static int32_t pick(struct jctx *c)
+{
+	int32_t *pcs = c->pc, m = min_pc(c->pc, c->nt), n = c->nt, k;
+
 	if (m >= PC_EXIT)
 		return -1;
 	if (m >= WAIT) {
@@ -157,9 +193,7 @@ static int32_t pick(struct jctx *c)
 			hi = pcs[i] < WAIT && pcs[i] > hi ? pcs[i] : hi;
 		m = hi >= 0 ? hi : m;
 	}
-	for (int i = 0; i < n; i++)
-		if (pcs[i] == m)
-			c->act[k++] = i;
+	k = lanes_at(pcs, n, m, c->act);
 	c->nact = k;
 	if (k == c->nlive) {
 		c->upc = m;
