@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -104,15 +105,30 @@ def bench_loops(quick: bool) -> list[dict]:
     rows = [warp, wide]
     long = pack((out, 8), (threads, 4), (4096, 4))    # enough work per launch to share
     for n in (1, 2):
-        jlaunch.set_threads(n)
-        t, _ = best(lambda: comp.launch("loop", (threads // 256, 1, 1), (256, 1, 1), long,
-                                        dev.mmu, 0))
-        rows.append({"bench": f"wide-loop (4096 trips) on {n} engine thread(s)",
-                     "jit_s": round(t, 5)})
+        rows.append(on_threads(n, lambda: comp.launch("loop", (threads // 256, 1, 1),
+                                                      (256, 1, 1), long, dev.mmu, 0)))
     jlaunch.set_threads(os.cpu_count() or 1)
     rows.append({"bench": "2 threads vs 1", "ratio": round(rows[-2]["jit_s"] / rows[-1]["jit_s"],
                                                            2)})
     return rows
+
+
+def on_threads(n: int, make) -> dict:
+    """The wide loop on ``n`` engine threads: best wall seconds, and the process CPU seconds
+    per wall second of that run (``n`` when the threads ran in parallel and nothing, GIL,
+    page-table lock or shared state, serialized them; less when the machine was busy)."""
+    jlaunch.set_threads(n)
+    wall = cpu = 0.0
+    for _ in range(REPEAT):
+        launch = make()
+        t0, c0 = time.perf_counter(), time.process_time()
+        while not launch.run(1 << 20):
+            pass
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        if not wall or dt < wall:
+            wall, cpu = dt, dc
+    return {"bench": f"wide-loop (4096 trips) on {n} engine thread(s)", "jit_s": round(wall, 5),
+            "cpu_per_wall": round(cpu / wall, 2)}
 
 
 def bench_madd() -> dict:
@@ -252,14 +268,15 @@ def bench_aes(quick: bool) -> list[dict]:
                   "jit_rate": round(nbytes / t1 / 1e6)}]
 
 
-def run_all(quick: bool) -> list[dict]:
-    """Every side-by-side measurement."""
-    rows = bench_loops(quick)
-    rows.append(bench_madd())
-    rows.append(bench_mmul(256 if quick else 512))
-    rows.extend(bench_aes(quick))
-    rows.extend(bench_apps(quick))
+def run_all(quick: bool) -> Iterator[dict]:
+    """Every side-by-side measurement, row by row as each is measured, each with the load
+    average at that moment (the machine may be shared: ratios within a row hold, the load
+    says how far the absolute numbers and the thread scaling do)."""
     from scripts.bench import compile as cbench
-    rows.append(cbench.bench_aes_compile())
-    rows.append(cbench.bench_compile_beside_kernels())
-    return rows
+    steps = [lambda: bench_loops(quick), bench_madd, lambda: bench_mmul(256 if quick else 512),
+             lambda: bench_aes(quick), lambda: bench_apps(quick), cbench.bench_aes_compile,
+             cbench.bench_compile_beside_kernels]
+    for step in steps:
+        out = step()
+        for row in out if isinstance(out, list) else [out]:
+            yield {**row, "load1": round(os.getloadavg()[0], 2)}

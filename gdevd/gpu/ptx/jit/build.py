@@ -39,11 +39,12 @@ NICE_MAX = 19
 _nice = 10          # niceness of the compiler processes (0 = as the daemon)
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
+# prelude.h's structures (jctx is allocated here, so its size must match: TLB_SIZE = 1024)
 CDEF = """
 struct jtlb {
-    uint64_t tag[256];
-    uint8_t *base[256];
-    uint8_t acc[256];
+    uint64_t tag[1024];
+    uint8_t *base[1024];
+    uint8_t acc[1024];
 };
 struct jctx {
     void *mmu;
@@ -56,7 +57,7 @@ struct jctx {
     int64_t left;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
-    int32_t status;
+    int32_t status, pcw;
     uint32_t divsteps, dyn_shared;
     struct jtlb *tlb;
     struct jtlb tlb_own;
@@ -147,6 +148,24 @@ def _size(info) -> int:
     return sum(len(b.instrs) for b in info.blocks)
 
 
+def _source(module, info, fname: str) -> str:
+    """The C translation unit of one kernel (Unsupported if it cannot be translated)."""
+    return '#include "prelude.h"\n' + kernel_c(module, info, fname)
+
+
+def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """(C source of each translated kernel, C name per kernel, reason per rejected one),
+    in the module's order, translated but not compiled (for tests and tools)."""
+    parts, kernels, rejected = [], {}, {}
+    for k, (name, info) in enumerate(module.kernels.items()):
+        try:
+            parts.append(_source(module, info, f"k{k}"))
+            kernels[name] = f"k{k}"
+        except Unsupported as exc:
+            rejected[name] = str(exc)
+    return parts, kernels, rejected
+
+
 def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
     """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
     kernel, reason per rejected one).  Kernels are translated largest first and each is
@@ -158,7 +177,7 @@ def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
         for k, (name, info) in order:
             fname = f"k{k}"
             try:
-                src = '#include "prelude.h"\n' + kernel_c(module, info, fname)
+                src = _source(module, info, fname)
             except Unsupported as exc:
                 rejected[name] = str(exc)
                 continue

@@ -17,11 +17,11 @@ import re
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
-from ..regalloc import defs_uses
 from . import floatfns, halfops, intops, memops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
-from .localize import liveness, promote, promotion
+from .liveness import live_sets, promote, zeroed_at_start
+from .localize import localize, promotion
 from .operands import Operands, Unsupported
 from .ranges import safe_shared
 from .uniform import Uniformity, address_regs
@@ -120,10 +120,10 @@ def _terminator(pc: int, term, ops: Operands, exit_blocks: set[int]) -> str:
     count = f"int cnt_ = 0; LOOP(cnt_ += {g} != 0;);"
     if kind == BRA:
         return (f"{{ {count} if (cnt_ == ACTIVE) GOTO({term.target}); else if (!cnt_) "
-                f"GOTO({nxt}); else {{ LOOP(pcs[i] = {g} ? {term.target} : {nxt};); "
+                f"GOTO({nxt}); else {{ c->pcw = 1; LOOP(pcs[i] = {g} ? {term.target} : {nxt};); "
                 f"c->upc = -1; }} }}")
     return (f"{{ {count} if (cnt_ == ACTIVE) EXIT_ALL(); else if (!cnt_) GOTO({nxt}); "
-            f"else {{ int uni_ = c->upc >= 0; LOOP(pcs[i] = {g} ? PC_EXIT : {nxt};); "
+            f"else {{ int uni_ = c->upc >= 0; c->pcw = 1; LOOP(pcs[i] = {g} ? PC_EXIT : {nxt};); "
             f"c->nlive -= cnt_; c->act_ok = 0; c->upc = uni_ ? {nxt} : -1; }} }}")
 
 
@@ -131,8 +131,9 @@ _STEP_MACROS = """
 #define ACTIVE (full ? n : na)
 #define SETPC(v) LOOP(pcs[i] = (v);)
 #define GOTO(v) do { if (c->upc >= 0) c->upc = (v); else SETPC(v); } while (0)
-#define EXIT_ALL() do { SETPC(PC_EXIT); c->nlive -= ACTIVE; c->upc = -1; c->act_ok = 0; } \\
-	while (0)
+/* (a uniform block whose lanes all exit ends: its pc[] is not read again) */
+#define EXIT_ALL() do { if (c->upc < 0) SETPC(PC_EXIT); c->nlive -= ACTIVE; c->upc = -1; \\
+	c->act_ok = 0; } while (0)
 #define any_(g) __extension__({ int a_ = 0; LOOP(a_ |= (g) != 0;); a_; })
 """
 
@@ -156,7 +157,8 @@ def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int
 
 
 def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
-              uni: Uniformity, static_shared: int, regs_io: tuple[set, set]) -> str:
+              uni: Uniformity, static_shared: int, dead: set[int],
+              regs_io: tuple[set, set]) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -164,6 +166,8 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
     compiler vectorize the lane loops.  ``xb``, the origin of every memory access, is not
     ``restrict``: guarded accesses and atomics reach the same memory through other pointers,
     and the registers' ``restrict`` already tells the compiler that memory is not a register.
+    Registers of ``dead`` (live neither at the block's entry nor at its exit) that one lane
+    loop holds become its local variables (:func:`~.liveness.promote`).
     """
     stmts = []
     consts = uni.constants(pc)
@@ -172,13 +176,13 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
         stmts.append(instr_c(ins, ops, module_name))
     ops.consts = {}
     steps = len(blk.instrs) + (blk.term.kind != FALL)
-    vector = len(blk.instrs) <= VECTORIZE_MAX
+    vector = vectorized(pc, blk)
     stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
     parts = loops(stmts, vector)
     if not vector:
-        parts = promote(parts, ops.names, ops.ctypes, *regs_io)
-    body = "\n\t".join(parts)
+        parts = localize(parts, ops.names, ops.ctypes, *regs_io)
     term = _terminator(pc, blk.term, ops, exit_blocks)
+    body = "\n\t".join(promote(parts, term, dead, ops.ctypes))
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
     params = ["struct jctx *c", "const int full", "const int na", "const int n",
@@ -214,23 +218,21 @@ static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 # Blocks of at most VECTORIZE_MAX instructions (loop bodies, address arithmetic) are written
 # for the vectorizer (see _loops) and get its full cost model; longer ones (unrolled
 # ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
+# A block that branches back (a loop's body or latch: nvcc unrolls inner loops 4x, so 30-60
+# instructions) runs many times per block start, and is vectorized up to LOOP_VECTORIZE_MAX
+# (naive MMUL: 2.7x faster; few blocks of the repository's kernels are such loops).
 VECTORIZE_MAX = 24
+LOOP_VECTORIZE_MAX = 64
+
+
+def vectorized(pc: int, blk) -> bool:
+    """Whether block ``pc`` is written for the vectorizer (see above)."""
+    back = blk.term.kind == BRA and blk.term.target <= pc
+    return len(blk.instrs) <= (LOOP_VECTORIZE_MAX if back else VECTORIZE_MAX)
+
 # (no loop-to-memcpy: a call per 16-lane chunk costs more than the vector copy it replaces)
 VECTORIZE = ('__attribute__((optimize("vect-cost-model=dynamic", '
              '"no-tree-loop-distribute-patterns")))')
-WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
-
-
-def zeroed_at_start(blocks) -> set[str]:
-    """Registers a block must start with zeroed: those some lane may read before writing
-    them (live at the entry, by backward liveness; a guarded write does not kill), and
-    every source of a warp collective (it reads other lanes, which may not have written).
-    All others are written before any read, so their stale values are never seen."""
-    warp = {r for b in blocks for ins in b.instrs if ins.opcode.startswith(WARP_OPS)
-            for r in defs_uses(ins)[1]}
-    return (liveness(blocks)[0] if blocks else set()) | warp
-
-
 def kernel_c(module, info, fname: str) -> str:
     """C source of one kernel's run function (Unsupported if any construct is not handled)."""
     syms, _, _ = symbols(module, info)
@@ -239,9 +241,11 @@ def kernel_c(module, info, fname: str) -> str:
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
     uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
-    live = liveness(blocks)
+    live_in, live_out = live_sets(blocks)
     fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared,
-                     promotion(blocks, live, pc))
+                     {k for k, name in enumerate(info.regs)
+                      if name not in live_in[pc] and name not in live_out[pc]},
+                     promotion(blocks, live_in, pc))
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"

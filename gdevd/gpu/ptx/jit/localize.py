@@ -17,35 +17,6 @@ from ..regalloc import defs_uses
 from .uniform import successors
 
 
-def liveness(blocks) -> list[set[str]]:
-    """Registers live at the entry of each block (a guarded write does not kill)."""
-    succ = successors(blocks)
-    gen, kill = [], []
-    for b in blocks:
-        g: set[str] = set()
-        k: set[str] = set()
-        if b.term.guard is not None:
-            g.add(b.term.guard[0])
-        for ins in reversed(b.instrs):
-            d, u = defs_uses(ins)
-            if ins.guard is None:
-                g -= set(d)
-                k |= set(d)
-            g |= set(u)
-        gen.append(g)
-        kill.append(k)
-    live = [set(g) for g in gen]
-    changed = True
-    while changed:
-        changed = False
-        for pc in reversed(range(len(blocks))):
-            out = set().union(*(live[s] for s in succ[pc] if s < len(blocks)))
-            new = gen[pc] | (out - kill[pc])
-            if new != live[pc]:
-                live[pc], changed = new, True
-    return live
-
-
 def promotion(blocks, live: list[set[str]], pc: int) -> tuple[set[str], set[str]]:
     """(registers block ``pc`` may read before writing them, registers whose value must be
     in their array when the block ends: live afterwards, or the terminator's predicate)."""
@@ -65,7 +36,7 @@ def promotion(blocks, live: list[set[str]], pc: int) -> tuple[set[str], set[str]
     return exposed, keep
 
 
-def promote(body: list[str], names: dict[str, str], ctypes: list[str], exposed: set[str],
+def localize(body: list[str], names: dict[str, str], ctypes: list[str], exposed: set[str],
             keep: set[str]) -> list[str]:
     """``body`` (a block's C statements) with every register of its one ``LOOP1`` loop in a
     local of the lane's iteration: read from its array first if ``exposed``, written back

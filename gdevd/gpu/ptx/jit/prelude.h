@@ -23,12 +23,12 @@
 
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
-#define TLB_SIZE 256
+#define TLB_SIZE 1024
 /* up to TLB_SIZE consecutive pages never share a slot, and arrays a multiple of TLB_SIZE
-   pages apart (as large arrays are: allocation rounds up) are shifted by an odd multiple of
-   157 slots, so the rows of a few such arrays do not evict each other (with an xor of the
-   high bits, rows of arrays 4 MiB apart shared their 16 slots) */
-#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 8) * 157u + ((page) >> 16) * 59u) & \
+   pages (4 MiB) apart are shifted by a multiple of 157 slots, so the rows of a few such
+   arrays do not evict each other (with an xor of the high bits, the rows of three arrays
+   4 MiB apart shared 16 slots: MADD missed the TLB on every access) */
+#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 10) * 157u + ((page) >> 20) * 59u) & \
 			(TLB_SIZE - 1))
 #define FAIRNESS_PERIOD 64
 
@@ -54,6 +54,7 @@ struct jctx {
 	uint32_t ntid[3], nctaid[3], ctaid[3];
 	int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
 	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
+	int32_t pcw;	/* the block wrote pc[] (it diverged or lanes exited): clear it at the next */
 	uint32_t divsteps, dyn_shared;
 	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
 	struct jtlb tlb_own;
@@ -126,7 +127,10 @@ static void block_init(struct jctx *c)
 	uint64_t b = c->block;
 
 	memset(c->cc, 0, (uint64_t)c->nt);
-	memset(c->pc, 0, sizeof(int32_t) * (uint64_t)c->nt);
+	if (c->pcw)	/* else it holds the zeros it was cleared to (lanes of a uniform block
+			   move together in upc, and a block whose lanes all exit at once ends) */
+		memset(c->pc, 0, sizeof(int32_t) * (uint64_t)c->nt);
+	c->pcw = 0;
 	if (c->shared_size) memset(c->shared, 0, c->shared_size);
 	if (c->local_size) memset(c->local, 0, c->lo_stride * (uint64_t)c->nt);
 	if (c->pv_stride) memset(c->pvars, 0, c->pv_stride * (uint64_t)c->nt);
