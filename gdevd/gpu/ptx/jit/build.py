@@ -148,6 +148,24 @@ def _size(info) -> int:
     return sum(len(b.instrs) for b in info.blocks)
 
 
+def _source(module, info, fname: str) -> str:
+    """The C translation unit of one kernel (Unsupported if it cannot be translated)."""
+    return '#include "prelude.h"\n' + kernel_c(module, info, fname)
+
+
+def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """(C source of each translated kernel, C name per kernel, reason per rejected one),
+    in the module's order, translated but not compiled (for tests and tools)."""
+    parts, kernels, rejected = [], {}, {}
+    for k, (name, info) in enumerate(module.kernels.items()):
+        try:
+            parts.append(_source(module, info, f"k{k}"))
+            kernels[name] = f"k{k}"
+        except Unsupported as exc:
+            rejected[name] = str(exc)
+    return parts, kernels, rejected
+
+
 def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
     """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
     kernel, reason per rejected one).  Kernels are translated largest first and each is
@@ -159,7 +177,7 @@ def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
         for k, (name, info) in order:
             fname = f"k{k}"
             try:
-                src = '#include "prelude.h"\n' + kernel_c(module, info, fname)
+                src = _source(module, info, fname)
             except Unsupported as exc:
                 rejected[name] = str(exc)
                 continue
