@@ -246,3 +246,15 @@ def test_float_literals_keep_their_bits():
     got = run_snippet("and.b32 %r1, %x0, 0f7FFFFFFF; mov.b32 %y, %r1;",
                       [("u32", x.view(np.uint32))], "f32")
     assert got.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("nan_first", [True, False])
+def test_min_max_of_a_signaling_nan_yield_the_other_operand_on_few_lanes(op, nan_first):
+    # numpy's fmin/fmax give the quieted NaN instead on arrays too short for its SIMD loop
+    # (here one lane), which the differential suite caught in a divergent branch
+    snan, num = np.array([0xFF9C407D], np.uint32), np.array([0x254B5EEC], np.uint32)
+    x0, x1 = (snan, num) if nan_first else (num, snan)
+    y = run_snippet(f"mov.b32 %f0, %x0; mov.b32 %f1, %x1; {op}.f32 %f2, %f0, %f1; "
+                    "mov.b32 %y, %f2;", [("b32", x0), ("b32", x1)], "b32", block=1)
+    assert y.tolist() == [0x254B5EEC]

@@ -5,8 +5,10 @@ as the interpreter's, the on-disk cache, and the interpreter serving without a c
 from __future__ import annotations
 
 import logging
+import subprocess
 from pathlib import Path
 
+import cffi
 import numpy as np
 import pytest
 
@@ -85,3 +87,17 @@ def test_without_a_compiler_the_interpreter_serves(monkeypatch, caplog):
         assert dev.get(c, 256, np.uint32).tolist() == list(range(0, 512, 2))
     finally:
         build.compiler.cache_clear()
+
+
+@only_jit
+def test_the_context_struct_allocated_in_python_is_the_one_compiled_code_uses(tmp_path):
+    prog = tmp_path / "size.c"
+    prog.write_text('#include <stdio.h>\n#include "prelude.h"\n'
+                    'int main(void) { printf("%zu", sizeof(struct jctx)); return 0; }\n')
+    exe = tmp_path / "size"
+    subprocess.run([build.compiler(), "-O1", f"-I{build.HERE}", f"-I{build.CSRC}", "-o",
+                    str(exe), str(prog), "-lm"], check=True)
+    ffi = cffi.FFI()
+    ffi.cdef(build.CDEF)
+    assert int(subprocess.run([str(exe)], capture_output=True, check=True).stdout) == \
+        ffi.sizeof("struct jctx")

@@ -210,8 +210,17 @@ def dec_minmax(ins: Ins):
     if "NaN" in ins.flags:
         f = np.minimum if ins.base == "min" else np.maximum
     else:
-        f = np.fmin if ins.base == "min" else np.fmax
+        f = _nan_yields_other(np.fmin if ins.base == "min" else np.fmax)
     return binary(ins, _lift(_post(ins, f, t), t), t)
+
+
+def _nan_yields_other(f):
+    """``f`` (fmin/fmax) with a NaN operand yielding the other one, b's NaN tested first as
+    the compiled engine does: numpy's own loops return a signaling NaN quieted instead on
+    arrays too short for their SIMD path (a few active lanes)."""
+    def g(a, b):
+        return np.where(np.isnan(b), a, np.where(np.isnan(a), b, f(a, b)))
+    return g
 
 
 def _rsqrt(x):

@@ -1,16 +1,21 @@
 """Compiling a module's kernels to a shared object, cached on disk by content hash.
 
 The cache key hashes the PTX text, the translator's own sources (this package and the C
-headers it includes), the compiler's version and the flags, so a module loaded again costs
-one ``dlopen`` and a small manifest read.  Entries are written to a temporary name and
-renamed, so concurrent daemons never see half a file.
+headers it includes), the compiler's version, the flags and the target that
+``-march=native`` resolves to on this CPU (a cache shared between machines must not hand
+one machine code with instructions its CPU lacks), so a module loaded again costs one
+``dlopen`` and a small manifest read.  :mod:`.cache` keeps the entries whole and refuses a
+cache directory others could write to.
+
+The compiler runs at a lower priority (``nice``, :func:`set_nice`), one process per core,
+the largest translation units first, so that tiered compilation in the background takes
+idle cycles from running kernels, not their time.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -22,6 +27,7 @@ from pathlib import Path
 
 import cffi
 
+from . import cache
 from .cgen import kernel_c
 from .operands import Unsupported
 
@@ -29,9 +35,17 @@ log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE.parent.parent / "csrc"
+NICE_MAX = 19
+_nice = 10          # niceness of the compiler processes (0 = as the daemon)
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
+# prelude.h's structures (jctx is allocated here, so its size must match: TLB_SIZE = 1024)
 CDEF = """
+struct jtlb {
+    uint64_t tag[1024];
+    uint8_t *base[1024];
+    uint8_t acc[1024];
+};
 struct jctx {
     void *mmu;
     uint8_t *params, *shared, *local, *pvars, *regs, *cc;
@@ -40,20 +54,28 @@ struct jctx {
     int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;
     uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
     uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
+    int64_t left;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
+    int32_t status, pcw;
     uint32_t divsteps, dyn_shared;
-    uint64_t tlb_tag[256];
-    uint8_t *tlb_base[256];
-    uint8_t tlb_acc[256];
+    struct jtlb *tlb;
+    struct jtlb tlb_own;
 };
 """
 
 
-def cache_dir() -> Path:
-    """Where compiled modules are kept: ``$GDEV_JIT_CACHE`` or ``~/.cache/gdev-py/jit``."""
-    env = os.environ.get("GDEV_JIT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "gdev-py" / "jit"
+def set_nice(value: int) -> None:
+    """Run the compiler processes started from now on at niceness ``value`` (0..19)."""
+    global _nice
+    if not 0 <= value <= NICE_MAX:
+        raise ValueError(f"nice must be within 0..{NICE_MAX}")
+    _nice = value
+
+
+def nice() -> int:
+    """The niceness the compiler runs at."""
+    return _nice
 
 
 @functools.cache
@@ -63,10 +85,9 @@ def compiler() -> str | None:
 
 
 @functools.cache
-def _compiler_version() -> str:
-    cc = compiler() or "cc"
+def _compiler_version(cc: str) -> str:
     out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
-    return out.stdout.splitlines()[0] if out.stdout else cc or ""
+    return out.stdout.splitlines()[0] if out.stdout else cc
 
 
 @functools.cache
@@ -78,10 +99,26 @@ def _sources_digest() -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def _target(cc: str, march: str) -> str:
+    """What ``march`` (``-march=native``) means to compiler ``cc`` on this CPU: GCC's
+    resolved target options, else the driver's expanded command line (clang)."""
+    out = subprocess.run([cc, march, "-Q", "--help=target"], capture_output=True,
+                         text=True, check=False)
+    if out.returncode == 0 and out.stdout:
+        return out.stdout
+    out = subprocess.run([cc, march, "-###", "-x", "c", "-c", "-o", os.devnull, os.devnull],
+                         capture_output=True, text=True, check=False)
+    return out.stderr
+
+
 def cache_key(ptx: str) -> str:
-    """Content hash naming a module's compiled form."""
+    """Content hash naming a module's compiled form (on this compiler and this CPU)."""
     h = hashlib.blake2b(digest_size=20)
-    for part in (ptx, _sources_digest(), _compiler_version(), " ".join(FLAGS)):
+    cc = compiler() or "cc"
+    march = next(f for f in FLAGS if f.startswith("-march="))
+    for part in (ptx, _sources_digest(), _compiler_version(cc), " ".join(FLAGS),
+                 _target(cc, march)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -100,56 +137,118 @@ class Compiled:
     pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
+def _command(cmd: list[str]) -> list[str]:
+    """``cmd`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+    tool = shutil.which("nice") if _nice else None
+    return [tool, "-n", str(_nice), *cmd] if tool else cmd
+
+
+def _size(info) -> int:
+    """A kernel's instruction count: the estimate of its compile time that orders the jobs."""
+    return sum(len(b.instrs) for b in info.blocks)
+
+
+def _source(module, info, fname: str) -> str:
+    """The C translation unit of one kernel (Unsupported if it cannot be translated)."""
+    return '#include "prelude.h"\n' + kernel_c(module, info, fname)
+
+
 def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """(C source of each translated kernel, C name per kernel, reason per rejected one)."""
-    parts = []
-    kernels, rejected = {}, {}
+    """(C source of each translated kernel, C name per kernel, reason per rejected one),
+    in the module's order, translated but not compiled (for tests and tools)."""
+    parts, kernels, rejected = [], {}, {}
     for k, (name, info) in enumerate(module.kernels.items()):
-        fname = f"k{k}"
         try:
-            parts.append('#include "prelude.h"\n' + kernel_c(module, info, fname))
-            kernels[name] = fname
+            parts.append(_source(module, info, f"k{k}"))
+            kernels[name] = f"k{k}"
         except Unsupported as exc:
             rejected[name] = str(exc)
     return parts, kernels, rejected
 
 
-def _compile(sources: list[str], out: Path) -> None:
-    """Compile each kernel's source on its own (in parallel, up to one process per core),
-    link them into ``out``; RuntimeError with the compiler's message if any fails."""
-    cc = compiler() or "cc"
-    with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-        objs: list[str] = []
-        procs: list[subprocess.Popen] = []
-        for k, src in enumerate(sources):
-            c_file, obj = Path(tmp) / f"k{k}.c", Path(tmp) / f"k{k}.o"
+def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
+    """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
+    kernel, reason per rejected one).  Kernels are translated largest first and each is
+    handed to the compiler as soon as its C exists, so translation overlaps compilation
+    and the longest jobs do not start last."""
+    kernels, rejected, objs = {}, {}, []
+    order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
+    with _Jobs(tmp) as jobs:
+        for k, (name, info) in order:
+            fname = f"k{k}"
+            try:
+                src = _source(module, info, fname)
+            except Unsupported as exc:
+                rejected[name] = str(exc)
+                continue
+            kernels[name] = fname
+            c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
             c_file.write_text(src)
-            cmd = [cc, *FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)]
-            if len(procs) >= (os.cpu_count() or 1):
-                _finish(procs.pop(0))
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, text=True))
             objs.append(str(obj))
-        for p in procs:
-            _finish(p)
-        so = Path(tmp) / "module.so"
-        _finish(subprocess.Popen([cc, "-shared", "-o", str(so), *objs],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        part = out.with_suffix(f".{os.getpid()}.part")
-        shutil.copyfile(so, part)
-        os.replace(part, out)
+            jobs.start([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)])
+        jobs.wait()
+        if not objs:
+            return None, {}, _in_order(module, rejected)
+        so = tmp / "module.so"
+        jobs.start(["-shared", "-o", str(so), *objs])
+        jobs.wait()
+    return so, _in_order(module, kernels), _in_order(module, rejected)
 
 
-def _finish(proc: subprocess.Popen) -> None:
-    _, err = proc.communicate()
-    if proc.returncode:
-        raise RuntimeError(f"cc failed: {err[-2000:]}")
+def _in_order(module, table: dict[str, str]) -> dict[str, str]:
+    return {name: table[name] for name in module.kernels if name in table}
+
+
+class _Jobs:
+    """Compiler processes, at most one per core at a time, niced (:func:`set_nice`), their
+    messages in files (a pipe nobody reads could stall a chatty compiler).  The first
+    failure raises RuntimeError with the compiler's message; leaving the ``with`` block
+    ends whatever still runs."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.limit = tmp, os.cpu_count() or 1
+        self.running: list[tuple[subprocess.Popen, Path]] = []
+        self.started = 0
+
+    def __enter__(self) -> _Jobs:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc, _ in self.running:
+            proc.kill()
+            proc.wait()
+
+    def start(self, args: list[str]) -> None:
+        """Run ``cc args`` once fewer than ``limit`` jobs run."""
+        while len(self.running) >= self.limit:
+            self._reap()
+        self.started += 1
+        err = self.tmp / f"cc-{self.started}.err"
+        with open(err, "wb") as f:
+            proc = subprocess.Popen(_command([compiler() or "cc", *args]),
+                                    stdout=subprocess.DEVNULL, stderr=f)
+        self.running.append((proc, err))
+
+    def wait(self) -> None:
+        """Return once every job has finished (RuntimeError if one failed)."""
+        while self.running:
+            self._reap()
+
+    def _reap(self) -> None:
+        while True:
+            done = [job for job in self.running if job[0].poll() is not None]
+            if done:
+                break
+            time.sleep(0.005)
+        for job in done:
+            self.running.remove(job)
+            if job[0].returncode:
+                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
 
 
 def _load(so: Path, kernels: dict[str, str]):
     ffi = cffi.FFI()
-    ffi.cdef(CDEF + "".join(f"int64_t {f}_run(struct jctx *, int64_t);\n"
+    ffi.cdef(CDEF + "".join(f"void {f}_run(struct jctx **, int, int64_t);\n"
                             for f in kernels.values()))
     return ffi, ffi.dlopen(str(so))
 
@@ -158,23 +257,16 @@ def build(module, ptx: str) -> Compiled:
     """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
 
     Raises RuntimeError if the compiler fails; kernels the translator cannot handle are
-    listed in ``rejected`` with the reason (they stay on the interpreter).
+    listed in ``rejected`` with the reason (they stay on the interpreter).  A damaged cache
+    entry is compiled again and replaced.
     """
     t0 = time.monotonic()
-    key = cache_key(ptx)
-    base = cache_dir() / key[:2] / key
-    so, manifest = base.with_suffix(".so"), base.with_suffix(".json")
-    cached = so.exists() and manifest.exists()
-    if cached:
-        meta = json.loads(manifest.read_text())
-        kernels, rejected = meta["kernels"], meta["rejected"]
-    else:
-        sources, kernels, rejected = _translate(module)
-        if kernels:
-            _compile(sources, so)
-        part = manifest.with_suffix(f".{os.getpid()}.part")
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        part.write_text(json.dumps({"kernels": kernels, "rejected": rejected}))
-        os.replace(part, manifest)
-    ffi, lib = _load(so, kernels) if kernels else (cffi.FFI(), None)
-    return Compiled(lib, ffi, kernels, rejected, time.monotonic() - t0, cached)
+    key, base = cache_key(ptx), cache.root()
+    entry = cache.lookup(base, key)
+    cached = entry is not None
+    if entry is None:
+        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+            built, kernels, rejected = _translate_and_compile(module, Path(tmp))
+            entry = cache.store(base, key, built, kernels, rejected)
+    ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
+    return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)

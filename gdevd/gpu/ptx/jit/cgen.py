@@ -12,15 +12,19 @@ live lanes share a PC (``upc`` >= 0) no PC array is touched.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
-from ..regalloc import defs_uses
 from . import floatfns, halfops, intops, memops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
+from .liveness import live_sets, promote, zeroed_at_start
+from .localize import localize, promotion
 from .operands import Operands, Unsupported
+from .ranges import safe_shared
+from .uniform import Uniformity, address_regs
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
@@ -116,10 +120,10 @@ def _terminator(pc: int, term, ops: Operands, exit_blocks: set[int]) -> str:
     count = f"int cnt_ = 0; LOOP(cnt_ += {g} != 0;);"
     if kind == BRA:
         return (f"{{ {count} if (cnt_ == ACTIVE) GOTO({term.target}); else if (!cnt_) "
-                f"GOTO({nxt}); else {{ LOOP(pcs[i] = {g} ? {term.target} : {nxt};); "
+                f"GOTO({nxt}); else {{ c->pcw = 1; LOOP(pcs[i] = {g} ? {term.target} : {nxt};); "
                 f"c->upc = -1; }} }}")
     return (f"{{ {count} if (cnt_ == ACTIVE) EXIT_ALL(); else if (!cnt_) GOTO({nxt}); "
-            f"else {{ int uni_ = c->upc >= 0; LOOP(pcs[i] = {g} ? PC_EXIT : {nxt};); "
+            f"else {{ int uni_ = c->upc >= 0; c->pcw = 1; LOOP(pcs[i] = {g} ? PC_EXIT : {nxt};); "
             f"c->nlive -= cnt_; c->act_ok = 0; c->upc = uni_ ? {nxt} : -1; }} }}")
 
 
@@ -127,13 +131,34 @@ _STEP_MACROS = """
 #define ACTIVE (full ? n : na)
 #define SETPC(v) LOOP(pcs[i] = (v);)
 #define GOTO(v) do { if (c->upc >= 0) c->upc = (v); else SETPC(v); } while (0)
-#define EXIT_ALL() do { SETPC(PC_EXIT); c->nlive -= ACTIVE; c->upc = -1; c->act_ok = 0; } \\
-	while (0)
+/* (a uniform block whose lanes all exit ends: its pc[] is not read again) */
+#define EXIT_ALL() do { if (c->upc < 0) SETPC(PC_EXIT); c->nlive -= ACTIVE; c->upc = -1; \\
+	c->act_ok = 0; } while (0)
 #define any_(g) __extension__({ int a_ = 0; LOOP(a_ |= (g) != 0;); a_; })
 """
 
 
-def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name) -> str:
+def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int,
+          vector: bool) -> list:
+    """Flag the shared accesses that cannot fault and (long blocks) the global and constant
+    loads whose address is data-uniform at block entry."""
+    out = []
+    safe = safe_shared(blk, consts, static_shared)
+    for k, (s, kind) in enumerate(stmts):
+        if k in safe and isinstance(s, memops.Access) and s.space == "shared":
+            s = dataclasses.replace(s, safe=True)
+        if not vector and isinstance(s, memops.Access) and s.space in ("global", "const") and \
+                s.acc == memops.ACC_R:
+            regs = address_regs(blk.instrs[k].args[1])
+            if regs is not None and uni.entry_uniform(pc, k, regs):
+                s = dataclasses.replace(s, hoist=True)
+        out.append((s, kind))
+    return out
+
+
+def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
+              uni: Uniformity, static_shared: int, dead: set[int],
+              regs_io: tuple[set, set]) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -141,12 +166,23 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name)
     compiler vectorize the lane loops.  ``xb``, the origin of every memory access, is not
     ``restrict``: guarded accesses and atomics reach the same memory through other pointers,
     and the registers' ``restrict`` already tells the compiler that memory is not a register.
+    Registers of ``dead`` (live neither at the block's entry nor at its exit) that one lane
+    loop holds become its local variables (:func:`~.liveness.promote`).
     """
-    stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
+    stmts = []
+    consts = uni.constants(pc)
+    for ins, known in zip(blk.instrs, consts, strict=True):
+        ops.consts = known
+        stmts.append(instr_c(ins, ops, module_name))
+    ops.consts = {}
     steps = len(blk.instrs) + (blk.term.kind != FALL)
-    vector = len(blk.instrs) <= VECTORIZE_MAX
-    body = "\n\t".join(loops(stmts, vector))
+    vector = vectorized(pc, blk)
+    stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
+    parts = loops(stmts, vector)
+    if not vector:
+        parts = localize(parts, ops.names, ops.ctypes, *regs_io)
     term = _terminator(pc, blk.term, ops, exit_blocks)
+    body = "\n\t".join(promote(parts, term, dead, ops.ctypes))
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
     params = ["struct jctx *c", "const int full", "const int na", "const int n",
@@ -182,54 +218,21 @@ static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 # Blocks of at most VECTORIZE_MAX instructions (loop bodies, address arithmetic) are written
 # for the vectorizer (see _loops) and get its full cost model; longer ones (unrolled
 # ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
+# A block that branches back (a loop's body or latch: nvcc unrolls inner loops 4x, so 30-60
+# instructions) runs many times per block start, and is vectorized up to LOOP_VECTORIZE_MAX
+# (naive MMUL: 2.7x faster; few blocks of the repository's kernels are such loops).
 VECTORIZE_MAX = 24
-VECTORIZE = '__attribute__((optimize("vect-cost-model=dynamic")))'
-WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
+LOOP_VECTORIZE_MAX = 64
 
 
-def zeroed_at_start(blocks) -> set[str]:
-    """Registers a block must start with zeroed: those some lane may read before writing
-    them (live at the entry, by backward liveness; a guarded write does not kill), and
-    every source of a warp collective (it reads other lanes, which may not have written).
-    All others are written before any read, so their stale values are never seen."""
-    succ = []
-    for pc, b in enumerate(blocks):
-        kind, guard = b.term.kind, b.term.guard
-        nxt = [pc + 1] if pc + 1 < len(blocks) else []
-        if kind == BRA:
-            succ.append([b.term.target] + (nxt if guard is not None else []))
-        elif kind == EXIT:
-            succ.append(nxt if guard is not None else [])
-        else:
-            succ.append(nxt)
-    gen, kill, warp = [], [], set()
-    for b in blocks:
-        g: set[str] = set()
-        k: set[str] = set()
-        if b.term.guard is not None:
-            g.add(b.term.guard[0])
-        for ins in reversed(b.instrs):
-            d, u = defs_uses(ins)
-            if ins.opcode.startswith(WARP_OPS):
-                warp.update(u)
-            if ins.guard is None:
-                g -= set(d)
-                k |= set(d)
-            g |= set(u)
-        gen.append(g)
-        kill.append(k)
-    live = [set(g) for g in gen]
-    changed = True
-    while changed:
-        changed = False
-        for pc in reversed(range(len(blocks))):
-            out = set().union(*(live[s] for s in succ[pc] if s < len(blocks)))
-            new = gen[pc] | (out - kill[pc])
-            if new != live[pc]:
-                live[pc], changed = new, True
-    return (live[0] if blocks else set()) | warp
+def vectorized(pc: int, blk) -> bool:
+    """Whether block ``pc`` is written for the vectorizer (see above)."""
+    back = blk.term.kind == BRA and blk.term.target <= pc
+    return len(blk.instrs) <= (LOOP_VECTORIZE_MAX if back else VECTORIZE_MAX)
 
-
+# (no loop-to-memcpy: a call per 16-lane chunk costs more than the vector copy it replaces)
+VECTORIZE = ('__attribute__((optimize("vect-cost-model=dynamic", '
+             '"no-tree-loop-distribute-patterns")))')
 def kernel_c(module, info, fname: str) -> str:
     """C source of one kernel's run function (Unsupported if any construct is not handled)."""
     syms, _, _ = symbols(module, info)
@@ -237,7 +240,12 @@ def kernel_c(module, info, fname: str) -> str:
     blocks = info.blocks
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
-    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name)
+    uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
+    live_in, live_out = live_sets(blocks)
+    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared,
+                     {k for k, name in enumerate(info.regs)
+                      if name not in live_in[pc] and name not in live_out[pc]},
+                     promotion(blocks, live_in, pc))
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"
@@ -245,10 +253,11 @@ def kernel_c(module, info, fname: str) -> str:
     return f"""{_STEP_MACROS}{"".join(fns)}
 static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
 
-static int64_t {fname}_body(struct jctx *c, int64_t budget)
+/* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1) or
+   the end of a block (2: the caller runs the other slots' blocks before the next) */
+static int {fname}_body(struct jctx *c)
 {{
 	const int n = c->nt;
-	int64_t used = 0;
 
 	for (;;) {{
 		int32_t pc;
@@ -268,7 +277,7 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 			if (pc < 0) {{
 				c->started = 0;
 				c->block += c->block_step;
-				continue;
+				return c->left > 0 ? 2 : 0;
 			}}
 			full = c->upc >= 0 && c->nlive == n;
 		}}
@@ -277,26 +286,20 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 		r = {fname}_blocks[pc](c, full, c->nact);
 		if (r < 0)
 			return -1;
-		used += r;
+		c->left -= r;
 		if (c->nlive == 0) {{	/* every lane exited: the block is done */
 			c->upc = -1;
 			c->started = 0;
 			c->block += c->block_step;
+			return c->left > 0 ? 2 : 0;
 		}}
-		if (used >= budget)
+		if (c->left <= 0)
 			return 0;
 	}}
 }}
 
-int64_t {fname}_run(struct jctx *c, int64_t budget)
+void {fname}_run(struct jctx **cs, int n, int64_t budget)
 {{
-	int64_t r;
-
-	for (int k = 0; k < TLB_SIZE; k++)
-		c->tlb_tag[k] = ~0ull;
-	pthread_rwlock_rdlock(&c->mmu->lock);
-	r = {fname}_body(c, budget);
-	pthread_rwlock_unlock(&c->mmu->lock);
-	return r;
+	run_slots({fname}_body, cs, n, budget);
 }}
 """

@@ -106,11 +106,9 @@ class _Chunk:
         ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
+        ctx.pcw = 1     # a reused chunk's pc[] may hold an unfinished block's
         self.done = False
         return self
-
-    def run(self, fn, budget: int) -> int:
-        return fn(self.ctx, budget)
 
 
 POOLED = 64     # idle chunks kept per kernel and shape
@@ -191,8 +189,10 @@ class JitLaunch(Launch):
         n = min(self.threads, len(live))
         budget = max(1, budget * n // len(live))
         # one task per engine thread (the calling thread runs the first): a small launch
-        # costs one hand-off per thread, not one per chunk
-        groups = [live[k::n] for k in range(n)]
+        # costs one hand-off per thread, not one per chunk; each thread takes a run of
+        # consecutive chunks, so it runs runs of neighbouring blocks (whose memory is often
+        # adjacent: one thread, not two, then fetches each pair of cache lines)
+        groups = [live[k * len(live) // n:(k + 1) * len(live) // n] for k in range(n)]
         futures = [_executor().submit(self._run_group, g, budget) for g in groups[1:]]
         result = dict(zip(map(id, groups[0]), self._run_group(groups[0], budget), strict=True))
         for g, f in zip(groups[1:], futures, strict=True):
@@ -207,7 +207,11 @@ class JitLaunch(Launch):
             ch.done = result[id(ch)] == 1
 
     def _run_group(self, group: list[_Chunk], budget: int) -> list[int]:
-        return [ch.run(self.fn, budget) for ch in group]
+        """Run one engine thread's chunks, interleaved block by block (``run_slots`` in
+        prelude.h; the GIL is released meanwhile); each chunk's status."""
+        ctxs = self.compiled.ffi.new("struct jctx *[]", [ch.ctx for ch in group])
+        self.fn(ctxs, len(group), budget)
+        return [ch.ctx.status for ch in group]
 
     def _fault(self, ctx) -> KernelFault:
         name, line = self.info.name, ctx.fault_line
