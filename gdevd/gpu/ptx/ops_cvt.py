@@ -86,8 +86,10 @@ def dec_cvt(ins: Ins):
     """Decoder of ``cvt`` (see the module docstring)."""
     if len(ins.types) != 2:
         raise ins.fail("cvt needs a destination and a source type")
-    ins.nargs(2)
     dst, st = ins.types
+    if (dst, st) == ("f16x2", "f32"):
+        return _cvt_f16x2(ins)
+    ins.nargs(2)
     if dst in ("bf16", "f16x2", "bf16x2") or st in ("bf16", "f16x2", "bf16x2"):
         raise ins.fail("bf16/packed-half conversions are not supported")
     ins.only(set(_IRND) | _FRND | {"sat", "ftz", "relu"})
@@ -97,6 +99,29 @@ def dec_cvt(ins: Ins):
     def bind(env):
         w, ra = env.wr(d, dst), env.rd(a, st)
         return lambda idx: w(idx, convert(ra(idx), st, dst, flags))
+    return bind
+
+
+def _cvt_f16x2(ins: Ins):
+    """cvt.rn[.relu].f16x2.f32 d, a, b: a rounded to f16 in the upper half of d, b in the
+    lower; .relu clamps negative results to 0 and makes a NaN the canonical 0x7FFF."""
+    ins.nargs(3)
+    ins.only({"rn", "relu"})
+    if "rn" not in ins.flags:
+        raise ins.fail("cvt.f16x2.f32 needs .rn")
+    relu = "relu" in ins.flags
+    d, a, b = ins.dst(0), ins.src(1), ins.src(2)
+
+    def half_bits(x) -> np.ndarray:
+        h = convert(x, "f32", "f16", {"rn"})
+        bits = np.asarray(h).view(np.uint16).astype(np.uint32)
+        if relu:
+            bits = np.where(np.isnan(h), np.uint32(0x7FFF), np.where(h < 0, np.uint32(0), bits))
+        return bits.astype(np.uint32)
+
+    def bind(env):
+        w, ra, rb = env.wr(d, "b32"), env.rd(a, "f32"), env.rd(b, "f32")
+        return lambda idx: w(idx, (half_bits(ra(idx)) << np.uint32(16)) | half_bits(rb(idx)))
     return bind
 
 

@@ -11,7 +11,7 @@ from .arith import TRANSLATORS, only, tr
 from .operands import Unsupported
 
 _plain = {k: TRANSLATORS[k] for k in ("add", "sub", "mul", "fma", "mad", "neg", "abs",
-                                      "min", "max")}
+                                      "min", "max", "cvt")}
 _BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
         "min": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} < {0} ? {1} : {0}))",
         "max": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} > {0} ? {1} : {0}))"}
@@ -42,3 +42,23 @@ def t_half2(ins, ops) -> str:
     halves = [form.format(*(_half(f"v{j}_", k) for j in range(n))) for k in (0, 1)]
     res = f"((uint32_t)F2H({halves[0]}) | ((uint32_t)F2H({halves[1]}) << 16))"
     return f"{{ uint32_t {vals}; {ops.wr(ins.args[0], 'b32', res)} }}"
+
+
+@tr("cvt")
+def t_cvt_f16x2(ins, ops) -> str:
+    """cvt.rn[.relu].f16x2.f32 d, a, b (a to the upper half, b to the lower, each rounded
+    once; .relu: negative -> 0, NaN -> 0x7FFF, as ``ops_cvt``); other cvt forms as before."""
+    if ins.types != ["f16x2", "f32"]:
+        return _plain["cvt"](ins, ops)
+    only(ins, {"rn", "relu"})
+    if "rn" not in ins.flags:
+        raise Unsupported("cvt.f16x2.f32 without .rn")
+    relu = "relu" in ins.flags
+    parts = []
+    for k, a in ((1, ins.args[1]), (0, ins.args[2])):
+        h = f"F2H((double){ops.rd(a, 'f32')})"
+        if relu:
+            h = f"__extension__({{ uint16_t h_ = {h}; (h_ & 0x7FFF) > 0x7C00 ? 0x7FFF : " \
+                f"(h_ & 0x8000) && (h_ & 0x7FFF) ? 0 : h_; }})"
+        parts.append(f"((uint32_t)({h}) << {16 * k})")
+    return ops.wr(ins.args[0], "b32", f"({parts[0]} | {parts[1]})")
