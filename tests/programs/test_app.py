@@ -13,8 +13,11 @@ import pytest
 
 from tests.clib.cbuild import ROOT, clib_dir
 from tests.clib.runner import need_cuda_h, nvcc
-from tests.daemon.conftest import gdevd  # noqa: F401  (the module-scoped daemon)
-from tests.daemon.conftest import read_text, write_once
+from tests.daemon.conftest import (
+    gdevd,  # noqa: F401  (the module-scoped daemon)
+    read_text,
+    write_once,
+)
 
 pytestmark = pytest.mark.mount
 APP = Path(__file__).resolve().parent / "apps" / "suite_app.cu"

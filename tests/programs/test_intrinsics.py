@@ -157,3 +157,44 @@ def test_warp_reduce_family(variant):
         o = np.bitwise_or.reduce(w) ^ np.bitwise_and.reduce(w) ^ np.bitwise_xor.reduce(w)
         assert got["out"][i].tolist() == [int(w.astype(np.uint64).sum()) & M32, int(w.min()),
                                           int(w.view(np.int32).max()) & M32, int(o)]
+
+
+def _bytes(v: np.ndarray, signed: bool = False, width: int = 8) -> np.ndarray:
+    """The lanes of packed words (last axis), as int64."""
+    k = 32 // width
+    lanes = (v[..., None].astype(np.int64) >> (width * np.arange(k))) & ((1 << width) - 1)
+    return np.where(lanes >> (width - 1), lanes - (1 << width), lanes) if signed else lanes
+
+
+def _pack(lanes: np.ndarray, width: int = 8) -> np.ndarray:
+    k = lanes.shape[-1]
+    return ((lanes & ((1 << width) - 1)) << (width * np.arange(k))).sum(-1).astype(np.uint32)
+
+
+@pytest.mark.parametrize("variant", ALL)
+def test_block_match_simd_video(variant):
+    n = 150
+    rng = np.random.default_rng(6)
+    ref = rng.integers(0, 1 << 32, 4 * n, dtype=np.uint64).astype(np.uint32)
+    cand = rng.integers(0, 1 << 32, 4 * (n + 8), dtype=np.uint64).astype(np.uint32)
+    cand[4 * 5:4 * 6] = ref[:4]         # thread 0's best candidate is k = 5, SAD 0
+
+    def host(gpu, mod):
+        pr, pc, pb, py = gpu.put(ref), gpu.put(cand), gpu.alloc(8 * n), gpu.alloc(24 * n)
+        gpu.run("block_match", ((n + 63) // 64,), (64,), pr, pc, pb, py, n)
+        return {"best": gpu.get(pb, 2 * n, np.uint32).reshape(n, 2),
+                "bytes": gpu.get(py, 6 * n, np.uint32).reshape(n, 6)}
+    ref_out, got = run_both(variant, host)
+    r = _bytes(ref.reshape(n, 4))
+    sads = np.stack([np.abs(r - _bytes(cand.reshape(-1, 4)[k:k + n])).sum((1, 2))
+                     for k in range(8)], 1)
+    assert np.array_equal(got["best"][:, 0], sads.min(1))
+    assert np.array_equal(got["best"][:, 1], sads.argmin(1))
+    x, y = ref.reshape(n, 4)[:, 0], cand.reshape(-1, 4)[7:7 + n, 0]
+    bx, by = _bytes(x), _bytes(y)
+    hx, hy = _bytes(x, True, 16), _bytes(y, True, 16)
+    want = [_pack(np.abs(bx - by)), _pack(np.maximum(bx, by)) ^ _pack(np.minimum(bx, by)),
+            _pack(np.where(bx > by, 0xFF, 0)), _pack((bx + by + 1) >> 1),
+            _pack(_bytes(x, width=16) + _bytes(y, width=16), 16) ^ _pack(bx - by),
+            (_pack(np.abs(hx - hy), 16) + np.abs(hx - hy).sum(1)).astype(np.uint32)]
+    assert np.array_equal(got["bytes"], np.stack(want, 1))

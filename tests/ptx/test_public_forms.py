@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gdevd.gpu.ptx import load_module
+from gdevd.gpu.ptx import jit, load_module
 
 from .isa import kernel_text, run_snippet
 
@@ -122,3 +122,33 @@ def test_set_with_a_boolean_and_16_bit_results(engine):
     want = np.where(np.isnan(a) | np.isnan(b), 0x3C00, 0) | \
         np.where((a < b) & (b > 0), 0xFFFF, 0) << 16
     assert np.array_equal(got, want.astype(np.uint32))
+
+
+SIMD = ["vabsdiff4.u32.u32.u32.add", "vabsdiff4.u32.u32.u32", "vabsdiff2.s32.s32.s32.sat",
+        "vadd4.u32.u32.u32.sat", "vadd2.s32.s32.s32.add", "vsub4.s32.u32.s32.sat",
+        "vsub2.u32.u32.u32", "vavrg4.u32.u32.u32", "vavrg2.s32.s32.s32", "vmin4.s32.s32.s32",
+        "vmax2.u32.u32.u32.add", "vset4.u32.u32.lt", "vset2.s32.s32.ne.add",
+        "vset4.s32.u32.ge"]
+FNS = ["fns.b32 %y, %x0, %x1, %x2;", "and.b32 %r3, %x2, 15; sub.s32 %r3, 7, %r3;"
+       "fns.b32 %y, %x0, %x1, %r3;", "fns.b32 %y, %x0, %x1, 0;"]
+
+
+@pytest.mark.parametrize("engine", ["jit"], indirect=True)
+@pytest.mark.parametrize("body", [f"{f} %y, %x0, %x1, %x2;" for f in SIMD] + FNS)
+def test_simd_video_compiled_as_interpreted(engine, body):
+    """nvcc's __vsadu4/__vabsdiffu4 (vabsdiff4[.add]), the other SIMD forms and __fns: the
+    compiled engine gives the interpreter's bits (ops_simd, checked against models in
+    test_isa_int)."""
+    inputs = [("u32", _words(5)), ("u32", _words(6)), ("u32", _words(7))]
+    got = _run("jit", body, inputs, "u32")
+    jit.set_engine("interp")
+    assert np.array_equal(got, run_snippet(body, inputs, "u32"))
+
+
+def test_vsadu4_model(engine):
+    x, y, c = _words(8), _words(9), _words(10) >> 8
+    got = _run(engine, "vabsdiff4.u32.u32.u32.add %y, %x0, %x1, %x2;",
+               [("u32", x), ("u32", y), ("u32", c)], "u32")
+    lanes = [np.abs((x.astype(np.int64) >> s & 255) - (y.astype(np.int64) >> s & 255))
+             for s in (0, 8, 16, 24)]
+    assert np.array_equal(got, (c + sum(lanes)).astype(np.uint32))

@@ -118,3 +118,35 @@ extern "C" __global__ void warp_reduce_ops(const unsigned int *in, unsigned int 
         out[4 * i + 3] = orr;
     }
 }
+
+// Block matching as motion estimation writes it with the SIMD video intrinsics: each
+// thread scores 8 candidate rows of 16 packed pixels against a reference row by
+// __vsadu4 and keeps the best; the per-byte intrinsics of the last candidate are kept too.
+extern "C" __global__ void block_match(const unsigned int *ref, const unsigned int *cand,
+                                       unsigned int *best, unsigned int *bytes, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const unsigned int *r = ref + 4 * i;
+    unsigned int best_sad = 0xffffffffu, best_k = 0;
+    for (int k = 0; k < 8; k++) {
+        const unsigned int *c = cand + 4 * (i + k);
+        unsigned int sad = 0;
+        for (int w = 0; w < 4; w++)
+            sad += __vsadu4(r[w], c[w]);
+        if (sad < best_sad) {
+            best_sad = sad;
+            best_k = k;
+        }
+    }
+    unsigned int x = r[0], y = cand[4 * (i + 7)];
+    best[2 * i] = best_sad;
+    best[2 * i + 1] = best_k;
+    bytes[6 * i + 0] = __vabsdiffu4(x, y);
+    bytes[6 * i + 1] = __vmaxu4(x, y) ^ __vminu4(x, y);
+    bytes[6 * i + 2] = __vcmpgtu4(x, y);
+    bytes[6 * i + 3] = __vavgu4(x, y);
+    bytes[6 * i + 4] = __vadd2(x, y) ^ __vsub4(x, y);
+    bytes[6 * i + 5] = __vabsdiffs2(x, y) + __vsads2(x, y);
+}

@@ -17,7 +17,7 @@ import re
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP
 from ..regalloc import defs_uses
-from . import floatfns, halfops, intops, memops, setops, warpops  # noqa: F401  (registering the translators)
+from . import floatfns, halfops, intops, memops, setops, simdops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .operands import Operands, Unsupported
