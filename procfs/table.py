@@ -213,6 +213,9 @@ ENTRIES += (
           "interpret until ready), jit (compile first) or interp (never compile)",
           _system("ptx_engine"), lambda s, name: T.set_engine(name),
           parser=parse_choice("engine", R.ENGINES), formatter=format_word),
+    _tunable("ptx_compile_nice", "niceness of the background PTX compiler's processes "
+             "(0 = as the daemon; higher leaves more CPU to running kernels)",
+             T.set_compile_nice),
     Entry("ptx_modules", "global", RO, "decoded modules: gpu, name, engine status "
           "(interp, compiling, jit, failed), compile seconds, kernels compiled, kernels",
           S.ptx_modules, formatter=format_text),

@@ -134,4 +134,5 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "guest_mem_threshold": (0, 1 << 40),
     "priority": (PRIO_MIN, PRIO_MAX),
     "cpu_threshold": (0, 1 << 30),
+    "ptx_compile_nice": (0, 19),
 }

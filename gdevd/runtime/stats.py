@@ -153,6 +153,7 @@ class SystemStats:
     iowrite_limit: int           # HtoD copies up to this size take the direct path
     ioread_limit: int            # DtoH copies up to this size take the direct path
     ptx_engine: str
+    ptx_compile_nice: int        # niceness of the background compiler's processes
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,8 @@ def system_stats(system: GdevSystem) -> SystemStats:
         areas[0].percent if areas else c.swap_percent,
         sum(a.device_size for a in areas), sum(a.device_used for a in areas),
         sum(a.host_limit for a in areas), sum(a.host_used for a in areas), c.ioctl_poll_us,
-        c.chunk_size, c.pipeline_count, c.iowrite_limit, c.ioread_limit, jit.engine())
+        c.chunk_size, c.pipeline_count, c.iowrite_limit, c.ioread_limit, jit.engine(),
+        jit.compile_nice())
 
 
 def guest_modes(system: GdevSystem) -> list[GuestMode]:

@@ -151,6 +151,12 @@ def set_engine(name: str) -> None:
     jit.set_engine(name)
 
 
+def set_compile_nice(_system: GdevSystem, value: int) -> None:
+    """Run the PTX compiler started from now on at niceness ``value`` (EINVAL if out of
+    bounds)."""
+    jit.set_compile_nice(check("ptx_compile_nice", value))
+
+
 def set_priority(system: GdevSystem, cid: int, prio: int | None) -> None:
     """Override (or with None clear) context ``cid``'s priority, as root."""
     handle = system.handles.get(cid)

@@ -32,6 +32,18 @@ def test_engine_policy_through_proc(gdevd) -> None:
     assert _read(path) == "auto\n"
 
 
+def test_compile_nice_through_proc(gdevd) -> None:
+    path = gdevd.proc_path("ptx_compile_nice")
+    assert _read(path) == "10\n"
+    for bad in (b"20\n", b"-1\n", b"low\n"):
+        with pytest.raises(OSError) as info:
+            _write(path, bad)
+        assert info.value.errno == errno.EINVAL
+    _write(path, b"19\n")
+    assert _read(path) == "19\n"
+    _write(path, b"10\n")
+
+
 
 def test_module_compiles_in_the_background_and_results_stay_exact(gdevd) -> None:
     header = _read(gdevd.proc_path("ptx_modules")).splitlines()[0]

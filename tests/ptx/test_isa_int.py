@@ -56,6 +56,10 @@ CASES32 = {
     "xor.b32 %y, %x0, %x1;": lambda a, b: a ^ b,
     "shf.l.wrap.b32 %y, %x0, %x1, %x1;": lambda a, b: ((b << 32 | a) << (b & 31)) >> 32,
     "shf.r.clamp.b32 %y, %x0, %x1, %x1;": lambda a, b: (b << 32 | a) >> min(b, 32),
+    # one register on both sides: a rotation (compiled as rol/ror)
+    "shf.r.wrap.b32 %y, %x0, %x0, %x1;": lambda a, b: (a << 32 | a) >> (b & 31),
+    "shf.l.wrap.b32 %y, %x0, %x0, %x1;": lambda a, b: ((a << 32 | a) << (b & 31)) >> 32,
+    "shf.r.clamp.b32 %y, %x0, %x0, %x1;": lambda a, b: (a << 32 | a) >> min(b, 32),
     "mul24.lo.u32 %y, %x0, %x1;": lambda a, b: (a & 0xFFFFFF) * (b & 0xFFFFFF),
     "sad.u32 %y, %x0, %x1, 7;": lambda a, b: abs(a - b) + 7,
     "prmt.b32 %y, %x0, %x1, 0x7531;": lambda a, b: _prmt(a, b, 0x7531),

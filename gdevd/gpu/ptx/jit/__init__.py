@@ -42,6 +42,17 @@ def engine() -> str:
     return _engine
 
 
+def set_compile_nice(value: int) -> None:
+    """Run the compiler processes started from now on at niceness ``value`` (0..19; the
+    background compiler then takes idle cycles from running kernels, not their time)."""
+    build.set_nice(value)
+
+
+def compile_nice() -> int:
+    """The niceness the compiler runs at."""
+    return build.nice()
+
+
 class JitState:
     """The compiled form of one module: status, compile seconds, per-kernel functions.
 

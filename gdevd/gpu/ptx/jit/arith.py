@@ -275,6 +275,10 @@ def t_shf(ins, ops) -> str:
     d, a, b, c = ins.args[:4]
     x, y, z = ops.rd(a, "b32"), ops.rd(b, "b32"), ops.rd(c, "u32")
     amt = f"({z} > 32 ? 32 : {z})" if "clamp" in ins.flags else f"({z} & 31)"
+    if a == b and "clamp" not in ins.flags:     # a rotation (the C compiler's rol/ror)
+        left, right = ("<<", ">>") if "l" in ins.flags else (">>", "<<")
+        return ops.wr(d, "b32", f"__extension__({{ uint32_t x_ = {x}, n_ = {amt}; "
+                      f"(uint32_t)((x_ {left} n_) | (x_ {right} ((32u - n_) & 31u))); }})")
     v = f"(((uint64_t){y} << 32) | (uint64_t){x})"
     e = "((v_ << n_) >> 32)" if "l" in ins.flags else "(v_ >> n_)"
     return ops.wr(d, "b32", f"__extension__({{ uint64_t v_ = {v}, n_ = {amt}; "

@@ -1,16 +1,21 @@
 """Compiling a module's kernels to a shared object, cached on disk by content hash.
 
 The cache key hashes the PTX text, the translator's own sources (this package and the C
-headers it includes), the compiler's version and the flags, so a module loaded again costs
-one ``dlopen`` and a small manifest read.  Entries are written to a temporary name and
-renamed, so concurrent daemons never see half a file.
+headers it includes), the compiler's version, the flags and the target that
+``-march=native`` resolves to on this CPU (a cache shared between machines must not hand
+one machine code with instructions its CPU lacks), so a module loaded again costs one
+``dlopen`` and a small manifest read.  :mod:`.cache` keeps the entries whole and refuses a
+cache directory others could write to.
+
+The compiler runs at a lower priority (``nice``, :func:`set_nice`), one process per core,
+the largest translation units first, so that tiered compilation in the background takes
+idle cycles from running kernels, not their time.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -22,6 +27,7 @@ from pathlib import Path
 
 import cffi
 
+from . import cache
 from .cgen import kernel_c
 from .operands import Unsupported
 
@@ -29,9 +35,16 @@ log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE.parent.parent / "csrc"
+NICE_MAX = 19
+_nice = 10          # niceness of the compiler processes (0 = as the daemon)
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
 CDEF = """
+struct jtlb {
+    uint64_t tag[256];
+    uint8_t *base[256];
+    uint8_t acc[256];
+};
 struct jctx {
     void *mmu;
     uint8_t *params, *shared, *local, *pvars, *regs, *cc;
@@ -40,20 +53,28 @@ struct jctx {
     int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;
     uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
     uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
+    int64_t left;
     uint32_t ntid[3], nctaid[3], ctaid[3];
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
+    int32_t status;
     uint32_t divsteps, dyn_shared;
-    uint64_t tlb_tag[256];
-    uint8_t *tlb_base[256];
-    uint8_t tlb_acc[256];
+    struct jtlb *tlb;
+    struct jtlb tlb_own;
 };
 """
 
 
-def cache_dir() -> Path:
-    """Where compiled modules are kept: ``$GDEV_JIT_CACHE`` or ``~/.cache/gdev-py/jit``."""
-    env = os.environ.get("GDEV_JIT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "gdev-py" / "jit"
+def set_nice(value: int) -> None:
+    """Run the compiler processes started from now on at niceness ``value`` (0..19)."""
+    global _nice
+    if not 0 <= value <= NICE_MAX:
+        raise ValueError(f"nice must be within 0..{NICE_MAX}")
+    _nice = value
+
+
+def nice() -> int:
+    """The niceness the compiler runs at."""
+    return _nice
 
 
 @functools.cache
@@ -63,10 +84,9 @@ def compiler() -> str | None:
 
 
 @functools.cache
-def _compiler_version() -> str:
-    cc = compiler() or "cc"
+def _compiler_version(cc: str) -> str:
     out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
-    return out.stdout.splitlines()[0] if out.stdout else cc or ""
+    return out.stdout.splitlines()[0] if out.stdout else cc
 
 
 @functools.cache
@@ -78,10 +98,26 @@ def _sources_digest() -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def _target(cc: str, march: str) -> str:
+    """What ``march`` (``-march=native``) means to compiler ``cc`` on this CPU: GCC's
+    resolved target options, else the driver's expanded command line (clang)."""
+    out = subprocess.run([cc, march, "-Q", "--help=target"], capture_output=True,
+                         text=True, check=False)
+    if out.returncode == 0 and out.stdout:
+        return out.stdout
+    out = subprocess.run([cc, march, "-###", "-x", "c", "-c", "-o", os.devnull, os.devnull],
+                         capture_output=True, text=True, check=False)
+    return out.stderr
+
+
 def cache_key(ptx: str) -> str:
-    """Content hash naming a module's compiled form."""
+    """Content hash naming a module's compiled form (on this compiler and this CPU)."""
     h = hashlib.blake2b(digest_size=20)
-    for part in (ptx, _sources_digest(), _compiler_version(), " ".join(FLAGS)):
+    cc = compiler() or "cc"
+    march = next(f for f in FLAGS if f.startswith("-march="))
+    for part in (ptx, _sources_digest(), _compiler_version(cc), " ".join(FLAGS),
+                 _target(cc, march)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -114,31 +150,37 @@ def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
     return parts, kernels, rejected
 
 
-def _compile(sources: list[str], out: Path) -> None:
-    """Compile each kernel's source on its own (in parallel, up to one process per core),
-    link them into ``out``; RuntimeError with the compiler's message if any fails."""
+def _command(cmd: list[str]) -> list[str]:
+    """``cmd`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+    tool = shutil.which("nice") if _nice else None
+    return [tool, "-n", str(_nice), *cmd] if tool else cmd
+
+
+def _compile(sources: list[str], tmp: Path) -> Path:
+    """Compile each kernel's source on its own (in parallel, up to one process per core,
+    the largest first so the longest jobs do not start last), link them into a shared
+    object in ``tmp`` and return its path; RuntimeError with the compiler's message if any
+    compilation fails."""
     cc = compiler() or "cc"
-    with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-        objs: list[str] = []
-        procs: list[subprocess.Popen] = []
-        for k, src in enumerate(sources):
-            c_file, obj = Path(tmp) / f"k{k}.c", Path(tmp) / f"k{k}.o"
-            c_file.write_text(src)
-            cmd = [cc, *FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)]
-            if len(procs) >= (os.cpu_count() or 1):
-                _finish(procs.pop(0))
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, text=True))
-            objs.append(str(obj))
-        for p in procs:
-            _finish(p)
-        so = Path(tmp) / "module.so"
-        _finish(subprocess.Popen([cc, "-shared", "-o", str(so), *objs],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        part = out.with_suffix(f".{os.getpid()}.part")
-        shutil.copyfile(so, part)
-        os.replace(part, out)
+    objs = [str(tmp / f"k{k}.o") for k in range(len(sources))]
+    procs: list[subprocess.Popen] = []
+    for k in sorted(range(len(sources)), key=lambda k: -len(sources[k])):
+        c_file = tmp / f"k{k}.c"
+        c_file.write_text(sources[k])
+        if len(procs) >= (os.cpu_count() or 1):
+            _finish(procs.pop(0))
+        cmd = [cc, *FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", objs[k], str(c_file)]
+        procs.append(_spawn(cmd))
+    for p in procs:
+        _finish(p)
+    so = tmp / "module.so"
+    _finish(_spawn([cc, "-shared", "-o", str(so), *objs]))
+    return so
+
+
+def _spawn(cmd: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(_command(cmd), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _finish(proc: subprocess.Popen) -> None:
@@ -149,7 +191,7 @@ def _finish(proc: subprocess.Popen) -> None:
 
 def _load(so: Path, kernels: dict[str, str]):
     ffi = cffi.FFI()
-    ffi.cdef(CDEF + "".join(f"int64_t {f}_run(struct jctx *, int64_t);\n"
+    ffi.cdef(CDEF + "".join(f"void {f}_run(struct jctx **, int, int64_t);\n"
                             for f in kernels.values()))
     return ffi, ffi.dlopen(str(so))
 
@@ -158,23 +200,17 @@ def build(module, ptx: str) -> Compiled:
     """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
 
     Raises RuntimeError if the compiler fails; kernels the translator cannot handle are
-    listed in ``rejected`` with the reason (they stay on the interpreter).
+    listed in ``rejected`` with the reason (they stay on the interpreter).  A damaged cache
+    entry is compiled again and replaced.
     """
     t0 = time.monotonic()
-    key = cache_key(ptx)
-    base = cache_dir() / key[:2] / key
-    so, manifest = base.with_suffix(".so"), base.with_suffix(".json")
-    cached = so.exists() and manifest.exists()
-    if cached:
-        meta = json.loads(manifest.read_text())
-        kernels, rejected = meta["kernels"], meta["rejected"]
-    else:
+    key, base = cache_key(ptx), cache.root()
+    entry = cache.lookup(base, key)
+    cached = entry is not None
+    if entry is None:
         sources, kernels, rejected = _translate(module)
-        if kernels:
-            _compile(sources, so)
-        part = manifest.with_suffix(f".{os.getpid()}.part")
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        part.write_text(json.dumps({"kernels": kernels, "rejected": rejected}))
-        os.replace(part, manifest)
-    ffi, lib = _load(so, kernels) if kernels else (cffi.FFI(), None)
-    return Compiled(lib, ffi, kernels, rejected, time.monotonic() - t0, cached)
+        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+            built = _compile(sources, Path(tmp)) if kernels else None
+            entry = cache.store(base, key, built, kernels, rejected)
+    ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
+    return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)

@@ -12,6 +12,7 @@ live lanes share a PC (``upc`` >= 0) no PC array is touched.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..decode import Ins
@@ -21,6 +22,8 @@ from . import floatfns, halfops, intops, memops, setops, simdops, warpops  # noq
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .operands import Operands, Unsupported
+from .ranges import safe_shared
+from .uniform import Uniformity, address_regs
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
@@ -133,7 +136,26 @@ _STEP_MACROS = """
 """
 
 
-def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name) -> str:
+def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int,
+          vector: bool) -> list:
+    """Flag the shared accesses that cannot fault and (long blocks) the global and constant
+    loads whose address is data-uniform at block entry."""
+    out = []
+    safe = safe_shared(blk, consts, static_shared)
+    for k, (s, kind) in enumerate(stmts):
+        if k in safe and isinstance(s, memops.Access) and s.space == "shared":
+            s = dataclasses.replace(s, safe=True)
+        if not vector and isinstance(s, memops.Access) and s.space in ("global", "const") and \
+                s.acc == memops.ACC_R:
+            regs = address_regs(blk.instrs[k].args[1])
+            if regs is not None and uni.entry_uniform(pc, k, regs):
+                s = dataclasses.replace(s, hoist=True)
+        out.append((s, kind))
+    return out
+
+
+def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
+              uni: Uniformity, static_shared: int) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -142,9 +164,15 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name)
     ``restrict``: guarded accesses and atomics reach the same memory through other pointers,
     and the registers' ``restrict`` already tells the compiler that memory is not a register.
     """
-    stmts = [instr_c(ins, ops, module_name) for ins in blk.instrs]
+    stmts = []
+    consts = uni.constants(pc)
+    for ins, known in zip(blk.instrs, consts, strict=True):
+        ops.consts = known
+        stmts.append(instr_c(ins, ops, module_name))
+    ops.consts = {}
     steps = len(blk.instrs) + (blk.term.kind != FALL)
     vector = len(blk.instrs) <= VECTORIZE_MAX
+    stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
     body = "\n\t".join(loops(stmts, vector))
     term = _terminator(pc, blk.term, ops, exit_blocks)
     text = body + term
@@ -183,7 +211,9 @@ static {attr} int {fname}_b{pc}(struct jctx *c, const int full, const int na)
 # for the vectorizer (see _loops) and get its full cost model; longer ones (unrolled
 # ciphers) keep per-lane pointers and -O2's cheap model, which compile several times faster.
 VECTORIZE_MAX = 24
-VECTORIZE = '__attribute__((optimize("vect-cost-model=dynamic")))'
+# (no loop-to-memcpy: a call per 16-lane chunk costs more than the vector copy it replaces)
+VECTORIZE = ('__attribute__((optimize("vect-cost-model=dynamic", '
+             '"no-tree-loop-distribute-patterns")))')
 WARP_OPS = ("shfl", "vote", "match", "activemask", "redux", "barred")
 
 
@@ -237,7 +267,8 @@ def kernel_c(module, info, fname: str) -> str:
     blocks = info.blocks
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
-    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name)
+    uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
+    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared)
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"
@@ -245,10 +276,11 @@ def kernel_c(module, info, fname: str) -> str:
     return f"""{_STEP_MACROS}{"".join(fns)}
 static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
 
-static int64_t {fname}_body(struct jctx *c, int64_t budget)
+/* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1) or
+   the end of a block (2: the caller runs the other slots' blocks before the next) */
+static int {fname}_body(struct jctx *c)
 {{
 	const int n = c->nt;
-	int64_t used = 0;
 
 	for (;;) {{
 		int32_t pc;
@@ -268,7 +300,7 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 			if (pc < 0) {{
 				c->started = 0;
 				c->block += c->block_step;
-				continue;
+				return c->left > 0 ? 2 : 0;
 			}}
 			full = c->upc >= 0 && c->nlive == n;
 		}}
@@ -277,26 +309,20 @@ static int64_t {fname}_body(struct jctx *c, int64_t budget)
 		r = {fname}_blocks[pc](c, full, c->nact);
 		if (r < 0)
 			return -1;
-		used += r;
+		c->left -= r;
 		if (c->nlive == 0) {{	/* every lane exited: the block is done */
 			c->upc = -1;
 			c->started = 0;
 			c->block += c->block_step;
+			return c->left > 0 ? 2 : 0;
 		}}
-		if (used >= budget)
+		if (c->left <= 0)
 			return 0;
 	}}
 }}
 
-int64_t {fname}_run(struct jctx *c, int64_t budget)
+void {fname}_run(struct jctx **cs, int n, int64_t budget)
 {{
-	int64_t r;
-
-	for (int k = 0; k < TLB_SIZE; k++)
-		c->tlb_tag[k] = ~0ull;
-	pthread_rwlock_rdlock(&c->mmu->lock);
-	r = {fname}_body(c, budget);
-	pthread_rwlock_unlock(&c->mmu->lock);
-	return r;
+	run_slots({fname}_body, cs, n, budget);
 }}
 """

@@ -109,9 +109,6 @@ class _Chunk:
         self.done = False
         return self
 
-    def run(self, fn, budget: int) -> int:
-        return fn(self.ctx, budget)
-
 
 POOLED = 64     # idle chunks kept per kernel and shape
 
@@ -207,7 +204,11 @@ class JitLaunch(Launch):
             ch.done = result[id(ch)] == 1
 
     def _run_group(self, group: list[_Chunk], budget: int) -> list[int]:
-        return [ch.run(self.fn, budget) for ch in group]
+        """Run one engine thread's chunks, interleaved block by block (``run_slots`` in
+        prelude.h; the GIL is released meanwhile); each chunk's status."""
+        ctxs = self.compiled.ffi.new("struct jctx *[]", [ch.ctx for ch in group])
+        self.fn(ctxs, len(group), budget)
+        return [ch.ctx.status for ch in group]
 
     def _fault(self, ctx) -> KernelFault:
         name, line = self.info.name, ctx.fault_line

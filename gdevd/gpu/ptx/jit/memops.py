@@ -82,6 +82,8 @@ class Access:
     acc: str
     line: int
     body: str
+    hoist: bool = False     # a load whose address is data-uniform at the block's entry
+    safe: bool = False      # a shared access proven aligned and in bounds (jit/ranges.py)
 
     @property
     def space_code(self) -> str:

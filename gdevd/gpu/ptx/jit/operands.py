@@ -97,6 +97,7 @@ class Operands:
         self.ctypes = ["uint8_t" if t == "pred" else UT[width(t)] for t in regs.values()]
         self.symbols = symbols
         self.param_size = param_size
+        self.consts: dict[str, int] = {}   # registers the current instruction reads as constants
 
     def reg(self, name: str) -> tuple[str, str]:
         """(C lvalue at lane i, declared type) of a register."""
@@ -121,6 +122,8 @@ class Operands:
 
     def _reg_read(self, name: str, t: str) -> str:
         lv, rt = self.reg(name)
+        if name in self.consts:
+            lv = f"(({UT[width(rt)]}){self.consts[name]:#x}ull)"
         if rt == "pred" or t == "pred":
             if rt == t:
                 return lv

@@ -7,9 +7,7 @@
  * the buffers it points to (program counters, registers, shared/local/param memory), which
  * the Python side owns, so a run can stop after any basic block and resume exactly.
  *
- * Global memory goes through the context's page table (mmu_internal.h) behind a small
- * direct-mapped software TLB; the caller of K_run holds the page table's read lock for the
- * whole call, and the TLB is flushed at every call (mappings may change between calls).
+ * Memory accesses (the TLB in front of the page table, faults, xlate) are in xlate.h.
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,12 +21,23 @@
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
 #define TLB_SIZE 256
-/* arrays a power-of-two of pages apart must not share TLB slots */
-#define TLB_SLOT(page) ((unsigned)((page) ^ ((page) >> 8) ^ ((page) >> 16)) & (TLB_SIZE - 1))
+/* up to TLB_SIZE consecutive pages never share a slot, and arrays a multiple of TLB_SIZE
+   pages apart (as large arrays are: allocation rounds up) are shifted by an odd multiple of
+   157 slots, so the rows of a few such arrays do not evict each other (with an xor of the
+   high bits, rows of arrays 4 MiB apart shared their 16 slots) */
+#define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 8) * 157u + ((page) >> 16) * 59u) & \
+			(TLB_SIZE - 1))
 #define FAIRNESS_PERIOD 64
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
        F_PARAM_RO, F_TRAP };
+
+/* a direct-mapped software TLB in front of the page table (xlate.h) */
+struct jtlb {
+	uint64_t tag[TLB_SIZE];
+	uint8_t *base[TLB_SIZE];
+	uint8_t acc[TLB_SIZE];
+};
 
 struct jctx {
 	struct gdev_mmu *mmu;
@@ -38,12 +47,13 @@ struct jctx {
 	int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;	/* iota[i] = i */
 	uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
 	uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
+	int64_t left;	/* steps left of this slice's budget */
 	uint32_t ntid[3], nctaid[3], ctaid[3];
 	int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
+	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
 	uint32_t divsteps, dyn_shared;
-	uint64_t tlb_tag[TLB_SIZE];
-	uint8_t *tlb_base[TLB_SIZE];
-	uint8_t tlb_acc[TLB_SIZE];
+	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
+	struct jtlb tlb_own;
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
@@ -55,209 +65,10 @@ struct jctx {
 #define F2H(x) __extension__({ _Float16 f_ = (_Float16)(double)(x); uint16_t h_; \
 	memcpy(&h_, &f_, 2); h_; })
 
-static inline uint8_t *fault(struct jctx *c, uint64_t va, int kind)
-{
-	c->fault_va = va;
-	c->fault_kind = kind;
-	return 0;
-}
+#include "xlate.h"
 
-static uint8_t *g_slow(struct jctx *c, uint64_t va, int acc)
-{
-	uint64_t pte, page = va >> GDEV_PAGE_SHIFT;
-	unsigned slot = TLB_SLOT(page);
-
-	if (va >= VA_LIMIT)
-		return fault(c, va, F_UNMAPPED);
-	pte = pte_of(c->mmu, va);
-	if (!(pte & PTE_VALID))
-		return fault(c, va, F_UNMAPPED);
-	if ((pte & (uint64_t)acc) != (uint64_t)acc)
-		return fault(c, va, F_PROTECTION);
-	c->tlb_tag[slot] = page;
-	c->tlb_acc[slot] = pte & PTE_ACC;
-	c->tlb_base[slot] = c->mmu->ap[(pte >> PTE_AP_SHIFT) & PTE_AP_MASK].base + (pte & ~PAGE_MASK);
-	return c->tlb_base[slot] + (va & PAGE_MASK);
-}
-
-/* host pointer of an aligned global access, or NULL with the fault recorded */
-static inline uint8_t *gptr(struct jctx *c, uint64_t va, uint64_t align, int acc)
-{
-	uint64_t page = va >> GDEV_PAGE_SHIFT;
-	unsigned slot = TLB_SLOT(page);
-
-	if (va & (align - 1))
-		return fault(c, va, F_MISALIGNED);
-	if (c->tlb_tag[slot] == page && (c->tlb_acc[slot] & acc) == acc)
-		return c->tlb_base[slot] + (va & PAGE_MASK);
-	return g_slow(c, va, acc);
-}
-
-static inline uint8_t *sptr(struct jctx *c, uint64_t off, uint64_t align, uint64_t size)
-{
-	if (off & (align - 1))
-		return fault(c, off, F_MISALIGNED);
-	if (off + size > c->shared_size || off + size < off)
-		return fault(c, off, F_OOB_SHARED);
-	return c->shared + off;
-}
-
-static inline uint8_t *lptr(struct jctx *c, uint64_t off, uint64_t align, uint64_t size, int i)
-{
-	if (off & (align - 1))
-		return fault(c, off, F_MISALIGNED);
-	if (off + size > c->local_size || off + size < off)
-		return fault(c, off, F_OOB_LOCAL);
-	return c->local + (uint64_t)i * c->lo_stride + off;
-}
-
-static inline uint8_t *pptr(struct jctx *c, uint64_t off, uint64_t align, uint64_t size, int acc)
-{
-	if (acc & GDEV_ACC_WRITE)
-		return fault(c, off, F_PARAM_RO);
-	if (off & (align - 1))
-		return fault(c, off, F_MISALIGNED);
-	if (off + size > c->param_size || off + size < off)
-		return fault(c, off, F_OOB_PARAM);
-	return c->params + off;
-}
-
-/* a generic address: global below 1 << 48, then the shared, local and param windows */
-static inline uint8_t *vptr(struct jctx *c, uint64_t va, uint64_t align, uint64_t size,
-			    int acc, int i)
-{
-	switch (va >> 48) {
-	case 0: return gptr(c, va, align, acc);
-	case 1: return sptr(c, va - (1ull << 48), align, size);
-	case 2: return lptr(c, va - (2ull << 48), align, size, i);
-	case 4: return pptr(c, va - (4ull << 48), align, size, acc);
-	default: return fault(c, va, F_UNMAPPED);
-	}
-}
-
-/* state spaces of xlate() (const is global) */
-enum { SP_GLOBAL = 0, SP_SHARED = 1, SP_LOCAL = 2, SP_PARAM = 4, SP_GENERIC = 5 };
-#define XCHUNK 16
-
-/* host pointer of one lane's access in `space` (NULL with the fault recorded) */
-static inline uint8_t *ptr_of(struct jctx *c, int space, uint64_t va, uint64_t align,
-			      uint64_t size, int acc, int i)
-{
-	switch (space) {
-	case SP_GLOBAL: return gptr(c, va, align, acc);
-	case SP_SHARED: return sptr(c, va, align, size);
-	case SP_LOCAL: return lptr(c, va, align, size, i);
-	case SP_PARAM: return pptr(c, va, align, size, acc);
-	default: return vptr(c, va, align, size, acc, i);
-	}
-}
-
-/*
- * The offset *d that turns every address of a chunk of lanes (lowest lo, highest hi, all
- * addresses or-ed in orr) into its host pointer, when one check covers them all: aligned,
- * one page of global memory or inside the shared/local buffer.  *per_lane is set when
- * lane i must also add i * lo_stride (local memory).  0 = check each lane on its own.
- */
-static int chunk_delta(struct jctx *c, int space, uint64_t lo, uint64_t hi, uint64_t orr,
-		       uint64_t align, uint64_t size, int acc, uint64_t *d, int *per_lane)
-{
-	uint8_t *p;
-
-	if (orr & (align - 1))
-		return 0;
-	if (space == SP_GENERIC) {
-		uint64_t w = lo >> 48;
-		if (w != hi >> 48 || w > 2)
-			return 0;
-		*d = -(w << 48);
-		space = (int)w;
-		lo -= w << 48;
-		hi -= w << 48;
-	} else {
-		*d = 0;
-	}
-	switch (space) {
-	case SP_GLOBAL:
-		if (lo >> GDEV_PAGE_SHIFT != hi >> GDEV_PAGE_SHIFT || hi >= VA_LIMIT)
-			return 0;
-		p = gptr(c, lo, align, acc);
-		*d += (uint64_t)(uintptr_t)p - lo;
-		return p != 0;
-	case SP_SHARED:
-		if (hi + size > c->shared_size || hi + size < hi)
-			return 0;
-		*d += (uint64_t)(uintptr_t)c->shared;
-		return 1;
-	case SP_LOCAL:
-		if (hi + size > c->local_size || hi + size < hi)
-			return 0;
-		*per_lane = 1;
-		*d += (uint64_t)(uintptr_t)c->local;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/*
- * Translate c->xa[i] (the address of lane i's access) into its host pointer minus c->xb,
- * for every active lane, in chunks of XCHUNK lanes: one check and one page-table lookup
- * per chunk when they cover it, else lane by lane in lane order (so the first faulting lane
- * is the one reported, as the interpreter does).  Returns -1 with the fault recorded, 1 if
- * all lanes are active and each chunk's addresses are consecutive elements of `size` bytes
- * (the access may then use vector loads and stores, see CLOOP), else 0.
- */
-static inline __attribute__((always_inline)) int xlate_lanes(
-	struct jctx *c, const int32_t *restrict lanes, int cnt, int space, uint64_t align,
-	uint64_t size, int acc)
-{
-#define LANE(k) (lanes ? lanes[k] : (k))
-	uint64_t *restrict xa = c->xa;
-	const uint64_t xb = (uint64_t)(uintptr_t)c->xb;
-	int dense = !lanes;
-
-	for (int k0 = 0; k0 < cnt; k0 += XCHUNK) {
-		const int k1 = k0 + XCHUNK < cnt ? k0 + XCHUNK : cnt;
-		uint64_t lo = ~0ull, hi = 0, orr = 0, gap = 0, d = 0;
-		const uint64_t first = xa[LANE(k0)];
-		int per_lane = 0, ok;
-		for (int k = k0; k < k1; k++) {
-			uint64_t v = xa[LANE(k)];
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-			orr |= v;
-			gap |= v ^ (first + (uint64_t)(k - k0) * size);
-		}
-		ok = chunk_delta(c, space, lo, hi, orr, align, size, acc, &d, &per_lane);
-		d -= xb;
-		dense &= ok && !per_lane && !gap;
-		if (ok && !per_lane) {
-			for (int k = k0; k < k1; k++)
-				xa[LANE(k)] += d;
-		} else if (ok) {
-			for (int k = k0; k < k1; k++)
-				xa[LANE(k)] += d + (uint64_t)LANE(k) * c->lo_stride;
-		} else {
-			for (int k = k0; k < k1; k++) {
-				const int i = LANE(k);
-				uint8_t *p = ptr_of(c, space, xa[i], align, size, acc, i);
-				if (!p)
-					return -1;
-				xa[i] = (uint64_t)(uintptr_t)p - xb;
-			}
-		}
-	}
-	return dense;
-#undef LANE
-}
-
-static int xlate(struct jctx *c, int full, int na, int space, uint64_t align, uint64_t size,
-		 int acc)
-{
-	if (full)
-		return xlate_lanes(c, 0, c->nt, space, align, size, acc);
-	return xlate_lanes(c, c->act, na, space, align, size, acc);
-}
+/* what a faulting lane of a load checked in its loop reads instead (lanes.py) */
+static uint8_t jit_pad[64] __attribute__((unused));
 
 static inline float ftzf(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }
 static inline float satf(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
@@ -388,3 +199,34 @@ static void live_lanes(struct jctx *c)
 	     for (int k_ = 0; k_ < m_; k_++) { const int i = l_[k_]; __VA_ARGS__ \
 					       __asm__("" : "+r"(k_)); } } while (0)
 #define FAULT(line) do { c->fault_line = (line); return -1; } while (0)
+
+/*
+ * Run the slots cs[0..n) of one engine thread, interleaved block by block: each runs until
+ * it has spent `budget` steps (after a basic block), finished its blocks or faulted, as if
+ * it ran alone, so what a slice does does not depend on how slots are shared among
+ * threads.  Interleaving keeps the blocks in flight consecutive, which is what neighbours
+ * spinning on each other's flags need, and the memory a thread touches close together
+ * (slot s runs blocks s, s + R, ...: run alone, each slot would sweep the whole grid).
+ */
+static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64_t budget)
+{
+	int live = n;
+
+	for (int t = 0; t < TLB_SIZE; t++)	/* mappings may have changed since the last run */
+		cs[0]->tlb_own.tag[t] = ~0ull;
+	for (int k = 0; k < n; k++) {	/* one TLB per thread: its slots share pages */
+		cs[k]->left = budget;
+		cs[k]->status = 2;
+		cs[k]->tlb = &cs[0]->tlb_own;
+	}
+	pthread_rwlock_rdlock(&cs[0]->mmu->lock);	/* every slot of a launch has one mmu */
+	while (live)
+		for (int k = 0; k < n; k++) {
+			if (cs[k]->status != 2)
+				continue;
+			cs[k]->status = body(cs[k]);
+			live -= cs[k]->status != 2;
+		}
+	pthread_rwlock_unlock(&cs[0]->mmu->lock);
+}
+

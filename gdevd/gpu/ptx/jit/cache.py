@@ -1,0 +1,183 @@
+"""The on-disk cache of compiled modules: where it is, whether to trust it, whole entries.
+
+An entry is two files in ``ROOT/KK/`` (``KK`` = the key's first two hex digits):
+``KEY.so``, the shared object, and ``KEY.json``, its manifest (the key, the size and digest
+of the ``.so``, the C function of each compiled kernel, the reason for each rejected one).
+Both are written to a temporary name and renamed, the manifest last, so a reader never sees
+half a file from a live writer.  A crash or a full disk can still leave a short or empty
+file behind (renames are not flushed), and anyone able to write to the directory could
+plant code that the daemon would ``dlopen``; so:
+
+* **Integrity**: an entry is used only if its manifest parses, names this key, lists
+  well-formed function names, and the ``.so`` has the recorded size and digest; anything
+  else is logged and rebuilt (the new entry replaces it).
+* **Trust**: the cache root and every directory above it must be owned by root or by us and
+  not writable by group or others (an ancestor may be world-writable with the sticky bit,
+  as ``/tmp`` is); entries must be regular files owned by us.  A root that fails is refused
+  with one log line, and compiled modules go to a private temporary directory instead,
+  removed at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+FUNCTION = re.compile(r"k[0-9]{1,6}")   # the C names build.py gives kernels (cdef input)
+_refused: set[Path] = set()
+
+
+def configured() -> Path:
+    """Where compiled modules are kept: ``$GDEV_JIT_CACHE`` or ``~/.cache/gdev-py/jit``."""
+    env = os.environ.get("GDEV_JIT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "gdev-py" / "jit"
+
+
+def untrusted_reason(path: Path) -> str | None:
+    """Why directory ``path`` (existing) may hold code planted by someone else, or None.
+
+    ``path`` must be owned by root or the effective user and writable by no one else; so
+    must every directory above it, except that a sticky world-writable one (``/tmp``) is
+    fine above it, since no one else can rename or replace what we own there.
+    """
+    uid = os.geteuid()
+    real = Path(os.path.realpath(path))
+    for k, d in enumerate([real, *real.parents]):
+        st = os.stat(d)
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{d} is not a directory"
+        if st.st_uid not in (0, uid):
+            return f"{d} is owned by uid {st.st_uid}"
+        sticky = k > 0 and st.st_mode & stat.S_ISVTX
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not sticky:
+            return f"{d} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def root() -> Path:
+    """The cache directory to use now: the configured one, created private if missing, or,
+    if it cannot be trusted (:func:`untrusted_reason`), a private temporary directory."""
+    want = configured()
+    try:
+        want.mkdir(mode=0o700, parents=True, exist_ok=True)
+        why = untrusted_reason(want)
+    except OSError as exc:
+        why = f"cannot use it: {exc.strerror}"
+    if why is None:
+        return want
+    fallback = _private_dir()
+    if want not in _refused:
+        _refused.add(want)
+        log.error("JIT cache %s refused (%s): compiled modules go to %s until exit",
+                  want, why, fallback)
+    return fallback
+
+
+@functools.cache
+def _private_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="gdev-jit-cache-"))   # mode 0700, ours
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A whole cache entry: the shared object's path and its manifest's tables."""
+
+    so: Path
+    kernels: dict[str, str]
+    rejected: dict[str, str]
+
+
+def paths(base: Path, key: str) -> tuple[Path, Path]:
+    """(``.so``, manifest) of ``key`` under cache root ``base``."""
+    stem = base / key[:2] / key
+    return stem.with_suffix(".so"), stem.with_suffix(".json")
+
+
+def lookup(base: Path, key: str) -> Entry | None:
+    """The intact entry of ``key``, or None when there is none or it is damaged (logged)."""
+    so, manifest = paths(base, key)
+    if not manifest.exists():
+        return None
+    try:
+        meta = json.loads(_read_own(manifest))
+        _check_manifest(meta, key)
+        if not meta["kernels"]:
+            return Entry(so, {}, meta["rejected"])
+        data = _read_own(so)
+        if len(data) != meta["so_size"] or _digest(data) != meta["so_digest"]:
+            raise ValueError(f"{so.name} does not match its manifest")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("JIT cache entry %s is damaged (%s): compiling it again", manifest, exc)
+        return None
+    return Entry(so, meta["kernels"], meta["rejected"])
+
+
+def _check_manifest(meta, key: str) -> None:
+    """ValueError unless ``meta`` is a manifest of ``key`` with well-formed tables."""
+    if not isinstance(meta, dict) or meta.get("key") != key:
+        raise ValueError("manifest of another key")
+    kernels, rejected = meta["kernels"], meta["rejected"]
+    if not (isinstance(kernels, dict) and isinstance(rejected, dict)):
+        raise ValueError("malformed tables")
+    for name, fn in kernels.items():
+        if not (isinstance(name, str) and isinstance(fn, str) and FUNCTION.fullmatch(fn)):
+            raise ValueError(f"bad function name {fn!r}")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in rejected.items()):
+        raise ValueError("malformed rejections")
+    if not (isinstance(meta["so_size"], int) and isinstance(meta["so_digest"], str)):
+        raise ValueError("malformed digest")
+
+
+def _read_own(path: Path) -> bytes:
+    """The bytes of regular file ``path`` if it is ours (OSError/ValueError otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid not in (0, os.geteuid()):
+            raise ValueError(f"{path.name} is not our regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def store(base: Path, key: str, built: Path | None, kernels: dict[str, str],
+          rejected: dict[str, str]) -> Entry:
+    """Publish the shared object at ``built`` (None when no kernel compiled) as ``key``'s
+    entry: the ``.so`` first, then the manifest that vouches for it."""
+    so, manifest = paths(base, key)
+    so.parent.mkdir(mode=0o700, exist_ok=True)
+    data = built.read_bytes() if built is not None else b""
+    if built is not None:
+        _publish(so, data)
+    meta = {"key": key, "so_size": len(data), "so_digest": _digest(data),
+            "kernels": kernels, "rejected": rejected}
+    _publish(manifest, json.dumps(meta).encode())
+    return Entry(so, kernels, rejected)
+
+
+def _publish(path: Path, data: bytes) -> None:
+    """Write ``data`` under a temporary name beside ``path``, then rename it into place."""
+    part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(part, path)
