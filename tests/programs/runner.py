@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gdevd.gpu.ptx import jit, load_module
 
@@ -35,6 +36,7 @@ VARIANTS = {"sm75": ["-arch=sm_75", "-O3"], "fast": ["-arch=sm_75", "-O3", "-use
             "sm80": ["-arch=sm_80", "-O3"], "debug": ["-arch=sm_75", "-G"]}
 # -G builds of the math library are ~280 KB of PTX that take a minute to compile
 NO_DEBUG = {"mathlib"}
+SLOW_STEMS = {"mathlib"}
 
 Host = Callable[["Gpu", object], dict[str, np.ndarray]]
 
@@ -48,6 +50,15 @@ def module(name: str):
 def variants(stem: str) -> list[str]:
     """The committed variants of tests/programs/cuda/<stem>.cu, as module names."""
     return sorted(p.stem for p in PTX.glob(f"{stem}.*.ptx"))
+
+
+def params(stem: str, debug: bool = True) -> list:
+    """The variants of ``stem`` as pytest parameters (``debug=False``: without -G): sm75 and
+    sm80 in the quick suite, the others marked slow (each module costs a cold C compile of
+    several seconds; the math library's twenty)."""
+    quick = {"sm75", "sm80"} if stem not in SLOW_STEMS else set()
+    return [v if v.split(".")[1] in quick else pytest.param(v, marks=pytest.mark.slow)
+            for v in variants(stem) if debug or not v.endswith(".debug")]
 
 
 class Gpu(Device):

@@ -18,8 +18,9 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from .runner import run_both, ulps, variants
+from .runner import params, run_both, ulps
 
+ALL = params("mathlib")
 N = 192
 _R = np.random.default_rng(11)
 X = np.concatenate([_R.uniform(-10, 10, N - 8), [1e-3, -3.0, 100.5, -1234.5, 0.5, 7.0, 40, 1]])
@@ -48,7 +49,7 @@ def _host(kernel: str, x, y, cols: int, dtype, iout: bool):
     return host
 
 
-@pytest.mark.parametrize("variant", variants("mathlib"))
+@pytest.mark.parametrize("variant", ALL)
 def test_float_functions(variant):
     ref, got = run_both(variant, _host("math_f32", X32, Y32, 24, np.float32, True))
     o = got["out"]
@@ -97,7 +98,7 @@ F64 = [(0, 2, lambda a, b: math.sin(a)), (1, 2, lambda a, b: math.cos(a)),
        (15, 1, lambda a, b: a / b + 1.0 / a)]
 
 
-@pytest.mark.parametrize("variant", variants("mathlib"))
+@pytest.mark.parametrize("variant", ALL)
 def test_double_functions(variant):
     ref, got = run_both(variant, _host("math_f64", X, Y, 16, np.float64, False))
     o = got["out"]

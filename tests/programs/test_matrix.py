@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .runner import run_both, variants
+from .runner import params, run_both
 
-FAST = [v for v in variants("matrix") if not v.endswith("debug")]
-ALL = [pytest.param(v, marks=pytest.mark.slow) if v.endswith("debug") else v
-       for v in variants("matrix")]
+OPTIMIZED = params("matrix", debug=False)
+ALL = params("matrix")
 
 
 def _dot_bound(a, b, eps: float) -> np.ndarray:
@@ -50,7 +49,7 @@ def test_tiled_gemm(variant, dtype, tile):
     assert np.all(np.abs(got["c"] - want) <= bound)
 
 
-@pytest.mark.parametrize("variant", FAST)
+@pytest.mark.parametrize("variant", OPTIMIZED)
 @pytest.mark.parametrize("kernel", ["transpose_naive", "transpose_padded"])
 def test_transpose(variant, kernel):
     w, h = 70, 45
@@ -82,7 +81,7 @@ def test_gemv_batched_3d_grid(variant):
     assert np.all(np.abs(got["y"] - want) <= bound)
 
 
-@pytest.mark.parametrize("variant", FAST)
+@pytest.mark.parametrize("variant", OPTIMIZED)
 def test_dgemm_naive(variant):
     n = 24
     rng = np.random.default_rng(7)

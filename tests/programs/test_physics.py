@@ -17,10 +17,9 @@ import math
 import numpy as np
 import pytest
 
-from .runner import run_both, variants
+from .runner import params, run_both
 
-ALL = [pytest.param(v, marks=pytest.mark.slow) if v.endswith("debug") else v
-       for v in variants("physics")]
+ALL = params("physics")
 
 
 def _nbody_ref(pos, vel, dt, damp, soft2):

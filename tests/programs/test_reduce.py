@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .runner import run_both, variants
+from .runner import params, run_both
 
-FAST = [v for v in variants("reduce") if not v.endswith("debug")]
-ALL = [pytest.param(v, marks=pytest.mark.slow) if v.endswith("debug") else v
-       for v in variants("reduce")]
+OPTIMIZED = params("reduce", debug=False)
+ALL = params("reduce")
 
 
 @pytest.mark.parametrize("variant", ALL)
@@ -49,7 +48,7 @@ def test_reduce_shuffle_and_int_atomics(variant):
     assert int(got["sq"][0]) == int((v.astype(np.int64) ** 2).sum())
 
 
-@pytest.mark.parametrize("variant", FAST)
+@pytest.mark.parametrize("variant", OPTIMIZED)
 def test_float_and_double_atomics(variant):
     n = 1000
     x = np.random.default_rng(2).random(n, dtype=np.float32) * 10

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .runner import run_both, variants
+from .runner import params, run_both
 
-ALL = [pytest.param(v, marks=pytest.mark.slow) if v.endswith("debug") else v
-       for v in variants("sorting")]
+ALL = params("sorting")
 
 
 @pytest.mark.parametrize("variant", ALL)

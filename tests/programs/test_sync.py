@@ -11,10 +11,9 @@ import struct
 import numpy as np
 import pytest
 
-from .runner import run_both, variants
+from .runner import params, run_both
 
-ALL = [pytest.param(v, marks=pytest.mark.slow) if v.endswith("debug") else v
-       for v in variants("sync")]
+ALL = params("sync")
 
 
 @pytest.mark.parametrize("variant", ALL)
