@@ -35,7 +35,7 @@ CUDA, PTX = HERE / "cuda", HERE / "ptx"
 VARIANTS = {"sm75": ["-arch=sm_75", "-O3"], "fast": ["-arch=sm_75", "-O3", "-use_fast_math"],
             "sm80": ["-arch=sm_80", "-O3"], "debug": ["-arch=sm_75", "-G"]}
 # -G builds of the math library are ~280 KB of PTX that take a minute to compile
-NO_DEBUG = {"mathlib"}
+NO_DEBUG = {"mathlib", "pipeline"}  # pipeline: 600 KB, minutes of cc
 SLOW_STEMS = {"mathlib"}
 
 Host = Callable[["Gpu", object], dict[str, np.ndarray]]
