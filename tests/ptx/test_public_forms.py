@@ -152,3 +152,21 @@ def test_vsadu4_model(engine):
     lanes = [np.abs((x.astype(np.int64) >> s & 255) - (y.astype(np.int64) >> s & 255))
              for s in (0, 8, 16, 24)]
     assert np.array_equal(got, (c + sum(lanes)).astype(np.uint32))
+
+
+@pytest.mark.parametrize("cmp,fn", [("lt", np.less), ("geu", lambda a, b: ~(a < b)),
+                                    ("num", lambda a, b: ~(np.isnan(a) | np.isnan(b)))])
+def test_setp_f16x2_sets_one_predicate_per_half(engine, cmp, fn):
+    """p from the low halves, q from the high ones, each combined with c by .and / .xor."""
+    body = (f"setp.{cmp}.f16x2 %p1|%p2, %x0, %x1; setp.ne.u32 %p5, %x2, 0;"
+            f"setp.{cmp}.xor.f16x2 %p3|%p4, %x0, %x1, %p5;"
+            "selp.u32 %r3, 1, 0, %p1; selp.u32 %r4, 2, 0, %p2; selp.u32 %r5, 4, 0, %p3;"
+            "selp.u32 %r6, 8, 0, %p4; or.b32 %y, %r3, %r4; or.b32 %y, %y, %r5;"
+            "or.b32 %y, %y, %r6;")
+    c = (np.arange(N) % 3 == 0).astype(np.uint32)
+    got = _run(engine, body, [("u32", PAIRS), ("u32", PAIRS2), ("u32", c)], "u32")
+    with np.errstate(invalid="ignore"):
+        lo, hi = (fn(a, b) for a, b in zip(_halves(PAIRS), _halves(PAIRS2), strict=True))
+    cb = c.astype(bool)
+    want = lo * 1 | hi * 2 | (lo ^ cb) * 4 | (hi ^ cb) * 8
+    assert np.array_equal(got, want.astype(np.uint32))

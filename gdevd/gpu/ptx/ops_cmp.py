@@ -64,6 +64,8 @@ def dec_setp(ins: Ins):
     p, q = (d.first, d.second) if isinstance(d, Pair) else (d, Sink())
     a, b = ins.src(1), ins.src(2)
     c = ins.src(3) if bop else None
+    if t == "f16x2":
+        return _setp_f16x2(p, q, a, b, c, cmp, bop)
 
     def bind(env):
         wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
@@ -80,6 +82,24 @@ def dec_setp(ins: Ins):
                 first, second = bop(r, cv), bop(~r, cv)
                 wp(idx, first)
                 wq(idx, second)
+        return run
+    return bind
+
+
+def _setp_f16x2(p, q, a, b, c, cmp, bop):
+    """setp.cmp[.bool].f16x2 p|q, a, b[, c]: p from the low halves, q from the high ones."""
+    def bind(env):
+        wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
+        ra, rb = env.rd(a, "b32"), env.rd(b, "b32")
+        rc = env.rd(c, "pred") if c is not None else None
+
+        def run(idx):
+            res = [cmp(x, y) for x, y in zip(_halves(ra(idx)), _halves(rb(idx)), strict=True)]
+            if rc is not None:
+                cv = rc(idx)
+                res = [bop(r, cv) for r in res]
+            wp(idx, res[0])
+            wq(idx, res[1])
         return run
     return bind
 
