@@ -7,6 +7,8 @@ to float16 at the same points; they must be exact (hdiv goes through rcp.approx:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -99,3 +101,46 @@ def _rz(x: np.ndarray) -> np.ndarray:
     over = np.abs(r.astype(np.float64)) > np.abs(x)
     step = np.nextafter(r, H(0))
     return np.where(over, step, r).astype(H)
+
+
+def _bf16_bits(v: np.ndarray) -> np.ndarray:
+    """float64 values rounded to nearest even bf16 (8 significant bits), as bit patterns:
+    an independent model (frexp and Python's half-even round) for normal values."""
+    out = []
+    for x in v.tolist():
+        m, e = math.frexp(x)
+        r = math.ldexp(round(m * 256), e - 8)
+        out.append(int(np.float32(r).view(np.uint32)) >> 16)
+    return np.array(out, np.uint16)
+
+
+def _bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("variant", ALL)
+def test_bfloat16_fma_and_conversions(variant):
+    n = 256
+    rng = np.random.default_rng(4)
+    a = _bf16_bits(rng.standard_normal(n) * 4)
+    b = _bf16_bits(rng.standard_normal(2 * n) * 4)
+
+    def host(gpu, mod):
+        pa, pb = gpu.put(a), gpu.put(b)
+        po, po2, pf = gpu.alloc(2 * n), gpu.alloc(4 * n), gpu.alloc(4 * n)
+        gpu.run("bf16_ops", ((n + 63) // 64,), (64,), pa, pb, po, po2, pf, n)
+        return {"o": gpu.get(po, n, np.uint16), "o2": gpu.get(po2, 2 * n, np.uint16),
+                "f": gpu.get(pf, n, np.float32)}
+    ref, got = run_both(variant, host)
+    x, y = _bf16_values(a), _bf16_values(b)
+    lo, hi = y[0::2], y[1::2]
+    if variant.endswith("sm80"):       # fma: rounded once from the exact value
+        assert np.array_equal(got["o"], _bf16_bits(x * x + 1.5))
+        assert np.array_equal(got["o2"][0::2], _bf16_bits(lo * lo + 0.5))
+        assert np.array_equal(got["o2"][1::2], _bf16_bits(hi * hi - 2.0))
+    else:                              # through f32: within one bf16 ulp of the exact value
+        for bits, want in ((got["o"], x * x + 1.5), (got["o2"][0::2], lo * lo + 0.5),
+                           (got["o2"][1::2], hi * hi - 2.0)):
+            assert np.all(np.abs(_bf16_values(bits) - want) <= np.abs(want) * 2.0 ** -8)
+    f = (x.astype(np.float32) + (lo * hi).astype(np.float32)).astype(np.float32)
+    assert np.array_equal(got["f"], f)

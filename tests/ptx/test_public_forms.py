@@ -170,3 +170,76 @@ def test_setp_f16x2_sets_one_predicate_per_half(engine, cmp, fn):
     cb = c.astype(bool)
     want = lo * 1 | hi * 2 | (lo ^ cb) * 4 | (hi ^ cb) * 8
     assert np.array_equal(got, want.astype(np.uint32))
+
+
+def _bf16_model(x: np.ndarray, relu: bool = False) -> np.ndarray:
+    """float64 values rounded once to bf16 bits, independently of ptx/bf16.py: of the bf16
+    values just below and above |x| the nearer (ties to the even one); NaN -> 0x7FFF;
+    .relu: negative -> 0."""
+    out = []
+    for v in x.tolist():
+        if v != v or (relu and v < 0):
+            out.append(0x7FFF if v != v else 0)
+            continue
+        sign, mag = (0x8000 if np.signbit(v) else 0), abs(v)
+        if mag == np.inf:
+            out.append(sign | 0x7F80)
+            continue
+        f = np.float32(min(mag, 3.4028234663852886e38))
+        if float(f) > mag:
+            f = np.nextafter(f, np.float32(0))
+        lo = int(f.view(np.uint32)) >> 16             # the bf16 at or below |x|
+        down, up = _bf16_f(lo), _bf16_f(lo + 1)
+        tie_even = mag - down == up - mag and lo % 2 == 0
+        out.append(sign | (lo if mag - down < up - mag or tie_even else lo + 1))
+    return np.array(out, np.uint16)
+
+
+def _bf16_f(bits: int) -> float:
+    """The magnitude of bf16 pattern ``bits`` (0x7F80: 2^128, the first value past the
+    largest, as round-to-nearest sees it)."""
+    return float(np.uint32(bits << 16).view(np.float32)) if bits < 0x7F80 else 2.0 ** 128
+
+
+def _bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+
+
+BF = np.concatenate([np.random.default_rng(12).standard_normal(N - 12) *
+                     np.exp2(np.random.default_rng(13).integers(-130, 127, N - 12)),
+                     [1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3.4e38, -3.39e38, np.inf,
+                      -np.inf, np.nan, 0.0, -0.0, 1e-40, -2.5]]).astype(np.float32)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_cvt_f32_to_bf16_and_back(engine, relu):
+    mod = ".relu" if relu else ""
+    with np.errstate(over="ignore"):
+        got = _run(engine, f"cvt.rn{mod}.bf16.f32 %rs3, %x0; cvt.f32.bf16 %f3, %rs3;"
+                   "mov.b32 %r3, %f3; cvt.u32.u16 %r4, %rs3; shl.b32 %r4, %r4, 16;"
+                   "xor.b32 %y, %r3, %r4;", [("f32", BF)], "u32")
+        pair = _run(engine, f"cvt.rn{mod}.bf16x2.f32 %y, %x0, %x1;",
+                    [("f32", BF), ("f32", BF[::-1].copy())], "u32")
+    want = _bf16_model(BF.astype(np.float64), relu)
+    assert np.array_equal(got, np.zeros(N, np.uint32))          # back to f32 exactly
+    assert np.array_equal(pair >> 16, want.astype(np.uint32))
+    assert np.array_equal(pair & 0xFFFF, want[::-1].astype(np.uint32))
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_fma_bf16_rounds_once(engine, relu):
+    rng = np.random.default_rng(14)
+    vals = [_bf16_model(rng.standard_normal(N) * 3) for _ in range(3)]
+    vals[2][:8] = _bf16_model(np.array([1e30, -1e30, np.nan, 0, -0.0, 1e-3, 2, -2]))
+    mod = ".relu" if relu else ""
+    one = _run(engine, f"fma.rn{mod}.bf16 %rs3, %x0, %x1, %x2; cvt.u32.u16 %y, %rs3;",
+               [("u16", vals[0]), ("u16", vals[1]), ("u16", vals[2])], "u32")
+    words = [v.astype(np.uint32) | (np.roll(v, 5).astype(np.uint32) << 16) for v in vals]
+    two = _run(engine, f"fma.rn{mod}.bf16x2 %y, %x0, %x1, %x2;",
+               [("u32", w) for w in words], "u32")
+    f = [_bf16_values(v) for v in vals]
+    want = _bf16_model(f[0] * f[1] + f[2], relu)
+    assert np.array_equal(one, want.astype(np.uint32))
+    rolled = [np.roll(x, 5) for x in f]
+    hi = _bf16_model(rolled[0] * rolled[1] + rolled[2], relu)
+    assert np.array_equal(two, want.astype(np.uint32) | (hi.astype(np.uint32) << 16))

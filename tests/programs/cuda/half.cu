@@ -52,3 +52,27 @@ extern "C" __global__ void half_ops(const __half *a, const __half *b, __half *ou
     flags[i] = __hlt(x, y) | (__hge(x, y) << 1) | (__hbgt2(p, q) << 2) | (__hisnan(x) << 3) |
                ((unsigned int)__half2int_rz(x) << 8);
 }
+
+// bfloat16 as mixed-precision training codes use it: fma of scalars and pairs (sm_80's
+// fma.rn.bf16[x2]; integer emulation before), conversions both ways.
+#include <cuda_bf16.h>
+
+extern "C" __global__ void bf16_ops(const __nv_bfloat16 *a, const __nv_bfloat162 *b,
+                                    __nv_bfloat16 *o, __nv_bfloat162 *o2, float *f, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    __nv_bfloat16 x = a[i];
+    __nv_bfloat162 y = b[i];
+#if __CUDA_ARCH__ >= 800
+    o[i] = __hfma(x, x, __float2bfloat16(1.5f));
+    o2[i] = __hfma2(y, y, __floats2bfloat162_rn(0.5f, -2.0f));
+#else
+    float fx = __bfloat162float(x);
+    o[i] = __float2bfloat16(fx * fx + 1.5f);
+    o2[i] = __floats2bfloat162_rn(__low2float(y) * __low2float(y) + 0.5f,
+                                  __high2float(y) * __high2float(y) - 2.0f);
+#endif
+    f[i] = __bfloat162float(x) + __low2float(y) * __high2float(y);
+}
