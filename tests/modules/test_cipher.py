@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import kcuda
 from gdevd.modules.ecryptfs.cipher import CipherPaths, CpuCipher, GpuCipher, tweaks
+from gdevd.modules.ecryptfs.files import EncryptedFile
+from gdevd.modules.ecryptfs.keys import MountKey
 from tests.kernels import reference_aes as ref
 from tests.kernels.test_aes import V10_CT, V10_KEY, V10_PT
 
@@ -102,3 +104,22 @@ def test_paths_choose_by_threshold_and_count() -> None:
     paths.close()
     assert big.calls == -1
     assert CipherPaths(None, 0).pick(1 << 20).name == "cpu"
+
+
+def test_a_file_written_on_the_gpu_path_is_the_cpu_paths_file(gpu, tmp_path) -> None:
+    """Same ciphertext and same tags: the lower file the GPU path writes is byte for byte the
+    one the CPU path writes for the same header, and the CPU path reads it back."""
+    mk = MountKey(os.urandom(32))
+    data = os.urandom(5 * 4096 + 100)
+    path = str(tmp_path / "f")
+    f = EncryptedFile.create(path, 0o600, mk, CipherPaths(gpu, 0))
+    f.write(0, data)
+    f.close()
+    with open(path, "rb") as fh:
+        by_gpu = fh.read()
+    g = EncryptedFile.open(path, mk, CpuCipher())
+    assert g.read(0, len(data)) == data
+    g.write(0, data)
+    g.close()
+    with open(path, "rb") as fh:
+        assert fh.read() == by_gpu

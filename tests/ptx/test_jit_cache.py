@@ -64,8 +64,7 @@ def wrapped_cc(tmp_path, monkeypatch):
         return out
 
     yield install
-    monkeypatch.delenv("CC")
-    build.compiler.cache_clear()
+    build.compiler.cache_clear()     # monkeypatch restores $CC after this teardown
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="plays an older x86-64 CPU")
@@ -168,8 +167,13 @@ def test_a_sticky_world_writable_ancestor_is_trusted(tmp_path, monkeypatch):
     shared.chmod(0o1777)
     monkeypatch.setenv("GDEV_JIT_CACHE", str(shared / "mine" / "jit"))
     assert cache.untrusted_reason(shared) is not None      # as a root it is refused
-    assert cache.root() == shared / "mine" / "jit"
-    assert cache.root().stat().st_mode & 0o777 == 0o700
+    old = os.umask(0)                  # a daemon started with umask 0
+    try:
+        assert cache.root() == shared / "mine" / "jit"
+    finally:
+        os.umask(old)
+    for made in (shared / "mine", shared / "mine" / "jit"):
+        assert made.stat().st_mode & 0o777 == 0o700
 
 
 @pytest.mark.parametrize("nice", [0, 7])
@@ -186,3 +190,21 @@ def test_the_compiler_runs_at_the_configured_niceness(tmp_path, monkeypatch, wra
         jit.set_compile_nice(old)
     seen = {int(v) for v in (out / "nice").read_text().split()}
     assert seen == {min(os.nice(0) + nice, 19)}
+
+
+def test_the_largest_kernels_compile_first_and_a_failure_carries_its_message(
+        tmp_path, monkeypatch, wrapped_cc):
+    monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path / "cache"))
+    out = wrapped_cc('case " $* " in *" -c "*)\n'
+                     '  for a; do case $a in *.c) basename "$a" >> "$OUT/order";; esac; done\n'
+                     '  echo "cc: planted failure" >&2; exit 1;;\nesac\nexec "$REAL" "$@"')
+    aes = load_module((Path(__file__).resolve().parents[2] / "kernels" / "aes.ptx")
+                      .read_text(), "aes")
+    aes.start_compile(wait=True)
+    assert aes.jit.status == "failed" and "planted failure" in aes.jit.error
+    names = list(aes.kernels)
+    by_size = sorted(names, key=lambda n: -build._size(aes.kernels[n]))
+    assert by_size[:2] == ["aes256_xts_decrypt", "aes256_xts_encrypt"]
+    started = (out / "order").read_text().split()
+    assert started and started == [f"k{names.index(n)}.c" for n in by_size][:len(started)]
+    assert not list((tmp_path / "cache").rglob("*.json"))      # nothing cached

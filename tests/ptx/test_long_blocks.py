@@ -5,15 +5,18 @@ engines."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from gdevd.errors import KernelFault
 from gdevd.gpu.ptx import jit, load_module
-from gdevd.gpu.ptx.jit import build
+from gdevd.gpu.ptx.jit import cgen
 from gdevd.gpu.ptx.jit.ranges import safe_shared
 
 from .helpers import Device
+from .test_jit import KERNELS
 from .test_uniform import PAD, _analysis, _kernel, _loads
 
 
@@ -68,6 +71,12 @@ def test_a_data_uniform_address_that_differs_between_lanes_reads_each_lanes_valu
     assert np.array_equal(dev.get(out, 64, np.uint32), want)
 
 
+def _aes_c(kernel: str) -> str:
+    """The C of one kernel of kernels/aes.ptx."""
+    mod = load_module((KERNELS / "aes.ptx").read_text(), "aes")
+    return cgen.kernel_c(mod, mod.kernels[kernel], "k")
+
+
 def _faulting(first: str, second: str) -> str:
     """A long block whose lane 1 faults at a shared load and lane 3 at a global load."""
     acc = {"shared": "\tld.shared.u32 %r8, [%r5];\n",
@@ -112,8 +121,39 @@ def test_checked_loads_of_a_long_block_report_the_interpreters_fault(order):
 
 @pytest.mark.parametrize("engine", ["jit"], indirect=True)
 def test_the_aes_rounds_use_hoisted_round_keys_and_unchecked_table_lookups():
-    text = (build.HERE.parents[3] / "kernels" / "aes.ptx").read_text()
-    sources, kernels, _ = build._translate(load_module(text, "aes"))
-    src = sources[list(kernels).index("aes256_xts_encrypt")]
+    src = _aes_c("aes256_xts_encrypt")
     assert src.count("up0_ = gptr(") >= 3 and "ua3_" in src
     assert src.count("uint8_t *p_ = xb + (uint64_t)(") >= 80
+
+
+DIVERGENT_LOOP = _kernel(f"""\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, 0;
+\tmov.u32 %r3, 0;
+\tmov.u32 %r4, 0;
+$L_loop:
+{PAD}\tadd.u32 %r3, %r3, %r1;
+\tadd.u32 %r4, %r4, 1;
+\tsetp.lt.u32 %p1, %r4, %r1;
+\t@%p1 bra $L_loop;
+\tmul.lo.u32 %r3, %r3, 1000;
+\tadd.u32 %r2, %r2, %r3;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.u64 %rd2, %rd1, %rd2;
+\tst.global.u32 [%rd2], %r2;
+""")
+
+
+def test_registers_kept_in_locals_carry_across_a_divergent_loop():
+    dev = Device()
+    out = dev.alloc(4 * 96)
+    dev.launch(load_module(DIVERGENT_LOOP, "divloop"), "k", (1,), (96,), out, 0)
+    tid = np.arange(96)
+    trips = np.maximum(tid, 1)
+    assert np.array_equal(dev.get(out, 96, np.uint32), 30 * trips + 1000 * tid * trips)
+
+
+@pytest.mark.parametrize("engine", ["jit"], indirect=True)
+def test_the_aes_rounds_keep_their_registers_in_locals():
+    src = _aes_c("aes256_xts_encrypt")
+    assert src.count("LOOP1(uint") >= 4 and len(re.findall(r"L\d+_ = R\d+\[i\];", src)) >= 20

@@ -136,57 +136,95 @@ class Compiled:
     pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
-def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """(C source of each translated kernel, C name per kernel, reason per rejected one)."""
-    parts = []
-    kernels, rejected = {}, {}
-    for k, (name, info) in enumerate(module.kernels.items()):
-        fname = f"k{k}"
-        try:
-            parts.append('#include "prelude.h"\n' + kernel_c(module, info, fname))
-            kernels[name] = fname
-        except Unsupported as exc:
-            rejected[name] = str(exc)
-    return parts, kernels, rejected
-
-
 def _command(cmd: list[str]) -> list[str]:
     """``cmd`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
     tool = shutil.which("nice") if _nice else None
     return [tool, "-n", str(_nice), *cmd] if tool else cmd
 
 
-def _compile(sources: list[str], tmp: Path) -> Path:
-    """Compile each kernel's source on its own (in parallel, up to one process per core,
-    the largest first so the longest jobs do not start last), link them into a shared
-    object in ``tmp`` and return its path; RuntimeError with the compiler's message if any
-    compilation fails."""
-    cc = compiler() or "cc"
-    objs = [str(tmp / f"k{k}.o") for k in range(len(sources))]
-    procs: list[subprocess.Popen] = []
-    for k in sorted(range(len(sources)), key=lambda k: -len(sources[k])):
-        c_file = tmp / f"k{k}.c"
-        c_file.write_text(sources[k])
-        if len(procs) >= (os.cpu_count() or 1):
-            _finish(procs.pop(0))
-        cmd = [cc, *FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", objs[k], str(c_file)]
-        procs.append(_spawn(cmd))
-    for p in procs:
-        _finish(p)
-    so = tmp / "module.so"
-    _finish(_spawn([cc, "-shared", "-o", str(so), *objs]))
-    return so
+def _size(info) -> int:
+    """A kernel's instruction count: the estimate of its compile time that orders the jobs."""
+    return sum(len(b.instrs) for b in info.blocks)
 
 
-def _spawn(cmd: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(_command(cmd), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
+    """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
+    kernel, reason per rejected one).  Kernels are translated largest first and each is
+    handed to the compiler as soon as its C exists, so translation overlaps compilation
+    and the longest jobs do not start last."""
+    kernels, rejected, objs = {}, {}, []
+    order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
+    with _Jobs(tmp) as jobs:
+        for k, (name, info) in order:
+            fname = f"k{k}"
+            try:
+                src = '#include "prelude.h"\n' + kernel_c(module, info, fname)
+            except Unsupported as exc:
+                rejected[name] = str(exc)
+                continue
+            kernels[name] = fname
+            c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
+            c_file.write_text(src)
+            objs.append(str(obj))
+            jobs.start([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)])
+        jobs.wait()
+        if not objs:
+            return None, {}, _in_order(module, rejected)
+        so = tmp / "module.so"
+        jobs.start(["-shared", "-o", str(so), *objs])
+        jobs.wait()
+    return so, _in_order(module, kernels), _in_order(module, rejected)
 
 
-def _finish(proc: subprocess.Popen) -> None:
-    _, err = proc.communicate()
-    if proc.returncode:
-        raise RuntimeError(f"cc failed: {err[-2000:]}")
+def _in_order(module, table: dict[str, str]) -> dict[str, str]:
+    return {name: table[name] for name in module.kernels if name in table}
+
+
+class _Jobs:
+    """Compiler processes, at most one per core at a time, niced (:func:`set_nice`), their
+    messages in files (a pipe nobody reads could stall a chatty compiler).  The first
+    failure raises RuntimeError with the compiler's message; leaving the ``with`` block
+    ends whatever still runs."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.limit = tmp, os.cpu_count() or 1
+        self.running: list[tuple[subprocess.Popen, Path]] = []
+        self.started = 0
+
+    def __enter__(self) -> _Jobs:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc, _ in self.running:
+            proc.kill()
+            proc.wait()
+
+    def start(self, args: list[str]) -> None:
+        """Run ``cc args`` once fewer than ``limit`` jobs run."""
+        while len(self.running) >= self.limit:
+            self._reap()
+        self.started += 1
+        err = self.tmp / f"cc-{self.started}.err"
+        with open(err, "wb") as f:
+            proc = subprocess.Popen(_command([compiler() or "cc", *args]),
+                                    stdout=subprocess.DEVNULL, stderr=f)
+        self.running.append((proc, err))
+
+    def wait(self) -> None:
+        """Return once every job has finished (RuntimeError if one failed)."""
+        while self.running:
+            self._reap()
+
+    def _reap(self) -> None:
+        while True:
+            done = [job for job in self.running if job[0].poll() is not None]
+            if done:
+                break
+            time.sleep(0.005)
+        for job in done:
+            self.running.remove(job)
+            if job[0].returncode:
+                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
 
 
 def _load(so: Path, kernels: dict[str, str]):
@@ -208,9 +246,8 @@ def build(module, ptx: str) -> Compiled:
     entry = cache.lookup(base, key)
     cached = entry is not None
     if entry is None:
-        sources, kernels, rejected = _translate(module)
         with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-            built = _compile(sources, Path(tmp)) if kernels else None
+            built, kernels, rejected = _translate_and_compile(module, Path(tmp))
             entry = cache.store(base, key, built, kernels, rejected)
     ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
     return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)

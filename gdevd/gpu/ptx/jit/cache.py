@@ -71,7 +71,7 @@ def root() -> Path:
     if it cannot be trusted (:func:`untrusted_reason`), a private temporary directory."""
     want = configured()
     try:
-        want.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _make_private(want)
         why = untrusted_reason(want)
     except OSError as exc:
         why = f"cannot use it: {exc.strerror}"
@@ -83,6 +83,14 @@ def root() -> Path:
         log.error("JIT cache %s refused (%s): compiled modules go to %s until exit",
                   want, why, fallback)
     return fallback
+
+
+def _make_private(path: Path) -> None:
+    """Create ``path`` and its missing parents, each mode 0700 (``mkdir -p`` would give
+    the parents the umask's mode, world-writable under umask 0)."""
+    missing = [p for p in [path, *path.parents] if not p.exists()]
+    for p in reversed(missing):
+        p.mkdir(mode=0o700, exist_ok=True)
 
 
 @functools.cache

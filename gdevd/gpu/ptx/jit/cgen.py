@@ -21,6 +21,7 @@ from ..regalloc import defs_uses
 from . import floatfns, halfops, intops, memops, setops, simdops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
+from .localize import liveness, promote, promotion
 from .operands import Operands, Unsupported
 from .ranges import safe_shared
 from .uniform import Uniformity, address_regs
@@ -155,7 +156,7 @@ def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int
 
 
 def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
-              uni: Uniformity, static_shared: int) -> str:
+              uni: Uniformity, static_shared: int, regs_io: tuple[set, set]) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
 
     The body is an inner function whose buffers are ``restrict`` parameters (registers,
@@ -173,7 +174,10 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
     steps = len(blk.instrs) + (blk.term.kind != FALL)
     vector = len(blk.instrs) <= VECTORIZE_MAX
     stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
-    body = "\n\t".join(loops(stmts, vector))
+    parts = loops(stmts, vector)
+    if not vector:
+        parts = promote(parts, ops.names, ops.ctypes, *regs_io)
+    body = "\n\t".join(parts)
     term = _terminator(pc, blk.term, ops, exit_blocks)
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
@@ -222,42 +226,9 @@ def zeroed_at_start(blocks) -> set[str]:
     them (live at the entry, by backward liveness; a guarded write does not kill), and
     every source of a warp collective (it reads other lanes, which may not have written).
     All others are written before any read, so their stale values are never seen."""
-    succ = []
-    for pc, b in enumerate(blocks):
-        kind, guard = b.term.kind, b.term.guard
-        nxt = [pc + 1] if pc + 1 < len(blocks) else []
-        if kind == BRA:
-            succ.append([b.term.target] + (nxt if guard is not None else []))
-        elif kind == EXIT:
-            succ.append(nxt if guard is not None else [])
-        else:
-            succ.append(nxt)
-    gen, kill, warp = [], [], set()
-    for b in blocks:
-        g: set[str] = set()
-        k: set[str] = set()
-        if b.term.guard is not None:
-            g.add(b.term.guard[0])
-        for ins in reversed(b.instrs):
-            d, u = defs_uses(ins)
-            if ins.opcode.startswith(WARP_OPS):
-                warp.update(u)
-            if ins.guard is None:
-                g -= set(d)
-                k |= set(d)
-            g |= set(u)
-        gen.append(g)
-        kill.append(k)
-    live = [set(g) for g in gen]
-    changed = True
-    while changed:
-        changed = False
-        for pc in reversed(range(len(blocks))):
-            out = set().union(*(live[s] for s in succ[pc] if s < len(blocks)))
-            new = gen[pc] | (out - kill[pc])
-            if new != live[pc]:
-                live[pc], changed = new, True
-    return (live[0] if blocks else set()) | warp
+    warp = {r for b in blocks for ins in b.instrs if ins.opcode.startswith(WARP_OPS)
+            for r in defs_uses(ins)[1]}
+    return (liveness(blocks)[0] if blocks else set()) | warp
 
 
 def kernel_c(module, info, fname: str) -> str:
@@ -268,7 +239,9 @@ def kernel_c(module, info, fname: str) -> str:
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
     uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
-    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared)
+    live = liveness(blocks)
+    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared,
+                     promotion(blocks, live, pc))
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"

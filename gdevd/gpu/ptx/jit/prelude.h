@@ -11,6 +11,9 @@
  */
 #include <math.h>
 #include <stdint.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #include "mmu_internal.h"
@@ -136,13 +139,42 @@ static void block_init(struct jctx *c)
 	c->started = 1;
 }
 
-/* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
-static int32_t pick(struct jctx *c)
+/* the lowest of n program counters (a loop the C compiler vectorizes) */
+static __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic"))) int32_t
+min_pc(const int32_t *restrict pcs, int n)
 {
-	int32_t *pcs = c->pc, m = PC_EXIT, n = c->nt, k = 0;
+	int32_t m = PC_EXIT;
 
 	for (int i = 0; i < n; i++)
 		m = pcs[i] < m ? pcs[i] : m;
+	return m;
+}
+
+/* the lanes whose program counter is m, in increasing order, into act; their count */
+static int lanes_at(const int32_t *restrict pcs, int n, int32_t m, int32_t *restrict act)
+{
+	int k = 0, i = 0;
+#ifdef __AVX512F__
+	const __m512i want = _mm512_set1_epi32(m), step = _mm512_set1_epi32(16);
+	__m512i idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	for (; i + 16 <= n; i += 16) {
+		__mmask16 hit = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(pcs + i), want);
+		_mm512_mask_compressstoreu_epi32(act + k, hit, idx);
+		k += __builtin_popcount(hit);
+		idx = _mm512_add_epi32(idx, step);
+	}
+#endif
+	for (; i < n; i++)
+		if (pcs[i] == m)
+			act[k++] = i;
+	return k;
+}
+
+/* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
+static int32_t pick(struct jctx *c)
+{
+	int32_t *pcs = c->pc, m = min_pc(c->pc, c->nt), n = c->nt, k;
+
 	if (m >= PC_EXIT)
 		return -1;
 	if (m >= WAIT) {
@@ -157,9 +189,7 @@ static int32_t pick(struct jctx *c)
 			hi = pcs[i] < WAIT && pcs[i] > hi ? pcs[i] : hi;
 		m = hi >= 0 ? hi : m;
 	}
-	for (int i = 0; i < n; i++)
-		if (pcs[i] == m)
-			c->act[k++] = i;
+	k = lanes_at(pcs, n, m, c->act);
 	c->nact = k;
 	if (k == c->nlive) {
 		c->upc = m;

@@ -35,7 +35,7 @@ UNIFORM_SPECIALS = ("%ntid", "%nctaid", "%ctaid", "%nsmid", "%gridid", "%dynamic
                     "%total_smem_size", "%nwarpid", "WARP_SZ")
 
 
-def _successors(blocks) -> list[list[int]]:
+def successors(blocks) -> list[list[int]]:
     """Successor block indices of every block (as the executor moves the PCs)."""
     succ = []
     for pc, b in enumerate(blocks):
@@ -134,7 +134,7 @@ class Uniformity:
     def _reaching(self) -> list[int]:
         """Bitmask of the definitions reaching the start of each block."""
         n = len(self.blocks)
-        succ = _successors(self.blocks)
+        succ = successors(self.blocks)
         entry = sum(1 << d for d in self._entry.values())
         ins_in = [0] * n
         if n:
