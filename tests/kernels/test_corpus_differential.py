@@ -32,8 +32,7 @@ STEPS, CAP = 20000, 400
 # files the engines do not load (textures), and kernels left to the
 # interpreter by the compiler, with the reason (shrinks as coverage grows)
 NOT_LOADED = {"memory"}
-NOT_COMPILED = {("simd_bits", "simd_bits"): "instruction vabsdiff4",
-                ("tensor_core", "wmma_gemm"): "instruction wmma"}
+NOT_COMPILED = {("tensor_core", "wmma_gemm"): "instruction wmma"}
 
 # kernels whose results depend on the clock (%clock64): only their faults are compared
 CLOCKED = {("warp_sync", "warp_ops")}

@@ -11,6 +11,7 @@ import numpy as np
 
 from .errors import PtxError
 from .linker import Linker, function_addresses
+from .lower import lower
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
@@ -242,5 +243,5 @@ def _names(a) -> set[str]:
 
 def load_module(text: str, name: str = "<ptx>") -> Module:
     """Parse, validate and pre-decode a PTX module; raises PtxError (EINVAL) if rejected."""
-    ast = parse(text, name)
+    ast = lower(parse(text, name), name)
     return Module(ast, name, text)

@@ -64,6 +64,8 @@ def dec_setp(ins: Ins):
     p, q = (d.first, d.second) if isinstance(d, Pair) else (d, Sink())
     a, b = ins.src(1), ins.src(2)
     c = ins.src(3) if bop else None
+    if t == "f16x2":
+        return _setp_f16x2(p, q, a, b, c, cmp, bop)
 
     def bind(env):
         wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
@@ -84,6 +86,24 @@ def dec_setp(ins: Ins):
     return bind
 
 
+def _setp_f16x2(p, q, a, b, c, cmp, bop):
+    """setp.cmp[.bool].f16x2 p|q, a, b[, c]: p from the low halves, q from the high ones."""
+    def bind(env):
+        wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
+        ra, rb = env.rd(a, "b32"), env.rd(b, "b32")
+        rc = env.rd(c, "pred") if c is not None else None
+
+        def run(idx):
+            res = [cmp(x, y) for x, y in zip(_halves(ra(idx)), _halves(rb(idx)), strict=True)]
+            if rc is not None:
+                cv = rc(idx)
+                res = [bop(r, cv) for r in res]
+            wp(idx, res[0])
+            wq(idx, res[1])
+        return run
+    return bind
+
+
 @op("set")
 def dec_set(ins: Ins):
     """set.cmp[.bool].dtype.stype: 0xffffffff / 1.0f when true, 0 otherwise."""
@@ -96,8 +116,11 @@ def dec_set(ins: Ins):
     ins.nargs(4 if bop else 3)
     d, a, b = ins.dst(0), ins.src(1), ins.src(2)
     c = ins.src(3) if bop else None
+    if st_name == "f16x2":
+        return _set_f16x2(ins, dt_name, cmp, bop, c)
     ddt = DTYPES[dt_name]
-    true = ddt.type(1.0) if ddt.kind == "f" else ddt.type(-1 if ddt.kind == "i" else 0xFFFFFFFF)
+    true = ddt.type(1.0) if ddt.kind == "f" else ddt.type(-1 if ddt.kind == "i" else
+                                                           np.iinfo(ddt).max)
 
     def bind(env):
         w, ra, rb = env.wr(d, dt_name), env.rd(a, st_name), env.rd(b, st_name)
@@ -108,6 +131,35 @@ def dec_set(ins: Ins):
             if rc is not None:
                 r = bop(r, rc(idx))
             w(idx, np.where(r, true, ddt.type(0)))
+        return run
+    return bind
+
+
+def _halves(v) -> list[np.ndarray]:
+    """The low and high ``f16`` halves of packed b32 values."""
+    v = np.asarray(v).astype(np.uint32)
+    return [((v >> np.uint32(16 * k)) & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16)
+            for k in (0, 1)]
+
+
+def _set_f16x2(ins: Ins, dt_name: str, cmp, bop, c):
+    """set.cmp[.bool].{u32,s32,f16x2}.f16x2: each half compared on its own; a true half is
+    0xFFFF (integer destinations) or 1.0 (f16x2), a false one 0."""
+    if dt_name not in ("u32", "s32", "b32", "f16x2"):
+        raise ins.fail(f"set.{dt_name}.f16x2")
+    true = np.uint32(0x3C00 if dt_name == "f16x2" else 0xFFFF)
+    d, a, b = ins.dst(0), ins.src(1), ins.src(2)
+
+    def bind(env):
+        w, ra, rb = env.wr(d, "b32"), env.rd(a, "b32"), env.rd(b, "b32")
+        rc = env.rd(c, "pred") if c is not None else None
+
+        def run(idx):
+            res = np.uint32(0)
+            for k, (x, y) in enumerate(zip(_halves(ra(idx)), _halves(rb(idx)), strict=True)):
+                r = cmp(x, y) if rc is None else bop(cmp(x, y), rc(idx))
+                res = res | (np.where(r, true, np.uint32(0)).astype(np.uint32) << (16 * k))
+            w(idx, np.asarray(res, np.uint32))
         return run
     return bind
 

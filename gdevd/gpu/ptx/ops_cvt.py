@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decode import Ins, op
+from . import bf16
+from .decode import Ins, binary, op, unary
 from .ops_float import ftz, round_to
 from .ptxtypes import DTYPES, UNSIGNED, size_of
 from .syntax import Reg, Sink, Vec
@@ -86,8 +87,12 @@ def dec_cvt(ins: Ins):
     """Decoder of ``cvt`` (see the module docstring)."""
     if len(ins.types) != 2:
         raise ins.fail("cvt needs a destination and a source type")
-    ins.nargs(2)
     dst, st = ins.types
+    if (dst, st) == ("f16x2", "f32"):
+        return _cvt_f16x2(ins)
+    if "bf16" in (dst, st) or dst == "bf16x2":
+        return _cvt_bf16(ins, dst, st)
+    ins.nargs(2)
     if dst in ("bf16", "f16x2", "bf16x2") or st in ("bf16", "f16x2", "bf16x2"):
         raise ins.fail("bf16/packed-half conversions are not supported")
     ins.only(set(_IRND) | _FRND | {"sat", "ftz", "relu"})
@@ -98,6 +103,53 @@ def dec_cvt(ins: Ins):
         w, ra = env.wr(d, dst), env.rd(a, st)
         return lambda idx: w(idx, convert(ra(idx), st, dst, flags))
     return bind
+
+
+def _cvt_f16x2(ins: Ins):
+    """cvt.rn[.relu].f16x2.f32 d, a, b: a rounded to f16 in the upper half of d, b in the
+    lower; .relu clamps negative results to 0 and makes a NaN the canonical 0x7FFF."""
+    ins.nargs(3)
+    ins.only({"rn", "relu"})
+    if "rn" not in ins.flags:
+        raise ins.fail("cvt.f16x2.f32 needs .rn")
+    relu = "relu" in ins.flags
+    d, a, b = ins.dst(0), ins.src(1), ins.src(2)
+
+    def half_bits(x) -> np.ndarray:
+        h = convert(x, "f32", "f16", {"rn"})
+        bits = np.asarray(h).view(np.uint16).astype(np.uint32)
+        if relu:
+            bits = np.where(np.isnan(h), np.uint32(0x7FFF), np.where(h < 0, np.uint32(0), bits))
+        return bits.astype(np.uint32)
+
+    def bind(env):
+        w, ra, rb = env.wr(d, "b32"), env.rd(a, "f32"), env.rd(b, "f32")
+        return lambda idx: w(idx, (half_bits(ra(idx)) << np.uint32(16)) | half_bits(rb(idx)))
+    return bind
+
+
+def _cvt_bf16(ins: Ins, dst: str, st: str):
+    """cvt.rn[.relu].bf16.f32 d, a; cvt.rn[.relu].bf16x2.f32 d, a, b (a to the upper
+    half); cvt.f32.bf16 d, a (exact), as :mod:`.bf16` rounds."""
+    if (dst, st) == ("f32", "bf16"):
+        ins.nargs(2)
+        ins.only(set())
+        return unary(ins, bf16.to_f32, "b16", "f32")
+    if st != "f32" or dst not in ("bf16", "bf16x2"):
+        raise ins.fail(f"cvt.{dst}.{st} is not supported")
+    ins.only({"rn", "relu"})
+    if "rn" not in ins.flags:
+        raise ins.fail(f"cvt.{dst}.f32 needs .rn")
+    relu = "relu" in ins.flags
+
+    def one(x):
+        return bf16.from_f64(np.asarray(x, np.float32).astype(np.float64), relu)
+    if dst == "bf16":
+        ins.nargs(2)
+        return unary(ins, one, "f32", "b16")
+    ins.nargs(3)
+    return binary(ins, lambda a, b: (one(a).astype(np.uint32) << np.uint32(16)) |
+                  one(b).astype(np.uint32), "f32", "b32")
 
 
 @op("mov")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import approx
+from .bf16 import dec_fma_bf16
 from .decode import Ins, binary, op, ternary, unary
 from .fma64 import fma_f64
 from .ptxtypes import DTYPES
@@ -154,6 +155,8 @@ def dec_arith(ins: Ins):
 def dec_fma(ins: Ins):
     """fma / mad of floats (single rounding for f32 via float64)."""
     t = ins.type()
+    if t in ("bf16", "bf16x2"):
+        return dec_fma_bf16(ins)
     ins.nargs(4)
     ins.only(_ROUND | {"ftz", "sat"})
     mode = _rmode(ins)

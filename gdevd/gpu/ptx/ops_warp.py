@@ -197,3 +197,41 @@ def dec_barred(ins: Ins):
             w(idx, n_true == n_all if kind == "and" else n_true > 0)
         return run
     return bind
+
+
+_REDUX = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+@op("redux")
+def dec_redux(ins: Ins):
+    """redux.sync.{add,min,max}.{u32,s32} / .{and,or,xor}.b32 d, a, mask: the reduction
+    of ``a`` over the warp's member lanes (the executing ones), given to each of them."""
+    kinds = [m for m in _REDUX if m in ins.flags]
+    if "sync" not in ins.flags or len(kinds) != 1:
+        raise ins.fail("redux needs .sync and one of .add/.min/.max/.and/.or/.xor")
+    t = ins.type()
+    if t not in ("u32", "s32", "b32") or (kinds[0] in ("and", "or", "xor")) != (t == "b32"):
+        raise ins.fail(f"redux.{kinds[0]} of .{t}")
+    ins.nargs(3)
+    fn = _REDUX[kinds[0]]
+    d, a = ins.dst(0), ins.src(1)
+    dt = np.dtype(np.int32 if t == "s32" else np.uint32)
+    wide = np.dtype(np.uint64 if kinds[0] == "add" else dt)   # add wraps modulo 2^32
+
+    def bind(env):
+        w, ra = env.wr(d, t), env.rd(a, t)
+        _, _, _, key_all, nwarps = warp_info(env)
+
+        def run(idx):
+            key = key_all[slice(None) if idx is None else idx]
+            v = np.broadcast_to(np.asarray(ra(idx)).astype(dt), key.shape).astype(wide)
+            acc = np.zeros(nwarps, wide)
+            first = np.unique(key, return_index=True)[1]
+            acc[key[first]] = v[first]          # seed each warp with one of its own lanes
+            rest = np.ones(key.shape, bool)
+            rest[first] = False
+            fn.at(acc, key[rest], v[rest])
+            w(idx, acc[key].astype(dt))
+        return run
+    return bind

@@ -121,6 +121,9 @@ def _builtin_binder(ins: Ins, instr: Instr):
     return bind
 
 
+BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}
+
+
 def decode_instr(instr: Instr, ctx):
     """Binder of one non-control instruction (PtxError if unsupported)."""
     ins = Ins(instr, ctx)
@@ -131,6 +134,9 @@ def decode_instr(instr: Instr, ctx):
     dec = DECODERS.get(ins.base)
     if dec is None:
         raise ins.fail(f"unsupported instruction {ins.base}")
+    if {"bf16", "bf16x2"} & set(ins.types) and ins.base not in BF16_FORMS:
+        # bf16 registers hold bits: anything else would compute on them as integers
+        raise ins.fail(f"{ins.base} of bf16 is not supported (only sm_80's cvt and fma)")
     try:
         binder = dec(ins)
     except PtxError:

@@ -12,6 +12,7 @@ SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpi
             "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
             "%dynamic_smem_size", "%total_smem_size", "%clock_hi", "%globaltimer_lo",
             "%globaltimer_hi")
+WARP_SZ = "WARP_SZ"
 
 
 class TokenStream:
@@ -138,6 +139,8 @@ class TokenStream:
         if isinstance(first, Sym) and self.peek().text == "+":
             self.next()
             return Sym(first.name, self.integer())
+        if first == Sym(WARP_SZ):   # the ISA's predefined constant (``warpSize`` in CUDA)
+            return Imm(32)
         return first
 
     def name_operand(self, t: str):

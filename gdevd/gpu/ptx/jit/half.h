@@ -44,4 +44,36 @@ static inline float rnd_f16(double x, int mode)
 	return (float)f;
 }
 
+/* bf16 (ptx/bf16.py): bits to float, and a double rounded once to bf16 bits: to f32
+ * rounding to odd, then to nearest even on the top half; NaN -> 0x7FFF; relu: < 0 -> +0 */
+static inline float bf2f(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t f2bf(double x, int relu)
+{
+	float f = (float)x;
+	double back = (double)f;
+	uint32_t u;
+
+	if (isnan(x))
+		return 0x7FFF;
+	if (relu && x < 0)
+		return 0;
+	memcpy(&u, &f, 4);
+	if (back != x) {
+		if (isinf(f))
+			u = (u & 0x80000000u) | 0x7F7FFFFFu;
+		else if (fabs(back) > fabs(x))
+			u -= 1;
+		u |= 1;
+	}
+	return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
 #endif

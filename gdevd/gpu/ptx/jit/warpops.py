@@ -1,5 +1,5 @@
 """Translation of warp- and block-collective instructions (shfl, vote, activemask, match,
-the reduction half of bar.red) to C.
+redux, the reduction half of bar.red) to C.
 
 These read other lanes, so each is a *raw* statement with its own loops instead of a
 statement inside the block's lane loop: shfl first copies the source register of every lane
@@ -92,6 +92,25 @@ def t_match(ins, ops):
                  f"memset(on_, 0, (size_t)n); {_census('1')} "
                  f"LOOP(on_[i] = 1; v_[i] = (uint64_t){ops.rd(ins.args[1], t)};); "
                  f"LOOP({same} {out}); }}")
+
+
+_REDUX = {"add": "a_ + v_", "min": "v_ < a_ ? v_ : a_", "max": "v_ > a_ ? v_ : a_",
+          "and": "a_ & v_", "or": "a_ | v_", "xor": "a_ ^ v_"}
+
+
+@tr("redux")
+def t_redux(ins, ops):
+    """redux.sync.{add,min,max,and,or,xor}: the reduction over each warp's executing lanes."""
+    kinds = [m for m in _REDUX if m in ins.flags]
+    t = ins.type()
+    if len(kinds) != 1 or t not in ("u32", "s32", "b32"):
+        raise Unsupported("redux form")
+    ct = "int32_t" if t == "s32" and kinds[0] in ("min", "max") else "uint32_t"
+    return RAW, (f"{{ {ct} acc_[32] = {{0}}; uint8_t seen_[32] = {{0}}; "
+                 f"LOOP({ct} v_ = ({ct}){ops.rd(ins.args[1], t)}; {ct} a_ = acc_[i >> 5]; "
+                 f"acc_[i >> 5] = seen_[i >> 5] ? ({ct})({_REDUX[kinds[0]]}) : v_; "
+                 f"seen_[i >> 5] = 1;); "
+                 f"LOOP({ops.wr(ins.args[0], t, 'acc_[i >> 5]')}); }}")
 
 
 @tr("barred")

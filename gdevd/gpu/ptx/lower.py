@@ -1,0 +1,108 @@
+"""Lowering of instructions that both engines run as sequences of simpler ones.
+
+``cp.async`` (sm_80's asynchronous copy from global to shared memory, behind
+``__pipeline_memcpy_async`` and ``cuda::memcpy_async``) is done at once, as a load and a
+store: the ISA only promises the data by the matching ``cp.async.wait_group`` /
+``wait_all``, and a copy finished early is one of the orders it allows (reading the
+destination before waiting has no defined value).  So ``commit_group``, ``wait_group``
+and ``wait_all`` become nothing.  The copy's forms:
+
+* ``cp.async.{ca,cg}.shared.global [d], [s], n`` (n = 4, 8 or 16, also with src-size n):
+  one ``ld.global`` and one ``st.shared`` of n bytes, with their alignment and faults;
+* a smaller immediate src-size: those bytes copied one by one, the rest zero-filled;
+* a register src-size or an ``ignore-src`` predicate (the zero-fill idiom of tiled
+  loops): byte by byte, each byte loaded only where it lies inside src-size (so a source
+  past the end of an array is never read), the others stored as zero.
+
+A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::128B``,
+``.L2::cache_hint`` and its policy operand) change nothing here.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .errors import PtxError
+from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sym, Vec
+
+_WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
+
+
+def lower(ast: ModuleAst, name: str) -> ModuleAst:
+    """``ast`` with every function's asynchronous copies lowered (see the docstring)."""
+    for fn in ast.functions.values():
+        if any(isinstance(s, Instr) and s.opcode.startswith("cp.async") for s in fn.body):
+            fn.body = _lower_body(fn, name)
+    return ast
+
+
+def _lower_body(fn: Function, name: str) -> list:
+    out: list = []
+    fresh = itertools.count()
+    for s in fn.body:
+        if not isinstance(s, Instr) or not s.opcode.startswith("cp.async"):
+            out.append(s)
+        elif not s.opcode.startswith(_WAITS):
+            out += _copy(fn, s, fresh, name)
+    return out
+
+
+def _temp(fn: Function, fresh, t: str) -> Reg:
+    reg = f"%__cpasync{next(fresh)}"
+    fn.regs[reg] = t
+    return Reg(reg)
+
+
+def _copy(fn: Function, s: Instr, fresh, name: str) -> list:
+    mods = s.opcode.split(".")
+    if not any(m.startswith("shared") for m in mods) or "global" not in mods or "bulk" in mods:
+        raise PtxError(s.line, s.opcode, "unsupported cp.async form", name)
+    args = list(s.args)
+    if "L2::cache_hint" in mods:
+        args = args[:-1]                    # the cache policy
+    if len(args) not in (3, 4) or not isinstance(args[2], Imm) or \
+            args[2].value not in (4, 8, 16) or \
+            not all(isinstance(a, Addr) for a in args[:2]):
+        raise PtxError(s.line, s.opcode, "cp.async needs [dst], [src], 4|8|16", name)
+    dst, src, size = args[0], args[1], int(args[2].value)
+    extra = args[3] if len(args) == 4 else Imm(size)
+    if isinstance(extra, Imm) and int(extra.value) >= size:
+        body = _whole(fn, dst, src, size, fresh, s.line)
+    elif isinstance(extra, Imm | Reg):
+        body = _bytes(fn, dst, src, size, extra, fresh, s.line)
+    else:
+        raise PtxError(s.line, s.opcode, "cp.async src-size must be a register or a number",
+                       name)
+    if s.guard is None:
+        return body
+    skip = f"$__cpasync_skip{next(fresh)}"
+    reg, neg = s.guard
+    return [Instr("bra", [Sym(skip)], s.line, (reg, not neg)), *body, Label(skip, s.line)]
+
+
+def _whole(fn, dst: Addr, src: Addr, size: int, fresh, line: int) -> list:
+    words = [_temp(fn, fresh, "b32") for _ in range(size // 4)]
+    vec = f".v{len(words)}" if len(words) > 1 else ""
+    val = Vec(tuple(words)) if len(words) > 1 else words[0]
+    return [Instr(f"ld.global{vec}.b32", [val, src], line),
+            Instr(f"st.shared{vec}.b32", [dst, val], line)]
+
+
+def _bytes(fn, dst: Addr, src: Addr, size: int, limit, fresh, line: int) -> list:
+    """Byte k copied if k < src-size (or if ignore-src is false), else zero."""
+    b, p = _temp(fn, fresh, "b32"), _temp(fn, fresh, "pred")
+    out: list = []
+    for k in range(size):
+        at, to = Addr(src.base, src.offset + k), Addr(dst.base, dst.offset + k)
+        if isinstance(limit, Imm):          # a constant src-size: decided here
+            load = Instr("ld.global.u8", [b, at], line) if k < int(limit.value) else \
+                Instr("mov.b32", [b, Imm(0)], line)
+            out += [load, Instr("st.shared.u8", [to, b], line)]
+            continue
+        ignore = fn.regs.get(limit.name) == "pred"
+        test = Instr("not.pred", [p, limit], line) if ignore else \
+            Instr("setp.gt.u32", [p, limit, Imm(k)], line)
+        out += [test, Instr("mov.b32", [b, Imm(0)], line),
+                Instr("ld.global.u8", [b, at], line, (p.name, False)),
+                Instr("st.shared.u8", [to, b], line)]
+    return out
