@@ -153,7 +153,18 @@ def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int,
         os.sched_setaffinity(0, mine)
 
 
+def _quiet() -> None:
+    """Wait for this process's background PTX compiles (earlier tests' tiered modules): a
+    compiler on the client's CPU delays every request past the window."""
+    for t in threading.enumerate():
+        if t.name == "gdev-jit-cc":
+            t.join(60)
+
+
 def _back_to_back(loopback: Loopback, poll_us: int, client_cpu: int) -> None:
+    _quiet()
+    hits: list[int] = []
+
     def body(peer: Peer) -> None:
         sock = peer.connect()  # the child inherits it (SO_PEERCRED names this process)
         child = subprocess.Popen(
@@ -164,11 +175,18 @@ def _back_to_back(loopback: Loopback, poll_us: int, client_cpu: int) -> None:
         out, _ = child.communicate(peer.sessions[0].token.hex() + "\n")
         assert child.returncode == 0
         assert out.strip() == str([peer.system.virtual[0].memory_size] * 300)
-        if poll_us:
-            assert peer.server.poll.hits > 0, (peer.server.poll.hits, peer.server.poll.misses)
-        else:
+        if not poll_us:
             assert peer.server.poll.hits == peer.server.poll.misses == 0
-    loopback.run(body, ioctl_poll_us=poll_us)
+        hits.append(peer.server.poll.hits)
+    # a crowded CPU (another process's compiler) can make every poll of one connection miss,
+    # and its backoff then polls only ~10 times: up to three connections, a second apart
+    for _ in range(3):
+        loopback.run(body, ioctl_poll_us=poll_us)
+        if not poll_us or hits[-1]:
+            break
+        time.sleep(1)
+    if poll_us:
+        assert hits[-1] > 0, hits
 
 
 @pytest.mark.parametrize("delays", [(0.0, 0.0), (0.0, 0.002), (0.003, 0.0)])
