@@ -161,6 +161,19 @@ def markdown(results: list[dict], quick: bool) -> str:
                             "verdict"], rows))
 
 
+def engines_markdown(rows: list[dict]) -> str:
+    """The ``--engines`` rows as a table: each row's figures as ``key value`` pairs (times in
+    seconds, rates per second, ratios plain; ``load1`` the 1-minute load average then)."""
+    lines = ["| bench | figures |", "|---|---|"]
+    for r in rows:
+        figures = ", ".join(f"{k} {v}" for k, v in r.items() if k != "bench")
+        lines.append(f"| {r['bench']} | {figures} |")
+    return "\n".join(lines) + "\n\nTargets (issue 12): one warp >= 100x the interpreter; wide " \
+        ">= 3x; MADD 1024 within 10x of numpy; naive MMUL 512 within 2x of cc -O2; AES-XTS " \
+        ">= 100 MB/s; 2 engine threads >= 1.7x one; NW and LUD >= 20x; cold compile of " \
+        "aes.ptx < 5 s, warm load < 20 ms.\n"
+
+
 def main() -> None:
     run = benchdoc.Run()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -171,8 +184,14 @@ def main() -> None:
     args = ap.parse_args()
     if args.engines:
         from scripts.bench import engines
+        rows = []
         for r in engines.run_all(args.quick):
             print(json.dumps(r), flush=True)
+            rows.append(r)
+        if args.write_docs:
+            benchdoc.write_section("compute.py --engines", "The interpreter and the compiled "
+                                   "engine side by side (scripts/bench/compute.py --engines, "
+                                   "issue 12)", engines_markdown(rows), run)
         return
     if args.madd_child:
         madd_child(args.madd_child)
