@@ -41,10 +41,17 @@ from ..errors import GdevError, KernelFault
 log = logging.getLogger(__name__)
 
 FIRST_BUDGET = 16       # instruction steps of a job's first quantum (one step may be 128 Ki lanes)
+LEARNED_MAX = 256       # kernels whose last budget the engine remembers
 
 
 class Runnable(Protocol):
-    """What the engine needs of a prepared launch (``gdevd.gpu.ptx``'s launch object)."""
+    """What the engine needs of a prepared launch (``gdevd.gpu.ptx``'s launch object).
+
+    Optional attributes the engine reads with a default: ``budget_scale`` (int, 1: how many
+    of this launch's steps weigh one step of ``slice_budget``: a compiled step costs far
+    less than an interpreted one) and ``budget_key`` (hashable or None: launches with equal
+    keys, the same kernel and shape, start from the budget the last one ended with).
+    """
 
     def run(self, budget: int | None = None) -> bool: ...
 
@@ -86,8 +93,11 @@ class ComputeEngine:
 
     A quantum is one ``run(budget)`` call; the budget (instruction steps) is adapted per
     job so that a quantum takes about ``quantum_s`` whatever the width of the kernel's
-    waves, at most ``slice_budget``.  Before each quantum the engine looks at, in order: the
-    hold seam, cancellation (ECANCELED), the watchdog (ETIME), a preemption request.
+    waves, at most ``slice_budget`` times the launch's ``budget_scale``; a launch with a
+    ``budget_key`` starts from the budget the last launch of that key ended with, so a
+    kernel launched again does not ramp up from FIRST_BUDGET in tiny quanta.  Before each
+    quantum the engine looks at, in order: the hold seam, cancellation (ECANCELED), the
+    watchdog (ETIME), a preemption request.
     """
 
     def __init__(self, name: str, slice_budget: int, quantum_s: float = 0.001) -> None:
@@ -105,6 +115,9 @@ class ComputeEngine:
         self._running: list[LaunchJob] = []
         self._later: collections.deque[LaunchJob] = collections.deque()
         self._turn = 0
+        # budget_key -> the last budget of a launch of that key; only the engine thread
+        # touches it (no lock), at most LEARNED_MAX entries, least recently used dropped
+        self._learned: collections.OrderedDict[Any, int] = collections.OrderedDict()
         self._queue: queue.SimpleQueue[LaunchJob | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=f"gdev-{name}", daemon=True)
         self._closed = False
@@ -213,10 +226,13 @@ class ComputeEngine:
         return True
 
     def _quantum(self, job: LaunchJob) -> bool:
-        """Run one quantum of ``job``; True once it is done.  The budget starts small,
-        shrinks in proportion after a quantum longer than ``quantum_s`` and doubles after
-        one under a quarter of it."""
-        budget = job.budget or min(self.slice_budget, FIRST_BUDGET)
+        """Run one quantum of ``job``; True once it is done.  The budget starts small (or
+        where the last launch of the same ``budget_key`` left it), shrinks in proportion
+        after a quantum longer than ``quantum_s`` and doubles after one under a quarter of
+        it, never above the cap (``slice_budget`` scaled for the launch)."""
+        cap = self.slice_budget * max(1, int(getattr(job.launch, "budget_scale", 1)))
+        key = getattr(job.launch, "budget_key", None)
+        budget = min(cap, job.budget or self._learned.get(key) or FIRST_BUDGET)
         t0 = time.monotonic()
         done = job.launch.run(budget)
         dt = time.monotonic() - t0
@@ -224,10 +240,18 @@ class ComputeEngine:
         self.busy_s += dt
         if dt > self.quantum_s:
             budget = max(1, int(budget * self.quantum_s / dt))
-        elif dt < self.quantum_s / 4:
-            budget = min(self.slice_budget, budget * 2)
+        elif dt < self.quantum_s / 4 and not done:
+            budget = min(cap, budget * 2)
         job.budget = budget
+        if key is not None:
+            self._learn(key, budget)
         return done
+
+    def _learn(self, key: Any, budget: int) -> None:
+        self._learned[key] = budget
+        self._learned.move_to_end(key)
+        if len(self._learned) > LEARNED_MAX:
+            self._learned.popitem(last=False)
 
 
 class ModuleCache:

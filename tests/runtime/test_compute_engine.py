@@ -101,3 +101,38 @@ def test_module_cache_is_lru_by_content() -> None:
     assert cache.lookup(k2) is None and cache.lookup(k3) == "m3"
     assert (cache.hits, cache.misses) == (2, 2)
     assert GdevError  # the module's error type is importable alongside
+
+
+class Weighed(Steps):
+    """A Steps launch that declares its step weight and kernel to the engine."""
+
+    def __init__(self, name: str, n: int, log: list[str], scale: int = 1, key=None):
+        super().__init__(name, n, log)
+        self.budget_scale, self.budget_key = scale, key
+
+
+def _run_all(engine: ComputeEngine, launches: list[Steps]) -> None:
+    done: list[LaunchJob] = []
+    finished = threading.Event()
+    for k, launch in enumerate(launches):
+        engine.submit(_job(launch, done, finished, last=k == len(launches) - 1))
+    assert finished.wait(5)
+    engine.close()
+
+
+def test_the_slice_cap_is_scaled_by_the_launchs_step_weight() -> None:
+    # quantum_s of 10 s: every fake quantum is "short", so the budget doubles up to the cap
+    engine = ComputeEngine("t", slice_budget=64, quantum_s=10.0)
+    log: list[str] = []
+    _run_all(engine, [Weighed("a", 7, log, scale=4), Steps("b", 4, log)])
+    assert log == ["a:16", "a:32", "a:64", "a:128", "a:256", "a:256", "a:256",
+                   "b:16", "b:32", "b:64", "b:64"]
+
+
+def test_a_launch_of_a_known_kernel_starts_at_its_last_budget() -> None:
+    engine = ComputeEngine("t", slice_budget=1 << 20, quantum_s=10.0)
+    log: list[str] = []
+    _run_all(engine, [Weighed("a", 4, log, key="k"), Weighed("b", 2, log, key="k"),
+                      Weighed("c", 1, log, key="other")])
+    # a's last quantum finished it (no doubling on a finished launch): b starts at 128
+    assert log == ["a:16", "a:32", "a:64", "a:128", "b:128", "b:256", "c:16"]

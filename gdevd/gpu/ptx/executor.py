@@ -233,6 +233,16 @@ class Wave:
 class Launch:
     """One kernel launch; ``run(budget)`` executes it, resumably.  See Module.launch."""
 
+    engine = "interp"
+    budget_scale = 1    # the compute engine's slice cap, in this engine's steps (compute.py)
+
+    @property
+    def budget_key(self) -> tuple:
+        """What launches whose budgets transfer share: engine, kernel and shape (a hint for
+        the compute engine's first quantum, compute.py; an id reused after the kernel is
+        gone only costs one quantum of the wrong length)."""
+        return (type(self).__name__, id(self.info), self.grid, self.block)
+
     def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
                  shared_dynamic: int = 0, watchdog: float | None = None) -> None:
         self.info = info

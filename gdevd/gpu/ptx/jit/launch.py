@@ -33,6 +33,11 @@ _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds s
             7: "protection (kernel parameters are read-only)"}
 F_TRAP = 8
 MIN_SLOTS = 8
+# A compiled step (one instruction of one block, every lane) costs about a nanosecond per
+# lane, an interpreted one microseconds of Python per wave: the compute engine's slice cap
+# (compute_slice steps, sized for the interpreter) is scaled by LANE_STEPS / block width, so
+# a capped quantum is a few ms of lane-instructions whatever the block width
+LANE_STEPS = 8192
 _pool: ThreadPoolExecutor | None = None
 THREADS = os.cpu_count() or 1
 
@@ -145,6 +150,11 @@ class JitLaunch(Launch):
         self.key = (fname, self.block, self.shared_total, self.lo_stride, self.pv_stride)
         idle = compiled.pool.setdefault(self.key, [])
         self.chunks = [(_pop(idle) or _Chunk(self)).bind(self, k, slots) for k in range(slots)]
+
+    @property
+    def budget_scale(self) -> int:
+        """Compiled steps per step of the compute engine's slice cap (see LANE_STEPS)."""
+        return max(1, LANE_STEPS // max(32, self.tpb))
 
     def _return_chunks(self) -> None:
         """A finished launch hands its chunks to later launches of the same shape."""
