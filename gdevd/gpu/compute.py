@@ -227,9 +227,9 @@ class ComputeEngine:
 
     def _quantum(self, job: LaunchJob) -> bool:
         """Run one quantum of ``job``; True once it is done.  The budget starts small (or
-        where the last launch of the same ``budget_key`` left it), shrinks in proportion
-        after a quantum longer than ``quantum_s`` and doubles after one under a quarter of
-        it, never above the cap (``slice_budget`` scaled for the launch)."""
+        where the last launch of the same ``budget_key`` left it) and is scaled by
+        ``quantum_s`` over the quantum's duration (growing at most twofold), never above the
+        cap (``slice_budget`` scaled for the launch)."""
         cap = self.slice_budget * max(1, int(getattr(job.launch, "budget_scale", 1)))
         key = getattr(job.launch, "budget_key", None)
         budget = min(cap, job.budget or self._learned.get(key) or FIRST_BUDGET)
@@ -240,8 +240,8 @@ class ComputeEngine:
         self.busy_s += dt
         if dt > self.quantum_s:
             budget = max(1, int(budget * self.quantum_s / dt))
-        elif dt < self.quantum_s / 4 and not done:
-            budget = min(cap, budget * 2)
+        elif not done:  # toward quantum_s, at most doubling (a step's cost is noisy)
+            budget = min(cap, budget * 2, max(budget, int(budget * self.quantum_s / max(dt, 1e-9))))
         job.budget = budget
         if key is not None:
             self._learn(key, budget)

@@ -4,9 +4,12 @@
 
 Runs a gdevd in this process (its mount on a temporary directory) and drives the module's
 file layer (``EncryptedFile``, what every FUSE read/write of the plaintext view calls) with
-one request of each size from 4 KiB to ``--max-size`` on three cipher paths:
+one request of each size from 4 KiB to ``--max-size`` on four cipher paths:
 
 * ``cpu``: ``cryptography`` (OpenSSL AES-NI) in the daemon;
+* ``cpu (software AES)``: the same code in a child process whose OpenSSL is told the CPU has
+  no AES-NI, PCLMULQDQ or SSSE3 (``OPENSSL_ia32cap``), so it runs its portable C T-table AES:
+  the CPU of the paper's Figs. 8-9 (a Core 2 QX9650, before AES-NI; Linux's aes-generic);
 * ``gpu (kcuda)``: kernels/aes.ptx on the emulated GPU through kcuda, in the daemon (Gdev);
 * ``gpu (helper)``: the same kernels in a user-space helper process over libgdev (KGPU).
 
@@ -20,6 +23,7 @@ same priority ("no priorities") and at 40 ("priorities"), and with no competitor
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -46,6 +50,8 @@ from scripts.bench import benchdoc
 ROOT = Path(__file__).resolve().parents[2]
 
 KiB, MiB = 1 << 10, 1 << 20
+# OPENSSL_ia32cap mask: clear AES-NI (bit 57), PCLMULQDQ (33) and SSSE3 (41, OpenSSL's vpaes)
+SOFTWARE_AES = "~0x200020200000000"
 COMPETITOR = """
 import sys, numpy as np
 from libgdev import cuda
@@ -136,6 +142,17 @@ def sweep(name: str, cipher: Any, workdir: str, limit: int, repeat: int) -> dict
     return out
 
 
+def software_sweep(workdir: str, limit: int, repeat: int) -> dict[str, list]:
+    """The ``cpu`` sweep in a child process whose OpenSSL runs without AES-NI (see the module
+    docstring); its progress lines pass through."""
+    out = os.path.join(workdir, "software.json")
+    env = {**os.environ, "OPENSSL_ia32cap": SOFTWARE_AES, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "scripts.bench.ecryptfs", "--software-child", out,
+                    "--max-size", str(limit), "--repeat", str(repeat)], env=env, check=True)
+    with open(out) as f:
+        return json.load(f)
+
+
 def contention(mount: str, workdir: str, size: int, repeat: int, loop_n: int,
                competitors: int) -> dict[str, float]:
     """Fig. 10: kcuda write MB/s alone, and beside ``competitors`` LOOP processes on the same
@@ -183,6 +200,8 @@ def run_all(args: argparse.Namespace, mount: str) -> str:
             curves[name] = sweep(name, cipher, workdir, args.max_size, args.repeat)
         finally:
             cipher.close()
+        if name == "cpu":
+            curves["cpu (software AES)"] = software_sweep(workdir, args.max_size, args.repeat)
     fig10 = contention(mount, workdir, args.fig10_size, args.repeat, args.loop_n,
                        args.competitors)
     print("  fig10", fig10, flush=True)
@@ -249,7 +268,14 @@ def main() -> None:
     p.add_argument("--competitors", type=int, default=3, help="LOOP processes in Fig. 10")
     benchdoc.add_write_flag(p)
     p.add_argument("--plots", help="write PNG plots into this directory")
+    p.add_argument("--software-child", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.software_child:
+        with tempfile.TemporaryDirectory(prefix="ecfs-bench-") as workdir, \
+                open(args.software_child, "w") as f:
+            json.dump(sweep("cpu (software AES)", CpuCipher(), workdir, args.max_size,
+                            args.repeat), f)
+        return
     base = tempfile.mkdtemp(prefix="ecfs-bench-mnt-")
     mount = os.path.join(base, "mnt")
     os.mkdir(mount)
