@@ -16,6 +16,8 @@ and ``wait_all`` become nothing.  The copy's forms:
 
 A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::128B``,
 ``.L2::cache_hint`` and its policy operand) change nothing here.
+
+sm_90's packed 16-bit integer arithmetic (``add.u16x2`` ...) is lowered too: packed16.py.
 """
 
 from __future__ import annotations
@@ -23,32 +25,40 @@ from __future__ import annotations
 import itertools
 
 from .errors import PtxError
+from .packed16 import is_packed16, lower_packed16
 from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sym, Vec
 
 _WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
 
 
 def lower(ast: ModuleAst, name: str) -> ModuleAst:
-    """``ast`` with every function's asynchronous copies lowered (see the docstring)."""
+    """``ast`` with every function's asynchronous copies and packed 16-bit integer
+    instructions lowered (see the docstring)."""
     for fn in ast.functions.values():
-        if any(isinstance(s, Instr) and s.opcode.startswith("cp.async") for s in fn.body):
+        if any(isinstance(s, Instr) and _lowered(s) for s in fn.body):
             fn.body = _lower_body(fn, name)
     return ast
+
+
+def _lowered(s: Instr) -> bool:
+    return s.opcode.startswith("cp.async") or is_packed16(s)
 
 
 def _lower_body(fn: Function, name: str) -> list:
     out: list = []
     fresh = itertools.count()
     for s in fn.body:
-        if not isinstance(s, Instr) or not s.opcode.startswith("cp.async"):
+        if not isinstance(s, Instr) or not _lowered(s):
             out.append(s)
+        elif is_packed16(s):
+            out += lower_packed16(fn, s, lambda t: _temp(fn, fresh, t), name)
         elif not s.opcode.startswith(_WAITS):
             out += _copy(fn, s, fresh, name)
     return out
 
 
 def _temp(fn: Function, fresh, t: str) -> Reg:
-    reg = f"%__cpasync{next(fresh)}"
+    reg = f"%__lowered{next(fresh)}"
     fn.regs[reg] = t
     return Reg(reg)
 
