@@ -142,6 +142,24 @@ def sweep(name: str, cipher: Any, workdir: str, limit: int, repeat: int) -> dict
     return out
 
 
+def wait_compiled(mount: str, timeout: float = 300.0) -> None:
+    """Wait until no PTX module of the daemon is still compiling (MOUNT/proc/gdev/
+    ptx_modules): the tiered engine runs a module on the interpreter until then, and the
+    figures are of the steady state."""
+    path, t0, said = os.path.join(mount, "proc", "gdev", "ptx_modules"), time.monotonic(), False
+    while True:
+        with open(path) as f:
+            rows = [ln.split() for ln in f.read().splitlines()[1:] if ln.strip()]
+        if not any(r[2] == "compiling" for r in rows):
+            return
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"PTX modules still compiling after {timeout:.0f} s: {rows}")
+        if not said:
+            print("  waiting for the AES kernels to compile (tiered engine)", flush=True)
+            said = True
+        time.sleep(0.2)
+
+
 def software_sweep(workdir: str, limit: int, repeat: int) -> dict[str, list]:
     """The ``cpu`` sweep in a child process whose OpenSSL runs without AES-NI (see the module
     docstring); its progress lines pass through."""
@@ -159,6 +177,7 @@ def contention(mount: str, workdir: str, size: int, repeat: int, loop_n: int,
     vGPU without and with priorities (a waiter is served by priority: with one competitor
     there is never a queue to jump, so several keep it full)."""
     gpu = GpuCipher(kcuda, 0)
+    wait_compiled(mount)
     mk = MountKey(os.urandom(32))
     f = EncryptedFile.create(os.path.join(workdir, "fig10"), 0o600, mk, CipherPaths(gpu, 0))
     results: dict[str, float] = {}
@@ -196,6 +215,7 @@ def run_all(args: argparse.Namespace, mount: str) -> str:
     curves = {}
     for name, make in paths.items():
         cipher = make()
+        wait_compiled(mount)
         try:
             curves[name] = sweep(name, cipher, workdir, args.max_size, args.repeat)
         finally:
