@@ -48,6 +48,10 @@ int gclose(Ghandle h);
 uint64_t gmalloc(Ghandle h, uint64_t size);
 uint64_t gfree(Ghandle h, uint64_t addr);
 void *gmalloc_dma(Ghandle h, uint64_t size);
+/* gdev-py: a pinned buffer mapped in this process at its own GPU virtual address, so that
+ * one pointer serves the host and kernels (CUDA's managed memory); freed by gfree_dma.
+ * NULL if that address range of the process is taken (gdev_last_error says so). */
+void *gmalloc_unified(Ghandle h, uint64_t size);
 uint64_t gfree_dma(Ghandle h, void *buf);
 int gmemcpy_to_device(Ghandle h, uint64_t dst_addr, const void *src_buf, uint64_t size);
 int gmemcpy_to_device_async(Ghandle h, uint64_t dst_addr, const void *src_buf, uint64_t size,

@@ -70,12 +70,24 @@ struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size)
     return NULL;
 }
 
-/* Map a memfd the daemon passed; closes it.  NULL (errno set by gdev_fail) on failure. */
-static uint8_t *map_shared(int fd, uint64_t size)
+/* Map a memfd the daemon passed, anywhere (at == NULL) or exactly at `at` without replacing
+ * any mapping; closes it.  NULL (errno set by gdev_fail) on failure. */
+static uint8_t *map_shared(int fd, uint64_t size, void *at)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(at, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
     int err = errno;
     close(fd);
+    if (p != MAP_FAILED && at && p != at) {     /* a kernel without MAP_FIXED_NOREPLACE */
+        munmap(p, size);
+        p = MAP_FAILED;
+        err = EEXIST;
+    }
+    if (p == MAP_FAILED && at) {
+        gdev_fail(err, "mapping a shared buffer of %llu bytes at its GPU address %p: that "
+                  "range of this process is taken", (unsigned long long)size, at);
+        return NULL;
+    }
     if (p == MAP_FAILED) {
         gdev_fail(err, "mapping a shared buffer of %llu bytes", (unsigned long long)size);
         return NULL;
@@ -83,7 +95,8 @@ static uint8_t *map_shared(int fd, uint64_t size)
     return p;
 }
 
-GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)
+/* A pinned buffer mapped in this process anywhere, or at its GPU address (`unified`). */
+static void *dma_alloc(Ghandle h, uint64_t size, int unified)
 {
     struct gdev_abi_size req = {.size = size};
     struct gdev_abi_dma out;
@@ -99,7 +112,7 @@ GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)
     err = gdev_conn_call(&h->conn, GDEV_CMD_GMALLOC_DMA, &req, sizeof req, NULL, 0, &out,
                          sizeof out, &r);
     if (!err) {
-        d->base = map_shared(r.fd, out.size);
+        d->base = map_shared(r.fd, out.size, unified ? (void *)(uintptr_t)out.addr : NULL);
         if (!d->base) {
             struct gdev_abi_buf fr = {.buf_id = out.buf_id};
             struct gdev_abi_size ignored;
@@ -121,6 +134,16 @@ GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)
         return NULL;
     }
     return d->base;
+}
+
+GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)
+{
+    return dma_alloc(h, size, 0);
+}
+
+GDEV_EXPORT void *gmalloc_unified(Ghandle h, uint64_t size)
+{
+    return dma_alloc(h, size, 1);
 }
 
 GDEV_EXPORT uint64_t gfree_dma(Ghandle h, void *buf)

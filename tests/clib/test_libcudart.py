@@ -15,15 +15,24 @@ from tests.clib.runner import need_cuda_h, nvcc
 GDEV_RUN = ROOT / "scripts" / "gdev-run"
 
 
-@pytest.fixture(scope="module")
-def rt_features(tmp_path_factory) -> Path:
+def _build(tmp_path_factory, name: str) -> Path:
     need_cuda_h()
     clib_dir()
-    out = tmp_path_factory.mktemp("rt") / "rt_features"
+    out = tmp_path_factory.mktemp("rt") / name
     subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
-                    "-o", str(out), str(PROGS / "rt_features.cu")], check=True,
+                    "-o", str(out), str(PROGS / f"{name}.cu")], check=True,
                    capture_output=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def rt_features(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, "rt_features")
+
+
+@pytest.fixture(scope="module")
+def rt_managed(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, "rt_managed")
 
 
 def test_binary_links_gdev_py_runtime_by_version(rt_features) -> None:
@@ -47,6 +56,15 @@ def test_runtime_features_through_gdev_run(gdevd, rt_features) -> None:
     for want in ("hits=10000", "bad_launch=cudaErrorInvalidConfiguration", "after=cudaSuccess",
                  "oom=cudaErrorMemoryAllocation", "version=13000"):
         assert want in out, out
+
+
+def test_managed_memory_one_pointer_for_host_and_kernels(gdevd, rt_managed) -> None:
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(rt_managed)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert ("rt_managed ok bad=0 managed=1 copied=1 not_managed=cudaErrorInvalidValue "
+            "bad_flags=cudaErrorInvalidValue too_big=cudaErrorMemoryAllocation "
+            "twice=cudaErrorInvalidValue\n") in res.stdout, res.stdout
 
 
 def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:

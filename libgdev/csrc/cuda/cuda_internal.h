@@ -20,6 +20,7 @@ struct CUevent_st;
 /* A device allocation, for cuMemGetAddressRange and pointer checks. */
 struct alloc {
     uint64_t addr, size;
+    int managed; /* a gmalloc_unified buffer (cuMemAllocManaged): freed by gfree_dma */
 };
 
 /* A context: one Gdev handle (its own address space), as in Gdev's libucuda. */
@@ -83,8 +84,11 @@ void cu_unload_all(CUcontext ctx);
 void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
 int gdev_last_errno(void);
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
-void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
+void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size, int managed);
+/* 0 if addr starts no allocation, 1 for device memory, 2 for managed memory (untracked) */
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
+/* 1 if [addr, addr + size) lies in one managed allocation of ctx */
+int cu_is_managed(CUcontext ctx, uint64_t addr, uint64_t size);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
 int cu_initialized(void);

@@ -9,7 +9,7 @@
 
 #define MEMSET_CHUNK (4u << 20)
 
-void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size)
+void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
 {
     pthread_mutex_lock(&c->lock);
     if (c->nallocs == c->cap) {
@@ -22,7 +22,7 @@ void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size)
         c->allocs = a;
         c->cap = cap;
     }
-    c->allocs[c->nallocs++] = (struct alloc){addr, size};
+    c->allocs[c->nallocs++] = (struct alloc){addr, size, managed};
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -32,12 +32,25 @@ int cu_untrack_alloc(CUcontext c, uint64_t addr)
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->nallocs; i++)
         if (c->allocs[i].addr == addr) {
+            found = c->allocs[i].managed ? 2 : 1;
             c->allocs[i] = c->allocs[--c->nallocs];
-            found = 1;
             break;
         }
     pthread_mutex_unlock(&c->lock);
     return found;
+}
+
+int cu_is_managed(CUcontext c, uint64_t addr, uint64_t size)
+{
+    int yes = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nallocs && !yes; i++) {
+        struct alloc a = c->allocs[i];
+        yes = a.managed && addr >= a.addr && addr - a.addr <= a.size &&
+              size <= a.size - (addr - a.addr);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return yes;
 }
 
 #define CURRENT(c) CUcontext c = NULL; do { CUresult r_ = cu_current(&c); if (r_) return r_; } while (0)
@@ -51,7 +64,7 @@ API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
     if (!a)
         return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc(%zu): %s", bytesize,
                        gdev_last_error());
-    cu_track_alloc(c, a, bytesize);
+    cu_track_alloc(c, a, bytesize, 0);
     *dptr = a;
     return CUDA_SUCCESS;
 }
@@ -61,11 +74,71 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     CURRENT(c);
     if (!dptr)
         return CUDA_SUCCESS;
-    if (!cu_untrack_alloc(c, dptr))
+    int kind = cu_untrack_alloc(c, dptr);
+    if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
                        (unsigned long long)dptr);
-    return gfree(c->h, dptr) ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
-                                                       gdev_last_error());
+    uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
+    return freed ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+}
+
+/* Managed memory is a pinned buffer mapped in this process at its own GPU address
+ * (gmalloc_unified): one pointer for the host and for kernels, the same pages, so it is
+ * coherent at every synchronization with nothing to migrate.  It is bounded as pinned memory
+ * is (the vGPU's DMA share, pinned_per_session, 63 buffers a context: docs/clib.md). */
+API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    CURRENT(c);
+    if (!dptr || !bytesize || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = gmalloc_unified(c->h, bytesize);
+    if (!p)
+        return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAllocManaged(%zu): %s", bytesize,
+                       gdev_last_error());
+    cu_track_alloc(c, (uint64_t)(uintptr_t)p, bytesize, 1);
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* Hints about managed memory: checked (a range of one managed allocation, a known
+ * advice, a valid location), then nothing to do: its pages are the host's and
+ * the device's at once. */
+static CUresult managed_range(CUcontext c, CUdeviceptr p, size_t n, const char *who)
+{
+    if (!n || !cu_is_managed(c, p, n))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: 0x%llx+%zu is not managed memory", who,
+                       (unsigned long long)p, n);
+    return CUDA_SUCCESS;
+}
+
+static int location_ok(CUmemLocation loc)
+{
+    return (loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id >= 0 &&
+            loc.id < cu_device_count()) || loc.type == CU_MEM_LOCATION_TYPE_HOST;
+}
+
+API CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc,
+                                   unsigned int flags, CUstream s)
+{
+    CURRENT(c);
+    CUresult r = managed_range(c, p, n, "cuMemPrefetchAsync");
+    if (r)
+        return r;
+    (void)s; /* nothing is queued on it */
+    return flags || !location_ok(loc) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+    CURRENT(c);
+    CUresult r = managed_range(c, p, n, "cuMemAdvise");
+    if (r)
+        return r;
+    if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+        return CUDA_ERROR_INVALID_VALUE;
+    int needs_loc = advice != CU_MEM_ADVISE_SET_READ_MOSTLY &&
+                    advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+    return needs_loc && !location_ok(loc) ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
 }
 
 API CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)

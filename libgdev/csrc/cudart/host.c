@@ -31,8 +31,11 @@ API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const 
     memset(a, 0, sizeof *a);
     a->device = rt_device();
     if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS) {
-        a->type = cudaMemoryTypeDevice;
+        /* managed memory is also a pinned buffer, mapped at its own device address */
+        int managed = cuMemHostGetDevicePointer(&dptr, (void *)ptr, 0) == CUDA_SUCCESS;
+        a->type = managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
         a->devicePointer = (void *)ptr;
+        a->hostPointer = managed ? (void *)ptr : NULL;
     } else if (cuMemHostGetDevicePointer(&dptr, (void *)ptr, 0) == CUDA_SUCCESS) {
         a->type = cudaMemoryTypeHost;
         a->hostPointer = (void *)ptr;

@@ -25,6 +25,37 @@ API cudaError_t cudaFree(void *p)
     CALL(cuMemFree((CUdeviceptr)(uintptr_t)p));
 }
 
+/* Managed memory: host and device share the pages (libcuda's cuMemAllocManaged). */
+API cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
+{
+    CUdeviceptr d = 0;
+    IN_CTX();
+    if (!p)
+        return rt_set(cudaErrorInvalidValue);
+    CUresult r = cuMemAllocManaged(&d, size, flags);
+    *p = (void *)(uintptr_t)d;
+    CALL(r);
+}
+
+static CUmemLocation location(struct cudaMemLocation loc)
+{
+    return (CUmemLocation){.type = (CUmemLocationType)loc.type, .id = loc.id};
+}
+
+API cudaError_t cudaMemPrefetchAsync(const void *p, size_t n, struct cudaMemLocation loc,
+                                     unsigned int flags, cudaStream_t s)
+{
+    IN_CTX();
+    CALL(cuMemPrefetchAsync_v2((CUdeviceptr)(uintptr_t)p, n, location(loc), flags, s));
+}
+
+API cudaError_t cudaMemAdvise(const void *p, size_t n, enum cudaMemoryAdvise advice,
+                              struct cudaMemLocation loc)
+{
+    IN_CTX();
+    CALL(cuMemAdvise_v2((CUdeviceptr)(uintptr_t)p, n, (CUmem_advise)advice, location(loc)));
+}
+
 API cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 {
     IN_CTX();

@@ -1,0 +1,68 @@
+// Managed memory as tutorials use it (cudaMallocManaged, kernels and the host on one pointer),
+// with prefetch and advice hints, pointer attributes, cudaMemcpyDefault between managed and
+// device memory, and the errors CUDA gives.  Built by nvcc -cudart shared, run through
+// scripts/gdev-run; prints "rt_managed ok".
+#include <cstdio>
+
+__global__ void add(int n, const float *x, float *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = x[i] + y[i];
+}
+
+#define CK(call)                                                                   \
+    do {                                                                           \
+        cudaError_t e_ = (call);                                                   \
+        if (e_ != cudaSuccess) {                                                   \
+            printf("%s: %s (%s)\n", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
+            return 1;                                                              \
+        }                                                                          \
+    } while (0)
+
+int main()
+{
+    const int n = 1 << 20;
+    float *x, *y, *d;
+    CK(cudaMallocManaged(&x, n * sizeof(float)));
+    CK(cudaMallocManaged(&y, n * sizeof(float), cudaMemAttachHost));
+    for (int i = 0; i < n; i++) {
+        x[i] = 1.0f;
+        y[i] = (float)i;
+    }
+    cudaMemLocation gpu = {cudaMemLocationTypeDevice, 0}, host = {cudaMemLocationTypeHost, 0};
+    CK(cudaMemAdvise(x, n * sizeof(float), cudaMemAdviseSetReadMostly, gpu));
+    CK(cudaMemPrefetchAsync(x, n * sizeof(float), gpu, 0, 0));
+    add<<<64, 256>>>(n, x, y);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemPrefetchAsync(y, n * sizeof(float), host, 0, 0));
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += y[i] != (float)i + 1.0f;
+
+    cudaPointerAttributes a;
+    CK(cudaPointerGetAttributes(&a, y + 5));
+    int managed = a.type == cudaMemoryTypeManaged && a.devicePointer == y + 5 &&
+                  a.hostPointer == y + 5;
+    CK(cudaMalloc(&d, 16 * sizeof(float)));
+    CK(cudaMemcpy(d, y, 16 * sizeof(float), cudaMemcpyDefault));       // managed -> device
+    CK(cudaMemcpy(x, d, 16 * sizeof(float), cudaMemcpyDefault));       // device -> managed
+    int copied = x[0] == 1.0f && x[15] == 16.0f;
+
+    cudaError_t not_managed = cudaMemPrefetchAsync(d, 64, gpu, 0, 0);
+    cudaGetLastError();
+    float *z;
+    cudaError_t bad_flags = cudaMallocManaged(&z, 64, 0);
+    cudaGetLastError();
+    cudaError_t too_big = cudaMallocManaged(&z, (size_t)1 << 40);
+    cudaGetLastError();
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    CK(cudaFree(d));
+    cudaError_t twice = cudaFree(x);
+    printf("rt_managed %s bad=%d managed=%d copied=%d not_managed=%s bad_flags=%s too_big=%s "
+           "twice=%s\n", bad || !managed || !copied ? "FAILED" : "ok", bad, managed, copied,
+           cudaGetErrorName(not_managed), cudaGetErrorName(bad_flags), cudaGetErrorName(too_big),
+           cudaGetErrorName(twice));
+    return bad || !managed || !copied;
+}
