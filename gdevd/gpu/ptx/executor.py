@@ -61,6 +61,7 @@ class Wave:
         mem = MemSys(launch.mmu, geom.n, geom.tpb, launch.shared_total, info.local_size)
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
+        self.env.printf = launch.printf
         self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines,
                       tuple(blk.pure)) for blk in info.blocks]
         # blocks that only return: a branch there is an exit (the common `if (i >= n)
@@ -79,6 +80,7 @@ class Wave:
         """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
         self.launch = launch
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
+        self.env.printf = launch.printf
         self.pc.fill(0)
         self.n_alive = self.n
         self.upc, self.ulanes = 0, None
@@ -234,6 +236,7 @@ class Launch:
     """One kernel launch; ``run(budget)`` executes it, resumably.  See Module.launch."""
 
     engine = "interp"
+    printf = None       # where device printf goes: anything with write(bytes) (ops_printf.py)
     budget_scale = 1    # the compute engine's slice cap, in this engine's steps (compute.py)
 
     @property

@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (registering the instruction families)
 )
 from .decode import DECODERS, Ins
 from .errors import PtxError
+from .ops_printf import vprintf_binder
 from .syntax import Group, Instr, Label, Sym
 
 FALL, BRA, EXIT, BAR, TRAP = range(5)
@@ -104,23 +105,6 @@ def _control(ins: Ins, instr: Instr):
     return None
 
 
-def _builtin_binder(ins: Ins, instr: Instr):
-    """vprintf: returns 0 (the format is not evaluated)."""
-    rets = instr.args[0].items if isinstance(instr.args[0], Group) else ()
-
-    def bind(env):
-        stores = [env.pvars[r.name] for r in rets]
-
-        def run(idx):
-            for s in stores:
-                if idx is None:
-                    s[:, :4] = 0
-                else:
-                    s[idx, :4] = 0
-        return run
-    return bind
-
-
 BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}
 
 
@@ -128,7 +112,8 @@ def decode_instr(instr: Instr, ctx):
     """Binder of one non-control instruction (PtxError if unsupported)."""
     ins = Ins(instr, ctx)
     if instr.opcode == "builtin.vprintf":
-        return _builtin_binder(ins, instr)
+        binder = vprintf_binder(ins, instr)
+        return guarded(binder, instr.guard) if instr.guard else binder
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
         return lambda env: (lambda idx: None)
     dec = DECODERS.get(ins.base)

@@ -48,6 +48,7 @@ class Env:
         self.pvars = {name: np.zeros((self.n, max(size, 1)), dtype=np.uint8)
                       for name, size in kernel.pvars.items()}
         self.lanes_all = np.arange(self.n, dtype=np.int64)
+        self.printf = None       # the launch's printf sink (ops_printf.py), set per launch
         self._special: dict[str, object] = {}
         self._special_t: dict[tuple[str, str], np.ndarray] = {}
 

@@ -1,0 +1,82 @@
+"""Device printf (gdevd/gpu/ptx/ops_printf.py, printf.py) on both engines (kernels that print
+stay on the interpreter): the text is glibc's for every conversion, lanes print in order, a
+lane that does not call printf prints nothing, and printf returns its argument count."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gdevd.errors import KernelFault
+from gdevd.gpu.ptx.printf import format_call
+
+from .helpers import Device, load
+
+
+class Sink:
+    """What the runtime's per-context buffer is to the engine: ``write(bytes)``."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, text: bytes) -> None:
+        self.data += text
+
+
+def _run(kernel: str, grid, block, args, sink: Sink | None = None):
+    dev, mod = Device(), load("printf")
+    launch = dev.prepare(mod, kernel, grid, block, *args(dev), data_base=dev.load_data(mod))
+    launch.printf = sink
+    while not launch.run():
+        pass
+    return dev, launch
+
+
+def test_every_conversion_prints_as_glibc_does(engine):
+    sink = Sink()
+    _run("formats", (1,), (2,), lambda dev: (dev.put(np.frombuffer(b"gdev\0", np.uint8)),
+                                              -(1 << 40), 2.5), sink=sink)
+    line = ("t{} 3 -4 -1099511627776 1.500000 2.500000e+00 0.1 str Z (nil) ff  3.14|7   |0042 "
+            "% -3 200 99 010 0x1.8p+1 gdev\n")
+    assert sink.data.decode() == line.format(0) + line.format(1)
+
+
+def test_only_the_lanes_that_call_print_and_get_the_argument_count(engine):
+    sink = Sink()
+    box = {}
+
+    def args(dev):
+        box["out"] = dev.alloc(4 * 64)
+        return (box["out"],)
+    dev, _ = _run("odd_lanes", (2,), (32,), args, sink=sink)
+    want = "".join(f"block {b} lane {t}: {(32 * b + t) ** 2}\n"
+                   for b in range(2) for t in range(1, 32, 2))
+    assert sink.data.decode() == want
+    out = dev.get(box["out"], 64, np.int32)
+    assert (out[1::2] == 3).all() and (out[0::2] == -7).all()
+
+
+def test_without_a_sink_nothing_is_printed_and_the_kernel_runs(engine):
+    box = {}
+
+    def args(dev):
+        box["out"] = dev.alloc(4 * 32)
+        return (box["out"],)
+    dev, launch = _run("odd_lanes", (1,), (32,), args)
+    assert launch.done and (dev.get(box["out"], 32, np.int32)[0::2] == -7).all()
+
+
+def test_a_bad_string_pointer_faults_the_launch(engine):
+    sink = Sink()
+    try:
+        _run("formats", (1,), (1,), lambda dev: (0xdead0000, 1, 2.0), sink=sink)
+    except KernelFault as exc:
+        assert "0xdead0000" in str(exc)
+    else:
+        raise AssertionError("a %s of an unmapped address printed")
+
+
+def test_star_width_and_precision_and_unknown_conversions():
+    vals = (7).to_bytes(4, "little") + (3).to_bytes(4, "little") + \
+        np.float64(2.0).tobytes()
+    text, n = format_call(b"[%*.*f] %y %5%", lambda o, k: vals[o:o + k], lambda a: b"")
+    assert (text, n) == (b"[  2.000] %y %", 3)
