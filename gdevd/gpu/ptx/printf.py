@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 MAX_STRING = 4096
 MAX_ARGS = 32
-_SPEC = re.compile(rb"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|z|j|t|L)?([diouxXcspfFeEgGaAn%])?")
+_SPEC = re.compile(rb"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|z|j|t|L)?"
+                   rb"([diouxXcspfFeEgGaAn%])?")
 _WIDE = {b"l", b"ll", b"z", b"j", b"t"}
 
 ReadArgs = Callable[[int, int], bytes]     # (offset in the argument buffer, size) -> bytes
@@ -101,7 +102,7 @@ def _value(flags: str, size: str, length: bytes, conv: str, args: _Args,
         return (spec + "s").encode() % (read_string(addr) if addr else b"(null)")
     if conv == "p":
         addr = args.int(8, False)
-        return _pad("0x%x" % addr if addr else "(nil)", flags.replace("0", ""), size)
+        return _pad(f"0x{addr:x}" if addr else "(nil)", flags.replace("0", ""), size)
     if conv == "n":
         args.int(8, False)
         return b""

@@ -26,7 +26,7 @@ from . import (  # noqa: F401  (registering the instruction families)
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .ops_printf import vprintf_binder
-from .syntax import Group, Instr, Label, Sym
+from .syntax import Instr, Label, Sym
 
 FALL, BRA, EXIT, BAR, TRAP = range(5)
 
