@@ -20,7 +20,7 @@ from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
 from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
-from libgdev.verbs import GdevContext
+from libgdev.verbs import PRINTF_DRAIN_MAX, GdevContext
 from libgdev.wire import Command, Rep, Req
 
 _EMPTY = abi.Empty()
@@ -292,6 +292,13 @@ class Handle(ModuleVerbs):
         us = 0 if timeout is None else max(0, int(timeout * 1e6))
         self._call(abi.STREAM_SYNC, abi.StreamSync(stream, flags, us))
 
+    def gprintf_drain(self, size: int = PRINTF_DRAIN_MAX) -> bytes:
+        """What this context's kernels printed (device printf) since the last drain, oldest
+        first, up to ``size`` bytes; b"" when there is nothing."""
+        if self._fd < 0:
+            raise error_from_errno(errno.EBADF, "handle is closed")
+        return bytes(self._conn.call(abi.PRINTF_DRAIN, abi.Size(size)).tail)
+
     # -- compute ---------------------------------------------------------------------
     def glaunch(self, kernel: GdevKernel, stream: int = 0) -> int:
         """Launch a kernel in ``stream``; its fence id."""
@@ -344,6 +351,7 @@ COMMAND_WRAPPERS = {
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
     "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
+    "PRINTF_DRAIN": Handle.gprintf_drain,
 }
 
 

@@ -7,14 +7,16 @@ fixed-width little-endian records, each padded to a multiple of 8 so a C client 
 
     n_functions x ( FUNCTION: name_len u32, n_params u32, param_size u32, max_threads u32,
                               static_shared u32, local_size u32, num_regs u32,
-                              const_size u32, max_dynamic_shared u32, _pad u32   (40 bytes)
+                              const_size u32, max_dynamic_shared u32, flags u32  (40 bytes)
                     name (name_len bytes, zero-padded to 8)
                     n_params x PARAM: offset u32, size u32, align u32, _pad u32,
                                       type 8s (PTX type, e.g. "f32", "u64", "b8")  (24) )
     n_globals   x ( GLOBAL: addr u64, size u64, name_len u32, space u32  (24 bytes)
                     name (name_len bytes, zero-padded to 8) )
 
-Names are ASCII (PTX identifiers); ``space`` is 0 for ``.global``, 1 for ``.const``.  Like
+Names are ASCII (PTX identifiers); ``space`` is 0 for ``.global``, 1 for ``.const``.
+``flags``: FUNC_PRINTS (the kernel calls ``printf``: a client fetches the context's printf
+output at its next synchronization, PRINTF_DRAIN); other bits are zero.  Like
 the rest of the ABI this module does no I/O; :func:`decode` raises ``ProtocolError(EPROTO)``
 on anything malformed.
 """
@@ -33,6 +35,8 @@ PARAM = struct.Struct("<4I8s")
 GLOBAL = struct.Struct("<QQII")
 SPACES = ("global", "const")
 NAME_MAX = 1024  # longest kernel or variable name carried
+FUNC_PRINTS = 0x1  # FUNCTION.flags: the kernel calls printf
+FUNC_FLAGS = FUNC_PRINTS
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Function:
     num_regs: int
     const_size: int
     max_dynamic_shared: int
+    prints: bool = False  # calls printf (FUNC_PRINTS)
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,7 @@ def encode(functions: tuple[Function, ...], globals_: tuple[Global, ...]) -> byt
         name = _name(f.name)
         out += FUNCTION.pack(len(f.name), len(f.params), f.param_size, f.max_threads,
                              f.static_shared, f.local_size, f.num_regs, f.const_size,
-                             f.max_dynamic_shared, 0) + name
+                             f.max_dynamic_shared, FUNC_PRINTS if f.prints else 0) + name
         for p in f.params:
             out += PARAM.pack(p.offset, p.size, p.align, 0, p.type.encode("ascii"))
     for g in globals_:
@@ -143,9 +148,9 @@ class _Reader:
 
 def _function(r: _Reader) -> Function:
     (name_len, n_params, param_size, max_threads, shared, local, regs, const, dyn,
-     pad) = r.take(FUNCTION)
-    if pad:
-        raise ProtocolError(_errno.EPROTO, "module table: nonzero padding")
+     flags) = r.take(FUNCTION)
+    if flags & ~FUNC_FLAGS:
+        raise ProtocolError(_errno.EPROTO, f"module table: unknown function flags {flags:#x}")
     name = r.name(name_len)
     params = []
     for _ in range(n_params):
@@ -154,7 +159,7 @@ def _function(r: _Reader) -> Function:
             raise ProtocolError(_errno.EPROTO, "module table: nonzero padding")
         params.append(Param(offset, size, align, ptype.rstrip(b"\0").decode("ascii", "replace")))
     return Function(name, tuple(params), param_size, max_threads, shared, local, regs, const,
-                    dyn)
+                    dyn, bool(flags & FUNC_PRINTS))
 
 
 def decode(data: bytes | memoryview, n_functions: int,

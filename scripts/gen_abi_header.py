@@ -63,7 +63,7 @@ def layout_struct(lay: abi.Layout | CStruct) -> list[str]:
 TABLE_RECORDS = (
     ("modtab_function", moduletable.FUNCTION,
      ("name_len", "n_params", "param_size", "max_threads", "static_shared", "local_size",
-      "num_regs", "const_size", "max_dynamic_shared", "_pad0")),
+      "num_regs", "const_size", "max_dynamic_shared", "flags")),
     ("modtab_param", moduletable.PARAM, ("offset", "size", "align", "_pad0", "type")),
     ("modtab_global", moduletable.GLOBAL, ("addr", "size", "name_len", "space")),
 )
@@ -163,6 +163,8 @@ def render() -> str:
     out.append("/* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */")
     for lay in table_records():
         out += layout_struct(lay) + [""]
+    out += [f"#define GDEV_MODTAB_FUNC_PRINTS 0x{moduletable.FUNC_PRINTS:x}u "
+            "/* modtab_function.flags: the kernel calls printf */", ""]
     out += command_lines()
     out += ["#endif /* GDEV_ABI_H */", ""]
     return "\n".join(out)

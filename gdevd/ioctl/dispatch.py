@@ -189,6 +189,12 @@ def _get_handle(call: Call, req: abi.Empty, tail: abi.Tail) -> Out[abi.HandleId]
     return Out(abi.HandleId(call.s.id))
 
 
+@handler(abi.PRINTF_DRAIN)
+async def _printf_drain(call: Call, req: abi.Size, tail: abi.Tail) -> Out[abi.Empty]:
+    size = min(req.size, abi.MAX_PAYLOAD - 4096)     # the reply must fit one message
+    return Out(_EMPTY, tail=await backend.rt.gprintf_drain(call.s.handle, size))
+
+
 @handler(abi.GMALLOC)
 async def _gmalloc(call: Call, req: abi.Size, tail: abi.Tail) -> Out[abi.Addr]:
     return Out(abi.Addr(await backend.rt.gmalloc(call.s.handle, req.size)))

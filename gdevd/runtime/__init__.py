@@ -15,7 +15,7 @@ from .api_copy import (
     gmemcpy_to_device_async,
 )
 from .api_ctx import gdevice_count, gopen, gquery, gtune, query
-from .api_exec import gbarrier, glaunch, gsync
+from .api_exec import gbarrier, glaunch, gprintf_drain, gsync
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
 from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
@@ -36,7 +36,7 @@ __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
     "HostRange", "hostmem",
     "PhysicalGpu", "VirtualGpu", "parse_size", "limits_text",
-    "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count",
+    "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count", "gprintf_drain",
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",

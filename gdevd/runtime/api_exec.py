@@ -20,6 +20,7 @@ from libgdev.kernel import Dim3, GdevKernel
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from ..gpu.ptx import load_module
+from . import defaults as D
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
 from .mm.residency import resident_all, touching
@@ -101,6 +102,7 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
     launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
                         shared_dynamic=kernel.shared_dynamic)
+    launch.printf = handle.printf
     await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
     return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch),
                           stream).id
@@ -182,6 +184,16 @@ async def gbarrier(handle: Handle, timeout: float | None = None) -> None:
     check_timeout(timeout)
     await wait_all(handle.streams.tails(), timeout, "barrier")
     handle.check_fault()
+
+
+async def gprintf_drain(handle: Handle, size: int = D.PRINTF_FIFO) -> bytes:
+    """Take up to ``size`` bytes (1..PRINTF_FIFO) of what the context's kernels printed,
+    oldest first (printfbuf.py).  Errors: EBADF; EINVAL for a bad size."""
+    await trio.lowlevel.checkpoint()
+    check_handle(handle)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= D.PRINTF_FIFO:
+        raise GdevError(errno.EINVAL, f"printf drain size must be 1..{D.PRINTF_FIFO}: {size!r}")
+    return handle.printf.drain(size)
 
 
 def check_timeout(timeout: float | None) -> None:

@@ -84,7 +84,7 @@ def _functions(decoded: Any, const_size: int) -> tuple[Function, ...]:
                        for p in info.params)
         out.append(Function(info.name, params, int(info.param_size), info.max_threads or 1024,
                             info.static_shared, info.local_size, len(info.regs), const_size,
-                            SHARED_PER_BLOCK - info.static_shared))
+                            SHARED_PER_BLOCK - info.static_shared, info.prints))
     return tuple(out)
 
 

@@ -105,6 +105,7 @@ PREAUTH_PER_UID = 16                  # ... of one user
 PREAUTH_TIMEOUT_S = 5.0               # a connection without HELLO after this is closed
 CONTEXTS_PER_USER = 32                # contexts one non-root user may hold per physical GPU
 CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-daemon modules
+PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds between syncs
 PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create

@@ -41,6 +41,7 @@ from .bounce import BounceBuffers
 from .mm.addrspace import AddressSpace
 from .mm.memory import MemObject
 from .mm.swaparea import SwapCounters
+from .printfbuf import PrintfBuffer
 from .streams import LEGACY, Stream, Streams
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ class Handle:
         self.streams = Streams()
         self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
         self.fault: GdevError | None = None
+        self.printf = PrintfBuffer(D.PRINTF_FIFO)   # what its kernels print (printfbuf.py)
         self.closed = False
         self._seq = 0
 

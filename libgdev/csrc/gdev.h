@@ -87,6 +87,7 @@ struct gdev_function {
     uint32_t n_params, param_size, max_threads, static_shared, local_size, num_regs,
         const_size, max_dynamic_shared;
     struct gdev_param *params;
+    int prints; /* the kernel calls printf (GDEV_MODTAB_FUNC_PRINTS) */
 };
 struct gdev_global {
     char *name;
@@ -124,6 +125,9 @@ int gstream_create(Ghandle h, uint32_t flags, uint32_t *stream);
 int gstream_destroy(Ghandle h, uint32_t stream); /* its issued work still completes */
 int gstream_wait(Ghandle h, uint32_t stream, uint32_t fence); /* later work waits for fence */
 int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time *timeout); /* -ETIME */
+/* gdev-py: copy up to cap bytes of what the context's kernels printed (device printf), oldest
+ * first, into buf: the count, 0 when there is nothing, -errno on failure (docs/abi.md). */
+int64_t gprintf_drain(Ghandle h, void *buf, uint64_t cap);
 int gstream_memcpy_to_device(Ghandle h, uint32_t stream, uint64_t dst_addr, const void *src_buf,
                              uint64_t size, uint32_t *id);
 int gstream_memcpy_from_device(Ghandle h, uint32_t stream, void *dst_buf, uint64_t src_addr,

@@ -263,17 +263,17 @@ _Static_assert(offsetof(struct gdev_abi_stream_sync, flags) == 4, "stream_sync.f
 _Static_assert(offsetof(struct gdev_abi_stream_sync, timeout_us) == 8, "stream_sync.timeout_us");
 _Static_assert(sizeof(struct gdev_abi_stream_sync) == 16, "stream_sync size");
 
-struct gdev_abi_handle {
-    uint64_t handle;
-};
-_Static_assert(offsetof(struct gdev_abi_handle, handle) == 0, "handle.handle");
-_Static_assert(sizeof(struct gdev_abi_handle) == 8, "handle size");
-
 struct gdev_abi_size {
     uint64_t size;
 };
 _Static_assert(offsetof(struct gdev_abi_size, size) == 0, "size.size");
 _Static_assert(sizeof(struct gdev_abi_size) == 8, "size size");
+
+struct gdev_abi_handle {
+    uint64_t handle;
+};
+_Static_assert(offsetof(struct gdev_abi_handle, handle) == 0, "handle.handle");
+_Static_assert(sizeof(struct gdev_abi_handle) == 8, "handle size");
 
 struct gdev_abi_addr {
     uint64_t addr;
@@ -494,7 +494,7 @@ struct gdev_abi_modtab_function {
     uint32_t num_regs;
     uint32_t const_size;
     uint32_t max_dynamic_shared;
-    uint32_t _pad0;
+    uint32_t flags;
 };
 _Static_assert(offsetof(struct gdev_abi_modtab_function, name_len) == 0, "modtab_function.name_len");
 _Static_assert(offsetof(struct gdev_abi_modtab_function, n_params) == 4, "modtab_function.n_params");
@@ -505,7 +505,7 @@ _Static_assert(offsetof(struct gdev_abi_modtab_function, local_size) == 20, "mod
 _Static_assert(offsetof(struct gdev_abi_modtab_function, num_regs) == 24, "modtab_function.num_regs");
 _Static_assert(offsetof(struct gdev_abi_modtab_function, const_size) == 28, "modtab_function.const_size");
 _Static_assert(offsetof(struct gdev_abi_modtab_function, max_dynamic_shared) == 32, "modtab_function.max_dynamic_shared");
-_Static_assert(offsetof(struct gdev_abi_modtab_function, _pad0) == 36, "modtab_function._pad0");
+_Static_assert(offsetof(struct gdev_abi_modtab_function, flags) == 36, "modtab_function.flags");
 _Static_assert(sizeof(struct gdev_abi_modtab_function) == 40, "modtab_function size");
 
 struct gdev_abi_modtab_param {
@@ -534,6 +534,8 @@ _Static_assert(offsetof(struct gdev_abi_modtab_global, name_len) == 16, "modtab_
 _Static_assert(offsetof(struct gdev_abi_modtab_global, space) == 20, "modtab_global.space");
 _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size");
 
+#define GDEV_MODTAB_FUNC_PRINTS 0x1u /* modtab_function.flags: the kernel calls printf */
+
 #define GDEV_CMD_HELLO 0x1
 #define GDEV_CMD_GET_VERSION 0x2
 #define GDEV_CMD_DEVICE_COUNT 0x3
@@ -547,6 +549,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_DESTROY 0xb
 #define GDEV_CMD_STREAM_WAIT 0xc
 #define GDEV_CMD_STREAM_SYNC 0xd
+#define GDEV_CMD_PRINTF_DRAIN 0xe
 #define GDEV_CMD_GET_HANDLE 0x10
 #define GDEV_CMD_GMALLOC 0x100
 #define GDEV_CMD_GFREE 0x101
@@ -597,6 +600,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
 #define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
+#define GDEV_CMD_PRINTF_DRAIN_REQUEST_SIZE 8
+#define GDEV_CMD_PRINTF_DRAIN_REPLY_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
 #define GDEV_CMD_GMALLOC_REQUEST_SIZE 8
@@ -660,6 +665,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
     X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
     X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
+    X(PRINTF_DRAIN, 0xe, size, data, 8, 0, 0, 1, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \
     X(GFREE, 0x101, addr, size, 8, 8, 0, 0, 0) \

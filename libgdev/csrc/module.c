@@ -55,8 +55,10 @@ static int decode_function(struct reader *r, struct gdev_function *f)
         .n_params = rec.n_params, .param_size = rec.param_size, .max_threads = rec.max_threads,
         .static_shared = rec.static_shared, .local_size = rec.local_size,
         .num_regs = rec.num_regs, .const_size = rec.const_size,
-        .max_dynamic_shared = rec.max_dynamic_shared};
-    if (!(f->name = name(r, rec.name_len)) || rec.n_params > 4096)
+        .max_dynamic_shared = rec.max_dynamic_shared,
+        .prints = !!(rec.flags & GDEV_MODTAB_FUNC_PRINTS)};
+    if ((rec.flags & ~GDEV_MODTAB_FUNC_PRINTS) || !(f->name = name(r, rec.name_len)) ||
+        rec.n_params > 4096)
         return -1;
     f->params = calloc(rec.n_params ? rec.n_params : 1, sizeof *f->params);
     for (uint32_t i = 0; f->params && i < rec.n_params; i++) {

@@ -87,6 +87,25 @@ GDEV_EXPORT int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time 
     return call(h, GDEV_CMD_STREAM_SYNC, &req, sizeof req, NULL, 0);
 }
 
+GDEV_EXPORT int64_t gprintf_drain(Ghandle h, void *buf, uint64_t cap)
+{
+    struct gdev_abi_size req = {.size = cap};
+    struct gdev_reply r;
+    int64_t n;
+    if (!h || (!buf && cap))
+        return gdev_fail(EINVAL, "gprintf_drain: no handle or buffer");
+    if (!cap)
+        return 0;
+    pthread_mutex_lock(&h->lock);
+    int err = gdev_conn_call(&h->conn, GDEV_CMD_PRINTF_DRAIN, &req, sizeof req, NULL, 0, NULL,
+                             0, &r);
+    n = err ? err : (int64_t)(r.tail_len < cap ? r.tail_len : cap);
+    if (n > 0)
+        memcpy(buf, r.tail, (size_t)n); /* the reply lives in the connection's buffer */
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
 GDEV_EXPORT int glaunch(Ghandle h, struct gdev_kernel *k, uint32_t *id)
 {
     struct gdev_abi_launch req;

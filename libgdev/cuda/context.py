@@ -44,6 +44,7 @@ class ContextAPI(DriverCore):
             except OSError:
                 pass  # a faulted context is destroyed all the same
             finally:
+                ctx.flush_printf()
                 ctx.destroyed = True
                 with self._lock:
                     self.contexts.remove(ctx)

@@ -10,6 +10,7 @@ one context between those threads.  How streams map onto the handle: see ``strea
 from __future__ import annotations
 
 import errno
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -49,8 +50,12 @@ class Stream:
         return [self.last] if self.last else []
 
     def synchronize(self) -> None:
-        """Block until the stream's work completed; device errors propagate."""
-        self.ctx.backend.gstream_sync(self.ctx.handle, self.sid)
+        """Block until the stream's work completed; device errors propagate.  What kernels
+        printed is written out then (Context.flush_printf)."""
+        try:
+            self.ctx.backend.gstream_sync(self.ctx.handle, self.sid)
+        finally:
+            self.ctx.flush_printf()
 
     def idle(self) -> bool:
         """Whether the stream's work completed (never blocks; device errors propagate)."""
@@ -84,6 +89,7 @@ class Context:
         self.host: dict[int, Any] = {}  # pinned: id(array) -> (array, Gdev's DMA buffer)
         self.scratch: dict[str, Any] = {}  # per-context helpers (event slots, marker kernel)
         self.cache_config = 0  # CU_FUNC_CACHE_PREFER_NONE; a preference only
+        self.printf_pending = False  # a kernel that prints was launched since the last flush
         self.destroyed = False
 
     def all_streams(self) -> list[Stream]:
@@ -109,13 +115,47 @@ class Context:
 
     def synchronize(self) -> None:
         """Wait for all work of the context, every stream's (cuCtxSynchronize): one barrier
-        on its handle."""
+        on its handle; then what its kernels printed is written out."""
         with self.lock:
-            self.backend.gbarrier(self.handle)
+            try:
+                self.backend.gbarrier(self.handle)
+            finally:
+                self.flush_printf()
+
+    def flush_printf(self) -> None:
+        """Write what this context's kernels printed (device printf) to this process's
+        stdout, as CUDA's runtime does at a synchronization, a blocking copy, a module unload
+        or the context's end.  Only after a launch of a kernel that prints (its table's
+        ``prints``): no round trip otherwise.  A failure to fetch it is not the caller's
+        error (the synchronization's own result stands)."""
+        if not self.printf_pending or self.destroyed:
+            return
+        self.printf_pending = False
+        try:
+            data = self.backend.gprintf_drain(self.handle)
+        except OSError:
+            return
+        if data:
+            write_stdout(data)
 
     def __repr__(self) -> str:
         state = " destroyed" if self.destroyed else ""
         return f"<CUcontext {id(self):#x} device={self.device}{state}>"
+
+
+def write_stdout(data: bytes) -> None:
+    """``data`` on sys.stdout, after what Python itself has buffered there."""
+    out = sys.stdout
+    if out is None:
+        return
+    out.flush()
+    raw = getattr(out, "buffer", None)
+    if raw is not None:
+        raw.write(data)
+        raw.flush()
+    else:
+        out.write(data.decode("utf-8", "replace"))
+        out.flush()
 
 
 class DriverCore:

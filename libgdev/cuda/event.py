@@ -167,7 +167,10 @@ class EventAPI(DriverCore):
         """Block until the event completed."""
         ev = self._event(hevent)
         with ev.ctx.lock:
-            ev.wait()
+            try:
+                ev.wait()
+            finally:
+                ev.ctx.flush_printf()
 
     @api
     def cuEventElapsedTime(self, hstart: Any, hend: Any) -> float:
@@ -186,7 +189,10 @@ class EventAPI(DriverCore):
         """Destroy the event (after its marker, if any, has landed)."""
         ev = self._event(hevent)
         with ev.ctx.lock:
-            ev.wait()
+            try:
+                ev.wait()
+            finally:
+                ev.ctx.flush_printf()
             ev.destroyed = True
             ev.ctx.events.remove(ev)
             if ev.slot:

@@ -160,6 +160,7 @@ class LaunchAPI(DriverCore):
             fence = int(s.ctx.backend.gmodule_launch(s.ctx.handle, module_id, f.index, grid,
                                                      block, shared, params, s.sid))
             s.record(fence)
+            s.ctx.printf_pending |= f.info.prints
         return fence
 
     @api

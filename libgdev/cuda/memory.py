@@ -202,6 +202,7 @@ class MemoryAPI(DriverCore):
         ctx = self._current()
         if n:
             ctx.backend.gmemcpy_to_device(ctx.handle, dst, src, n)
+        ctx.flush_printf()
 
     @copy_api
     def cuMemcpyDtoH(self, dst: Any, src: int, size: int | None = None) -> None:
@@ -210,6 +211,7 @@ class MemoryAPI(DriverCore):
         ctx = self._current()
         if n:
             ctx.backend.gmemcpy_from_device(ctx.handle, dst, src, n)
+        ctx.flush_printf()
 
     @copy_api
     def cuMemcpyDtoD(self, dst: int, src: int, size: int) -> None:
@@ -219,6 +221,7 @@ class MemoryAPI(DriverCore):
         ctx = self._current()
         if size:
             ctx.backend.gmemcpy(ctx.handle, dst, src, size)
+        ctx.flush_printf()
 
     @copy_api
     def cuMemcpy(self, dst: int, src: int, size: int) -> None:

@@ -67,6 +67,28 @@ def test_managed_memory_one_pointer_for_host_and_kernels(gdevd, rt_managed) -> N
             "twice=cudaErrorInvalidValue\n") in res.stdout, res.stdout
 
 
+@pytest.fixture(scope="module")
+def rt_printf(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory, "rt_printf")
+
+
+def test_device_printf_comes_out_in_its_place_among_the_hosts_lines(gdevd, rt_printf) -> None:
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(rt_printf)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == (
+        "host: before\n"
+        "hello gdev from block 0 thread 0: 0.000    ff|0  |\n"
+        "hello gdev from block 0 thread 1: 1.500    ff|-1 |\n"
+        "hello gdev from block 1 thread 0: 0.000   100|0  |\n"
+        "hello gdev from block 1 thread 1: 1.500   100|-1 |\n"
+        "host: between\n"
+        "lane 1 of 2\n"
+        "host: returns -1 2\n"
+        "hello gdev from block 0 thread 0: 0.000    ff|0  |\n"
+        "host: done\n"), res.stdout
+
+
 def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
     res = subprocess.run([str(GDEV_RUN), "--mount", str(tmp_path), str(rt_features)],
                          capture_output=True, text=True)

@@ -70,6 +70,7 @@ class KernelInfo:
     dynamic_shared: list[str] = field(default_factory=list, repr=False)
     local_offsets: dict[str, int] = field(default_factory=dict, repr=False)
     blocks: list[Block] = field(default_factory=list, repr=False)
+    prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
 
 
 def _align_up(x: int, a: int) -> int:
@@ -167,7 +168,9 @@ class Module:
         linked = Linker(self.ast, self.name).link(fn)
         linked.code, linked.regs = coalesce(linked.code, linked.regs)
         self._add_module_shared(linked)
-        info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars)
+        info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
+                          prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
+                                     for ins in linked.code))
         info.static_shared = self._layout_shared(linked, info)
         info.local_size = self._layout_local(linked, info)
         if info.static_shared > MAX_SHARED:

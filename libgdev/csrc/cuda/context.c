@@ -1,6 +1,7 @@
 /* Contexts: one Gdev handle each (its own address space); the current context is a
  * per-thread stack, as in CUDA. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,10 +82,31 @@ API CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
     return ctx_create(pctx, flags, dev);
 }
 
+/* What the context's kernels printed, onto this process's stdout through stdio (so it keeps
+ * its place among the host's own printf output), as CUDA's runtime prints it at
+ * synchronizations, blocking copies and the context's end.  Nothing is asked of the daemon
+ * unless a kernel that prints was launched since the last flush. */
+void cu_printf_flush(CUcontext c)
+{
+    char buf[16384];
+    int64_t n;
+    if (!c || c->destroyed || !__atomic_exchange_n(&c->printf_pending, 0, __ATOMIC_ACQ_REL))
+        return;
+    do {
+        n = gprintf_drain(c->h, buf, sizeof buf);
+        if (n > 0)
+            fwrite(buf, 1, (size_t)n, stdout);
+    } while (n == (int64_t)sizeof buf);
+}
+
 API CUresult cuCtxDestroy(CUcontext ctx)
 {
     if (!ctx || ctx->destroyed)
         return CUDA_ERROR_INVALID_CONTEXT;
+    if (__atomic_load_n(&ctx->printf_pending, __ATOMIC_ACQUIRE)) {
+        gbarrier(ctx->h); /* what its last kernels print is written before it goes */
+        cu_printf_flush(ctx);
+    }
     for (int i = 0; i < depth; i++)
         if (stack[i] == ctx)
             stack[i] = NULL;
@@ -173,6 +195,7 @@ API CUresult cuCtxSynchronize(void)
     r = cu_error(gbarrier(c->h));
     if (r == CUDA_ERROR_ILLEGAL_ADDRESS)
         c->sticky = r;
+    cu_printf_flush(c);
     return r;
 }
 

@@ -39,6 +39,7 @@ struct CUctx_st {
     uint32_t last_fence; /* newest asynchronous op of the NULL stream */
     struct CUctx_st *next_destroyed;
     struct CUmod_st *modules; /* loaded modules, freed with the context as in CUDA */
+    int printf_pending; /* a kernel that prints was launched since the last cu_printf_flush */
 };
 
 /* One kernel of a module: its entry in the daemon's function table (index, parameter
@@ -92,6 +93,7 @@ int cu_is_managed(CUcontext ctx, uint64_t addr, uint64_t size);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
 int cu_initialized(void);
+void cu_printf_flush(CUcontext ctx); /* device printf output onto stdout (context.c) */
 int cu_device_count(void);
 
 #endif /* CUDA_INTERNAL_H */

@@ -50,6 +50,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         return cu_fail(err == -EINVAL ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
                        "launching %s: %s", f->info->name, gdev_last_error());
     *cu_stream_fence(c, s) = id;
+    if (f->info->prints)
+        __atomic_store_n(&c->printf_pending, 1, __ATOMIC_RELEASE);
     return CUDA_SUCCESS;
 }
 

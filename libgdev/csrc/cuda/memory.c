@@ -228,6 +228,8 @@ static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int
         return copy_result(err);
     if (id)
         *cu_stream_fence(c, s) = id;
+    if (!async)
+        cu_printf_flush(c); /* a blocking copy is a synchronization point */
     return CUDA_SUCCESS;
 }
 
@@ -243,6 +245,8 @@ static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async
         return copy_result(err);
     if (id)
         *cu_stream_fence(c, s) = id;
+    if (!async)
+        cu_printf_flush(c); /* a blocking copy is a synchronization point */
     return CUDA_SUCCESS;
 }
 
@@ -258,6 +262,8 @@ static CUresult dtod(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t n, int
         return copy_result(err);
     if (id)
         *cu_stream_fence(c, s) = id;
+    if (!async)
+        cu_printf_flush(c); /* a blocking copy is a synchronization point */
     return CUDA_SUCCESS;
 }
 

@@ -92,6 +92,8 @@ static CUresult stream_wait(CUstream s, int poll)
     r = cu_error(err);
     if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED)
         c->sticky = r;
+    if (!poll)
+        cu_printf_flush(c);
     return r;
 }
 
@@ -200,7 +202,10 @@ API CUresult cuEventSynchronize(CUevent e)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
-    return e->recorded ? wait_fence(e->ctx, e->fence, 0) : CUDA_SUCCESS;
+    CUresult r = e->recorded ? wait_fence(e->ctx, e->fence, 0) : CUDA_SUCCESS;
+    if (e->recorded)
+        cu_printf_flush(e->ctx);
+    return r;
 }
 
 API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
