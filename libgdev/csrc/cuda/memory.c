@@ -128,6 +128,24 @@ API CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc,
     return flags || !location_ok(loc) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
+/* Which streams may touch a managed allocation: a hint here too (every stream of the context
+ * sees the same pages); length 0 or the whole allocation, as CUDA requires. */
+API CUresult cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t length, unsigned int flags)
+{
+    CURRENT(c);
+    (void)s;
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
+        flags != CU_MEM_ATTACH_SINGLE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr base;
+    size_t size;
+    if (cuMemGetAddressRange(&base, &size, p) || base != p || !cu_is_managed(c, p, size) ||
+        (length && length != size))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuStreamAttachMemAsync: 0x%llx+%zu is not a "
+                       "whole managed allocation", (unsigned long long)p, length);
+    return CUDA_SUCCESS;
+}
+
 API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
 {
     CURRENT(c);

@@ -32,7 +32,7 @@ static const struct proc procs[] = {
     P(cuMemGetAddressRange, 3020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000),
     P(cuMemHostAlloc, 2020), P(cuMemHostGetDevicePointer, 3020), P(cuMemAllocManaged, 6000),
     {"cuMemPrefetchAsync", 12020, (void *)cuMemPrefetchAsync_v2},
-    {"cuMemAdvise", 12020, (void *)cuMemAdvise_v2},
+    {"cuMemAdvise", 12020, (void *)cuMemAdvise_v2}, P(cuStreamAttachMemAsync, 6000),
     P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020), P(cuMemcpyDtoD, 3020), P(cuMemcpy, 4000),
     P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020),
     P(cuMemcpyAsync, 4000), P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),

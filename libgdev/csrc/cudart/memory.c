@@ -37,6 +37,13 @@ API cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
     CALL(r);
 }
 
+API cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void *p, size_t length,
+                                         unsigned int flags)
+{
+    IN_CTX();
+    CALL(cuStreamAttachMemAsync(s, (CUdeviceptr)(uintptr_t)p, length, flags));
+}
+
 static CUmemLocation location(struct cudaMemLocation loc)
 {
     return (CUmemLocation){.type = (CUmemLocationType)loc.type, .id = loc.id};

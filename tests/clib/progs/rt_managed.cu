@@ -31,6 +31,7 @@ int main()
     }
     cudaMemLocation gpu = {cudaMemLocationTypeDevice, 0}, host = {cudaMemLocationTypeHost, 0};
     CK(cudaMemAdvise(x, n * sizeof(float), cudaMemAdviseSetReadMostly, gpu));
+    CK(cudaStreamAttachMemAsync(0, x, 0, cudaMemAttachGlobal));
     CK(cudaMemPrefetchAsync(x, n * sizeof(float), gpu, 0, 0));
     add<<<64, 256>>>(n, x, y);
     CK(cudaGetLastError());
@@ -51,6 +52,8 @@ int main()
 
     cudaError_t not_managed = cudaMemPrefetchAsync(d, 64, gpu, 0, 0);
     cudaGetLastError();
+    cudaError_t attach_dev = cudaStreamAttachMemAsync(0, d, 0, cudaMemAttachSingle);
+    cudaGetLastError();
     float *z;
     cudaError_t bad_flags = cudaMallocManaged(&z, 64, 0);
     cudaGetLastError();
@@ -60,9 +63,9 @@ int main()
     CK(cudaFree(y));
     CK(cudaFree(d));
     cudaError_t twice = cudaFree(x);
-    printf("rt_managed %s bad=%d managed=%d copied=%d not_managed=%s bad_flags=%s too_big=%s "
-           "twice=%s\n", bad || !managed || !copied ? "FAILED" : "ok", bad, managed, copied,
-           cudaGetErrorName(not_managed), cudaGetErrorName(bad_flags), cudaGetErrorName(too_big),
-           cudaGetErrorName(twice));
+    printf("rt_managed %s bad=%d managed=%d copied=%d not_managed=%s attach_dev=%s "
+           "bad_flags=%s too_big=%s twice=%s\n", bad || !managed || !copied ? "FAILED" : "ok",
+           bad, managed, copied, cudaGetErrorName(not_managed), cudaGetErrorName(attach_dev),
+           cudaGetErrorName(bad_flags), cudaGetErrorName(too_big), cudaGetErrorName(twice));
     return bad || !managed || !copied;
 }
