@@ -129,8 +129,11 @@ class Function:
             A.CONST_SIZE_BYTES: info.const_size,
             A.LOCAL_SIZE_BYTES: info.local_size,
             A.NUM_REGS: info.num_regs,
-            A.PTX_VERSION: mod.versions[0],
-            A.BINARY_VERSION: mod.versions[1],
+            # CUDA's PTX_VERSION is the virtual architecture (75 for compute_75 code; CUB
+            # picks its tuning policy by it), BINARY_VERSION the device's, which the PTX
+            # is compiled for when it loads
+            A.PTX_VERSION: mod.versions[1],
+            A.BINARY_VERSION: _device_sm(mod),
             A.MAX_DYNAMIC_SHARED_SIZE_BYTES: info.max_dynamic_shared,
         }
         if attrib not in values:
@@ -139,6 +142,11 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<CUfunction {self.name}>"
+
+
+def _device_sm(mod: Any) -> int:
+    major, minor = mod.ctx.driver._info(mod.ctx.device).capability
+    return 10 * major + minor
 
 
 class LaunchAPI(DriverCore):

@@ -1,5 +1,5 @@
 """Bit operations: and/or/xor/not/cnot (also on predicates), shl/shr/shf, popc, clz, bfind,
-brev, bfe, bfi, prmt, lop3, dp4a/dp2a."""
+brev, bfe, bfi, bmsk, prmt, lop3, dp4a/dp2a."""
 
 from __future__ import annotations
 
@@ -204,6 +204,32 @@ def dec_bfi(ins: Ins):
         ra, rb, rc, re = env.rd(a, t), env.rd(b, t), env.rd(c, "u32"), env.rd(e, "u32")
         return lambda idx: w(idx, fn(ra(idx), rb(idx), rc(idx), re(idx)))
     return bind
+
+
+def bmsk(a, b, clamp: bool):
+    """sm_70's bit mask: ``b`` ones from bit ``a`` (PTX ISA ``bmsk``; both taken modulo 32,
+    or with ``.clamp`` a position or width of 32 and more: no bits from there)."""
+    a = np.asarray(a).astype(np.uint64)
+    b = np.asarray(b).astype(np.uint64)
+    a1, b1 = a & np.uint64(31), b & np.uint64(31)
+    full = np.uint64(0xFFFFFFFF)
+    mask0 = (full << a1) & full
+    over = a1 + b1 >= 32
+    if clamp:
+        mask0 = np.where(a >= 32, np.uint64(0), mask0)
+        over = over | (a >= 32) | (b >= 32)
+    mask1 = np.where(over, np.uint64(0), np.where(b1 == 0, full, (full << (a1 + b1)) & full))
+    return (mask0 & ~mask1 & full).astype(np.uint32)
+
+
+@op("bmsk")
+def dec_bmsk(ins: Ins):
+    """Decoder of ``bmsk.{clamp,wrap}.b32`` (see :func:`bmsk`)."""
+    ins.nargs(3)
+    ins.only({"clamp", "wrap"})
+    if ins.type() != "b32" or len(ins.flags) != 1:
+        raise ins.fail("bmsk needs .clamp or .wrap and .b32")
+    return binary(ins, lambda a, b: bmsk(a, b, "clamp" in ins.flags), "b32", t_b="u32")
 
 
 def prmt(a, b, c, mode: str | None):

@@ -102,8 +102,18 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = (int)i->const_size; break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = (int)i->local_size; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)i->num_regs; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->ptx_version; break;
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    /* PTX_VERSION is the virtual architecture (75 for compute_75 code: CUB picks its tuning
+     * policy by it), BINARY_VERSION the device's, which the PTX is compiled for at load */
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: {
+        int major = 0, minor = 0;
+        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                             f->mod->ctx->dev);
+        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                             f->mod->ctx->dev);
+        *pi = 10 * major + minor;
+        break;
+    }
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = (int)i->max_dynamic_shared;
         break;
     default: *pi = 0;

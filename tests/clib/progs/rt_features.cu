@@ -67,8 +67,10 @@ static int more_features(float *x, const float *hx)
     CK(cudaMemsetAsync(q, 1, 4096, 0));
     CK(cudaFreeAsync(q, 0));
     CK(cudaDeviceCanAccessPeer(&peer, 0, 1));
-    printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d peer=%d\n", dev_ok, host_ok,
-           flag, stack, blocks, peer);
+    cudaFuncAttributes fa;          // CUB picks its kernels' tuning by ptxVersion
+    CK(cudaFuncGetAttributes(&fa, saxpy));
+    printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d peer=%d ptx=%d bin=%d\n",
+           dev_ok, host_ok, flag, stack, blocks, peer, fa.ptxVersion, fa.binaryVersion);
     return 0;
 }
 

@@ -69,6 +69,19 @@ def t_brev(ins, ops) -> str:
     return ops.wr(ins.args[0], t, f"brev{8 * w}(({UT[w]}){ops.rd(ins.args[1], t)})")
 
 
+@tr("bmsk")
+def t_bmsk(ins, ops) -> str:
+    """sm_70's bit mask (gdevd/gpu/ptx/ops_bits.py ``bmsk``)."""
+    only(ins, {"clamp", "wrap"})
+    clamp = "clamp" in ins.flags
+    a, b = ops.rd(ins.args[1], "u32"), ops.rd(ins.args[2], "u32")
+    over = "a1_ + b1_ >= 32" + (" || a_ >= 32 || b_ >= 32" if clamp else "")
+    m0 = "a_ >= 32 ? 0u : 0xFFFFFFFFu << a1_" if clamp else "0xFFFFFFFFu << a1_"
+    return ops.wr(ins.args[0], "b32", f"__extension__({{ uint32_t a_ = {a}, b_ = {b}, "
+                  f"a1_ = a_ & 31, b1_ = b_ & 31; uint32_t m0_ = {m0}; uint32_t m1_ = ({over}) "
+                  f"? 0u : b1_ == 0 ? 0xFFFFFFFFu : 0xFFFFFFFFu << (a1_ + b1_); m0_ & ~m1_; }})")
+
+
 @tr("bfind")
 def t_bfind(ins, ops) -> str:
     """Most significant non-sign bit, 0xffffffff if none (.shiftamt: counted from the top)."""
