@@ -89,6 +89,15 @@ def test_device_printf_comes_out_in_its_place_among_the_hosts_lines(gdevd, rt_pr
         "host: done\n"), res.stdout
 
 
+def test_launch_kernel_ex_takes_hints_and_refuses_what_it_cannot_do(gdevd, tmp_path_factory):
+    prog = _build(tmp_path_factory, "rt_launch_ex")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("launch_ex hints=cudaSuccess h0=7 h63=7 coop=cudaErrorNotSupported "
+                          "cluster=cudaErrorNotSupported unknown=cudaErrorInvalidValue\n")
+
+
 def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
     res = subprocess.run([str(GDEV_RUN), "--mount", str(tmp_path), str(rt_features)],
                          capture_output=True, text=True)

@@ -217,6 +217,43 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void *
                                          (unsigned)sharedMem, stream, args, NULL)));
 }
 
+/* cudaLaunchKernelEx: the attributes that are hints (access policy, synchronization policy,
+ * priority, programmatic serialization, memory sync domains) change nothing here; a
+ * cooperative launch (all blocks resident at once, for grid-wide barriers) and clusters of
+ * more than one block are not supported and say so. */
+API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+                                    void **args)
+{
+    if (!config || (config->numAttrs && !config->attrs))
+        return rt_set(cudaErrorInvalidValue);
+    for (unsigned i = 0; i < config->numAttrs; i++) {
+        const cudaLaunchAttribute *a = &config->attrs[i];
+        switch (a->id) {
+        case cudaLaunchAttributeCooperative:
+            if (a->val.cooperative)
+                return rt_set(cudaErrorNotSupported);
+            break;
+        case cudaLaunchAttributeClusterDimension:
+            if (a->val.clusterDim.x * a->val.clusterDim.y * a->val.clusterDim.z > 1)
+                return rt_set(cudaErrorNotSupported);
+            break;
+        case cudaLaunchAttributeIgnore:
+        case cudaLaunchAttributeAccessPolicyWindow:
+        case cudaLaunchAttributeSynchronizationPolicy:
+        case cudaLaunchAttributeProgrammaticStreamSerialization:
+        case cudaLaunchAttributeProgrammaticEvent:
+        case cudaLaunchAttributePriority:
+        case cudaLaunchAttributeMemSyncDomainMap:
+        case cudaLaunchAttributeMemSyncDomain:
+            break;
+        default:
+            return rt_set(cudaErrorInvalidValue);
+        }
+    }
+    return cudaLaunchKernel(func, config->gridDim, config->blockDim, args,
+                            config->dynamicSmemBytes, config->stream);
+}
+
 API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
     struct rt_func *f = find_func(func);
