@@ -28,7 +28,7 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault, MmuFault
 
 from .memory import MemSys
-from .program import BAR, BRA, EXIT, FALL, TRAP
+from .program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
 from .state import Env, Geometry
 
 WAIT = 1 << 29
@@ -69,6 +69,7 @@ class Wave:
         self.exit_blocks = {k for k, blk in enumerate(info.blocks)
                             if not blk.binders and blk.term.kind == EXIT and
                             blk.term.guard is None}
+        self.collective = [warp_collective(blk) for blk in info.blocks]
         self.n = geom.n
         self.pc = np.zeros(self.n, dtype=np.int32)
         self.n_alive = self.n
@@ -95,18 +96,47 @@ class Wave:
             pcs[pcs < PC_EXIT] -= WAIT
             m = int(pcs.min())
         self.divergent_steps += 1
+        lanes = None
         if self.divergent_steps % FAIRNESS_PERIOD == 0:
             # Now and then: release blocks whose live threads all wait at a barrier, and run
             # the threads furthest ahead, so that a lock holder or a flag setter progresses
             # while others spin at lower PCs (independent thread scheduling).
             self._release_complete_blocks()
-            m = int(pcs[pcs < WAIT].max()) if (pcs < WAIT).any() else int(pcs.min())
-        lanes = np.flatnonzero(pcs == m)
+            ahead = self._ahead()
+            if ahead is not None:
+                m, lanes = ahead
+            else:
+                m = int(pcs.min())
+        if lanes is None:
+            lanes = np.flatnonzero(pcs == m)
         if lanes.size == self.n_alive:
             self.upc = m
             self.ulanes = None if lanes.size == self.n else lanes
             return m, self.ulanes
         return m, lanes
+
+    def _ahead(self):
+        """(pc, lanes) of the threads furthest ahead that may run now, or None.  At a block
+        with a warp-collective instruction only the threads whose warp's live threads are
+        all there may: a shuffle must not read the registers of warp mates that are behind
+        (they arrive later, as on a GPU where the collective waits for its member mask)."""
+        pcs = self.pc
+        runnable = pcs < WAIT
+        for m in np.unique(pcs[runnable])[::-1]:
+            m = int(m)
+            at = pcs == m
+            if not self.collective[m]:
+                return m, np.flatnonzero(at)
+            geom = self.env.geom
+            nw = -(-geom.tpb // 32)
+            pad = np.full((geom.nblocks, nw * 32), PC_EXIT, np.int32)
+            pad[:, :geom.tpb] = pcs.reshape(geom.nblocks, geom.tpb)
+            warps = pad.reshape(geom.nblocks, nw, 32)
+            whole = ((warps == m) | (warps >= PC_EXIT)).all(axis=2)      # (blocks, warps)
+            ok = np.repeat(whole, 32, axis=1)[:, :geom.tpb].reshape(-1) & at
+            if ok.any():
+                return m, np.flatnonzero(ok)
+        return None
 
     def _release_complete_blocks(self) -> None:
         blk = self.pc.reshape(self.env.geom.nblocks, self.env.geom.tpb)

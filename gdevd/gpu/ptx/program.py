@@ -62,6 +62,20 @@ class Block:
     labels: list[str] = field(default_factory=list)
 
 
+_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma"}
+
+
+def warp_collective(blk: Block) -> bool:
+    """Whether ``blk`` has an instruction that a warp executes together (shuffle, vote,
+    match, redux, WMMA, ``bar.warp.sync``): the engines' forward-progress step must not run
+    it for part of a warp while the warp's other live threads are elsewhere."""
+    for ins in blk.instrs:
+        base, *mods = ins.opcode.split(".")
+        if base in _COLLECTIVE or (base in ("bar", "barrier") and "warp" in mods):
+            return True
+    return False
+
+
 def guarded(binder, guard: tuple[str, bool]):
     """Wrap a binder so its closure only runs for lanes whose guard predicate holds."""
     name, neg = guard

@@ -16,7 +16,7 @@ import dataclasses
 import re
 
 from ..decode import Ins
-from ..program import BAR, BRA, EXIT, FALL, TRAP
+from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
 from . import floatfns, halfops, intops, memops, setops, simdops, warpops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
@@ -248,10 +248,13 @@ def kernel_c(module, info, fname: str) -> str:
                      promotion(blocks, live_in, pc))
            for pc, blk in enumerate(blocks)]
     table = ", ".join(f"{fname}_b{pc}" for pc in range(len(blocks)))
+    coll = ", ".join(str(int(warp_collective(b))) for b in blocks)
     zero = "".join(f"\n\t\t\tmemset(c->regs + {k}ull * c->reg_stride, 0, c->reg_stride);"
                    for k, name in enumerate(info.regs) if name in zeroed_at_start(blocks))
     return f"""{_STEP_MACROS}{"".join(fns)}
 static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
+/* blocks with a warp-collective instruction (the fairness step keeps their warps whole) */
+static const uint8_t {fname}_coll[] = {{ {coll} }};
 
 /* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1) or
    the end of a block (2: the caller runs the other slots' blocks before the next) */
@@ -273,7 +276,7 @@ static int {fname}_body(struct jctx *c)
 			if (!full && !c->act_ok)
 				live_lanes(c);
 		}} else {{
-			pc = pick(c);
+			pc = pick(c, {fname}_coll);
 			if (pc < 0) {{
 				c->started = 0;
 				c->block += c->block_step;

@@ -174,8 +174,41 @@ static int lanes_at(const int32_t *restrict pcs, int n, int32_t m, int32_t *rest
 	return k;
 }
 
+/* The fairness step (executor.py's _ahead): the lanes at the highest PC that may run now,
+   into act; that PC, or -1 if none may.  At a block with a warp-collective instruction
+   (coll[pc]) only lanes whose warp's live lanes are all there may run. */
+static int32_t ahead(struct jctx *c, const uint8_t *coll)
+{
+	const int32_t *pcs = c->pc;
+	const int n = c->nt;
+	int32_t bound = WAIT;
+
+	for (;;) {
+		int32_t m = -1;
+		int k = 0;
+		for (int i = 0; i < n; i++)
+			m = pcs[i] < bound && pcs[i] > m ? pcs[i] : m;
+		if (m < 0)
+			return -1;
+		for (int w = 0; w < n; w += 32) {
+			const int end = w + 32 < n ? w + 32 : n;
+			int whole = 1;
+			for (int i = w; i < end && coll[m]; i++)
+				whole &= pcs[i] == m || pcs[i] >= PC_EXIT;
+			for (int i = w; i < end && whole; i++)
+				if (pcs[i] == m)
+					c->act[k++] = i;
+		}
+		if (k) {
+			c->nact = k;
+			return m;
+		}
+		bound = m;
+	}
+}
+
 /* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
-static int32_t pick(struct jctx *c)
+static int32_t pick(struct jctx *c, const uint8_t *coll)
 {
 	int32_t *pcs = c->pc, m = min_pc(c->pc, c->nt), n = c->nt, k;
 
@@ -188,10 +221,14 @@ static int32_t pick(struct jctx *c)
 		m -= WAIT;
 	}
 	if (++c->divsteps % FAIRNESS_PERIOD == 0) {
-		int32_t hi = -1;
-		for (int i = 0; i < n; i++)
-			hi = pcs[i] < WAIT && pcs[i] > hi ? pcs[i] : hi;
-		m = hi >= 0 ? hi : m;
+		int32_t hi = ahead(c, coll);
+		if (hi >= 0) {
+			if (c->nact == c->nlive) {
+				c->upc = hi;
+				c->act_ok = 1;
+			}
+			return hi;
+		}
 	}
 	k = lanes_at(pcs, n, m, c->act);
 	c->nact = k;
