@@ -50,3 +50,24 @@ def test_application_on_each_engine(gdevd, suite_app, engine) -> None:  # noqa: 
     # the application's one module: compiled whole when the policy asked for it
     if engine == "jit":
         assert any(r[2] == "jit" and r[4] == r[5] and int(r[5]) >= 12 for r in rows), rows
+
+
+@pytest.mark.slow     # nvcc builds thrust (~25 s); the interpreter runs it (no C compile)
+def test_thrust_algorithms_on_the_interpreter(gdevd, tmp_path) -> None:  # noqa: F811
+    """CUB's onesweep radix sort, reductions and scans: warp-synchronous code between
+    spinning blocks (the interpreter's forward-progress step once broke a shuffle)."""
+    need_cuda_h()
+    clib_dir()
+    app = tmp_path / "thrust_app"
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(app), str(APP.parent / "thrust_app.cu")], check=True,
+                   capture_output=True)
+    write_once(gdevd.proc_path("ptx_engine"), b"interp")
+    try:
+        res = subprocess.run([str(ROOT / "scripts" / "gdev-run"), "--mount", gdevd.mount,
+                              str(app)], capture_output=True, text=True, timeout=600)
+    finally:
+        write_once(gdevd.proc_path("ptx_engine"), b"auto")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("thrust ok n=20000 sort=1 keys=1 sumsq=1 scan=1 count=1 "
+                          "unique=1\n"), res.stdout
