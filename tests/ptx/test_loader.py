@@ -138,3 +138,16 @@ def test_truncated_nvcc_output_is_rejected_cleanly(start, length):
         load_module(cut)
     except PtxError:
         pass
+
+
+def test_managed_globals_are_globals_to_the_engine():
+    """``__managed__`` variables: ``.attribute(.managed)`` (the runtime keeps the host's copy,
+    libcudart's managed.c); another attribute is refused."""
+    head = ".version 7.0\n.target sm_75\n.address_size 64\n"
+    mod = load_module(head + ".global .attribute(.managed) .align 4 .u32 counter = 7;\n"
+                      ".global .attribute(.unified(1, 2)) .align 4 .b8 buf[8];\n", "m")
+    lay = mod.data_layout()
+    assert set(lay.offsets) == {"counter", "buf"}
+    assert lay.image[lay.offsets["counter"]:lay.offsets["counter"] + 4] == (7).to_bytes(4, "little")
+    with pytest.raises(PtxError, match="unsupported variable attribute"):
+        load_module(head + ".global .attribute(.weird) .u32 x;\n", "bad")

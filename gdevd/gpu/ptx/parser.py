@@ -199,6 +199,8 @@ class Parser(TokenStream):
                 typ = d[1:]
             elif d in (".ptr", ".global", ".const", ".shared", ".local", ".volatile"):
                 pass
+            elif d == ".attribute":
+                self.var_attributes()
             else:
                 raise self.err("unsupported variable qualifier", self.toks[self.i - 1])
         if typ is None:
@@ -211,6 +213,19 @@ class Parser(TokenStream):
         if not in_list:
             self.expect(";")
         return out
+
+    def var_attributes(self) -> None:
+        """``.attribute(.managed)`` (a ``__managed__`` variable: to the engines an ordinary
+        global; the runtime keeps the host's copy, libcudart's managed.c) or
+        ``.attribute(.unified(a, b))``; anything else is rejected."""
+        self.expect("(")
+        what = self.next().text
+        if what == ".unified" and self.accept("("):
+            while not self.accept(")"):
+                self.next()
+        elif what != ".managed":
+            raise self.err("unsupported variable attribute", self.toks[self.i - 1])
+        self.expect(")")
 
     def declarator(self, space, typ, align, vec, line) -> list[VarDecl]:
         """One declarator: name, ``<N>`` range, array dims, initializer."""

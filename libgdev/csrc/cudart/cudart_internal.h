@@ -35,6 +35,10 @@ struct rt_fatbin {
 };
 
 cudaError_t rt_ctx(CUcontext *ctx);                  /* the current device's primary context */
+cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod); /* loaded on first use */
+cudaError_t rt_managed_push(void); /* __managed__ variables (managed.c): before a launch */
+void rt_managed_pull(void);        /* ... at a synchronization */
+void rt_managed_forget(void);      /* ... after cudaDeviceReset */
 int rt_device(void);
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */
 cudaError_t rt_from(CUresult r);                     /* driver result -> runtime error */

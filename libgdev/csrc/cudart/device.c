@@ -120,7 +120,11 @@ API cudaError_t cudaDeviceSynchronize(void)
 {
     CUcontext ctx;
     cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuCtxSynchronize()));
+    if (e)
+        return e;
+    e = rt_set(rt_from(cuCtxSynchronize()));
+    rt_managed_pull();
+    return e;
 }
 
 API cudaError_t cudaThreadSynchronize(void)
@@ -136,7 +140,9 @@ API cudaError_t cudaDeviceReset(void)
     primary[device] = NULL;
     pthread_mutex_unlock(&lock);
     if (ctx) {
+        rt_managed_pull(); /* the host keeps the last values of __managed__ variables */
         rt_forget_device(device);
+        rt_managed_forget();
         cuCtxDestroy(ctx);
     }
     return cudaSuccess;

@@ -121,7 +121,9 @@ API cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpy
     IN_CTX();
     if ((unsigned)kind > cudaMemcpyDefault)
         return rt_set(cudaErrorInvalidMemcpyDirection);
-    CALL(rt_copy(dst, src, n, kind, NULL, 0));
+    CUresult r = rt_copy(dst, src, n, kind, NULL, 0);
+    rt_managed_pull(); /* a blocking copy waits for the kernels before it */
+    CALL(r);
 }
 
 API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
@@ -239,7 +241,9 @@ API cudaError_t cudaStreamDestroy(cudaStream_t s) { CALL(cuStreamDestroy(s)); }
 API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     IN_CTX();
-    CALL(cuStreamSynchronize(s));
+    CUresult r = cuStreamSynchronize(s);
+    rt_managed_pull();
+    CALL(r);
 }
 
 API cudaError_t cudaStreamQuery(cudaStream_t s)
@@ -275,7 +279,12 @@ API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
     CALL(cuEventRecord(e, s));
 }
 
-API cudaError_t cudaEventSynchronize(cudaEvent_t e) { CALL(cuEventSynchronize(e)); }
+API cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    CUresult r = cuEventSynchronize(e);
+    rt_managed_pull();
+    CALL(r);
+}
 
 API cudaError_t cudaEventQuery(cudaEvent_t e)
 {

@@ -30,12 +30,6 @@ API void __cudaUnregisterFatBinary(void **handle)
     (void)handle; /* at exit: the daemon frees the contexts' memory with the session */
 }
 
-API char __cudaInitModule(void **handle)
-{
-    (void)handle;
-    return 1;
-}
-
 static void *grow(void *array, size_t n)
 {
     return (n & (n - 1)) == 0 ? realloc(array, (n ? 2 * n : 1) * sizeof(void *)) : array;
@@ -83,16 +77,8 @@ API void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
     pthread_mutex_unlock(&lock);
 }
 
-API void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
-                                  const char *deviceName, int ext, size_t size, int constant,
-                                  int global)
-{
-    (void)handle, (void)hostVarPtrAddress, (void)deviceAddress, (void)deviceName, (void)ext;
-    (void)size, (void)constant, (void)global; /* managed memory: not supported (docs/clib.md) */
-}
-
 /* The fatbinary's module in the current device's context, loaded on first use. */
-static cudaError_t module_of(struct rt_fatbin *fb, CUmodule *mod)
+cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod)
 {
     CUcontext ctx;
     cudaError_t e = rt_ctx(&ctx);
@@ -142,7 +128,7 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn)
     cudaError_t e;
     if (!f)
         return cudaErrorInvalidDeviceFunction;
-    if ((e = module_of(f->fatbin, &mod)))
+    if ((e = rt_module(f->fatbin, &mod)))
         return e;
     int dev = rt_device();
     if (!f->fn[dev]) {
@@ -166,7 +152,7 @@ cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size)
     pthread_mutex_unlock(&lock);
     if (!v)
         return cudaErrorInvalidSymbol;
-    if ((e = module_of(v->fatbin, &mod)))
+    if ((e = rt_module(v->fatbin, &mod)))
         return e;
     return cuModuleGetGlobal(addr, size, mod, v->name) ? cudaErrorInvalidSymbol : cudaSuccess;
 }
@@ -213,6 +199,8 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void *
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
         || (uint64_t)block.x * block.y * block.z > 1024)
         return rt_set(cudaErrorInvalidConfiguration);
+    if ((e = rt_managed_push()))
+        return rt_set(e);
     return rt_set(rt_from(cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                          (unsigned)sharedMem, stream, args, NULL)));
 }

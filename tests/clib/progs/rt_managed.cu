@@ -4,6 +4,15 @@
 // scripts/gdev-run; prints "rt_managed ok".
 #include <cstdio>
 
+__managed__ int counter;                      // __managed__ variables: one name, both sides
+__managed__ float vals[4] = {1, 2, 3, 4};
+
+__global__ void bump()
+{
+    atomicAdd(&counter, 1);
+    vals[threadIdx.x % 4] *= 2;
+}
+
 __global__ void add(int n, const float *x, float *y)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
@@ -19,8 +28,23 @@ __global__ void add(int n, const float *x, float *y)
         }                                                                          \
     } while (0)
 
+static void managed_variables()
+{
+    counter = 5;                              // the host's write reaches the kernel
+    bump<<<1, 4>>>();
+    cudaDeviceSynchronize();                  // the kernel's writes reach the host
+    int first = counter;
+    float v0 = vals[0], v3 = vals[3];
+    counter = 100;
+    bump<<<1, 1>>>();
+    bump<<<1, 1>>>();                         // a second launch keeps the first's result
+    cudaStreamSynchronize(0);
+    printf("managed_vars counter=%d,%d vals=%g,%g,%g\n", first, counter, v0, v3, vals[0]);
+}
+
 int main()
 {
+    managed_variables();
     const int n = 1 << 20;
     float *x, *y, *d;
     CK(cudaMallocManaged(&x, n * sizeof(float)));
