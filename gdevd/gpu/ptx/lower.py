@@ -18,7 +18,8 @@ A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::1
 ``.L2::cache_hint`` and its policy operand) change nothing here.
 
 sm_90's packed 16-bit integer arithmetic (``add.u16x2`` ...) is lowered too (packed16.py),
-and 16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py).
+16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py) and bf16
+arithmetic (bf16arith.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import itertools
 
 from .atom16 import is_atom16, lower_atom16
+from .bf16arith import is_bf16_arith, lower_bf16
 from .errors import PtxError
 from .packed16 import is_packed16, lower_packed16
 from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sym, Vec
@@ -43,7 +45,8 @@ def lower(ast: ModuleAst, name: str) -> ModuleAst:
 
 
 def _lowered(s: Instr) -> bool:
-    return s.opcode.startswith("cp.async") or is_packed16(s) or is_atom16(s)
+    return (s.opcode.startswith("cp.async") or is_packed16(s) or is_atom16(s) or
+            is_bf16_arith(s))
 
 
 def _lower_body(fn: Function, name: str) -> list:
@@ -54,6 +57,8 @@ def _lower_body(fn: Function, name: str) -> list:
             out.append(s)
         elif is_packed16(s):
             out += lower_packed16(fn, s, lambda t: _temp(fn, fresh, t), name)
+        elif is_bf16_arith(s):
+            out += lower_bf16(fn, s, lambda t: _temp(fn, fresh, t), name)
         elif is_atom16(s):
             out += lower_atom16(fn, s, lambda t: _temp(fn, fresh, t),
                                 lambda: f"$__atom16_{next(fresh)}", name)
