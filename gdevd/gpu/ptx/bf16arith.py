@@ -9,7 +9,7 @@ on ``.bf16`` (and the ``x2`` forms: nvcc's ``__nv_bfloat16`` operators) become:
 * ``neg``/``abs``: the sign bit flipped or cleared;
 * ``min``/``max{.NaN}`` and comparisons: through f32, where every bf16 is exact (a NaN result
   is the canonical bf16 NaN);
-* ``set.cmp.bf16.bf16``: 1.0 (0x3F80) or 0.
+* ``set.cmp.bf16[x2].bf16[x2]``: 1.0 (0x3F80) or 0 (per half).
 
 ``x2`` forms work on the two halves.  Other bf16 forms stay refused at load (program.py).
 """
@@ -49,6 +49,9 @@ def lower_bf16(fn: Function, s: Instr, temp, name: str) -> list:
         fa, fb = temp("f32"), temp("f32")
         return [*_to_f32(fa, s.args[1], line), *_to_f32(fb, s.args[2], line),
                 Instr(f"setp.{flags.pop()}.f32", [s.args[0], fa, fb], line, s.guard)]
+    if base == "set" and x2 and mods.count("bf16x2") == 2 and len(flags) == 1:
+        cmp = flags.pop()
+        return _halves(True, s, temp, lambda d, a, b: _set_half(cmp, d, a, b, temp, line))
     if base == "set" and not x2 and mods.count("bf16") == 2 and len(flags) == 1:
         fa, fb, p, r = temp("f32"), temp("f32"), temp("pred"), temp("b16")
         return [*_to_f32(fa, s.args[1], line), *_to_f32(fb, s.args[2], line),
@@ -85,6 +88,14 @@ def _halves(x2: bool, s: Instr, temp, one) -> list:
         out += one(r, parts[0][k], parts[1][k])
         res.append(r)
     return [*out, Instr("mov.b32", [s.args[0], Vec(tuple(res))], s.line, s.guard)]
+
+
+def _set_half(cmp: str, d: Reg, a, b, temp, line: int) -> list:
+    """``d`` = 1.0 (0x3F80) if ``a cmp b`` else 0, compared in f32."""
+    fa, fb, p = temp("f32"), temp("f32"), temp("pred")
+    return [*_to_f32(fa, a, line), *_to_f32(fb, b, line),
+            Instr(f"setp.{cmp}.f32", [p, fa, fb], line),
+            Instr("selp.b16", [d, Imm(0x3F80), Imm(0), p], line)]
 
 
 def _to_f32(f: Reg, src, line: int) -> list:

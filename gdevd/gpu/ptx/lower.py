@@ -18,8 +18,8 @@ A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::1
 ``.L2::cache_hint`` and its policy operand) change nothing here.
 
 sm_90's packed 16-bit integer arithmetic (``add.u16x2`` ...) is lowered too (packed16.py),
-16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py) and bf16
-arithmetic (bf16arith.py).
+16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py), bf16
+arithmetic (bf16arith.py) and f16 ``fma.relu`` (relu16.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .atom16 import is_atom16, lower_atom16
 from .bf16arith import is_bf16_arith, lower_bf16
 from .errors import PtxError
 from .packed16 import is_packed16, lower_packed16
+from .relu16 import is_relu16, lower_relu16
 from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sym, Vec
 
 _WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
@@ -46,7 +47,7 @@ def lower(ast: ModuleAst, name: str) -> ModuleAst:
 
 def _lowered(s: Instr) -> bool:
     return (s.opcode.startswith("cp.async") or is_packed16(s) or is_atom16(s) or
-            is_bf16_arith(s))
+            is_bf16_arith(s) or is_relu16(s))
 
 
 def _lower_body(fn: Function, name: str) -> list:
@@ -57,6 +58,8 @@ def _lower_body(fn: Function, name: str) -> list:
             out.append(s)
         elif is_packed16(s):
             out += lower_packed16(fn, s, lambda t: _temp(fn, fresh, t), name)
+        elif is_relu16(s):
+            out += lower_relu16(fn, s, lambda t: _temp(fn, fresh, t), name)
         elif is_bf16_arith(s):
             out += lower_bf16(fn, s, lambda t: _temp(fn, fresh, t), name)
         elif is_atom16(s):
