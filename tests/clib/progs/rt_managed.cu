@@ -44,6 +44,12 @@ static void managed_variables()
 
 int main()
 {
+    cudaDeviceProp prop;                      // what samples check before using managed memory
+    int attr = -1, concurrent = -1;
+    cudaGetDeviceProperties(&prop, 0);
+    cudaDeviceGetAttribute(&attr, cudaDevAttrManagedMemory, 0);
+    cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, 0);
+    printf("managed_props prop=%d attr=%d concurrent=%d\n", prop.managedMemory, attr, concurrent);
     managed_variables();
     const int n = 1 << 20;
     float *x, *y, *d;
