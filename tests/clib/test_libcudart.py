@@ -100,6 +100,17 @@ def test_launch_kernel_ex_takes_hints_and_refuses_what_it_cannot_do(gdevd, tmp_p
                           "cluster=cudaErrorNotSupported unknown=cudaErrorInvalidValue\n")
 
 
+def test_graphs_by_stream_capture_replay_what_was_captured(gdevd, tmp_path_factory) -> None:
+    prog = _build(tmp_path_factory, "rt_graph")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == (
+        "graph legacy=cudaErrorStreamCaptureUnsupported status=0,1 end=cudaSuccess nodes=5 "
+        "pending=-1 totals=1000,0,1000 v0=13 sync=cudaErrorStreamCaptureUnsupported "
+        "invalid=cudaErrorStreamCaptureInvalidated\n"), res.stdout
+
+
 def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
     res = subprocess.run([str(GDEV_RUN), "--mount", str(tmp_path), str(rt_features)],
                          capture_output=True, text=True)

@@ -91,6 +91,16 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->info->param_size);
 }
 
+/* Where parameter `index` of f lies in its parameter buffer (the daemon's function table). */
+API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
+{
+    if (!f || !offset || !size || index >= f->info->n_params)
+        return CUDA_ERROR_INVALID_VALUE;
+    *offset = f->info->params[index].offset;
+    *size = f->info->params[index].size;
+    return CUDA_SUCCESS;
+}
+
 API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
 {
     if (!pi || !f)

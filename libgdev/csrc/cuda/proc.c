@@ -39,7 +39,7 @@ static const struct proc procs[] = {
     P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
     P(cuModuleLoad, 2000), P(cuModuleLoadData, 2000), P(cuModuleLoadDataEx, 2010),
     P(cuModuleLoadFatBinary, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000),
-    P(cuModuleGetGlobal, 3020), P(cuLaunchKernel, 4000), P(cuFuncGetAttribute, 2020),
+    P(cuModuleGetGlobal, 3020), P(cuLaunchKernel, 4000), P(cuFuncGetAttribute, 2020), P(cuFuncGetParamInfo, 12040),
     P(cuFuncSetAttribute, 9000), P(cuFuncSetCacheConfig, 3000), P(cuFuncSetBlockShape, 2000),
     P(cuFuncSetSharedSize, 2000), P(cuParamSetSize, 2000), P(cuParamSeti, 2000),
     P(cuParamSetf, 2000), P(cuParamSetv, 2000), P(cuLaunch, 2000), P(cuLaunchGrid, 2000),

@@ -246,7 +246,8 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
     X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
     X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) X(cudaErrorNotPermitted) \
-    X(cudaErrorNotSupported) X(cudaErrorUnknown)
+    X(cudaErrorNotSupported) X(cudaErrorIllegalState) X(cudaErrorStreamCaptureUnsupported) \
+    X(cudaErrorStreamCaptureInvalidated) X(cudaErrorStreamCaptureImplicit) X(cudaErrorUnknown)
 
 API const char *cudaGetErrorName(cudaError_t e)
 {
@@ -269,6 +270,12 @@ API const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case cudaErrorDeviceUninitialized: return "invalid device context";
     case cudaErrorSymbolNotFound: return "named symbol not found";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureImplicit:
+        return "operation would make the legacy stream depend on a capturing blocking stream";
     default: break;
     }
     if (cuGetErrorString((CUresult)e, &s) || !s)

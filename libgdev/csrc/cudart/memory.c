@@ -132,6 +132,8 @@ API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaM
     IN_CTX();
     if ((unsigned)kind > cudaMemcpyDefault)
         return rt_set(cudaErrorInvalidMemcpyDirection);
+    if (rt_capturing(s))
+        return rt_set(rt_capture_copy(s, dst, src, n, kind));
     CALL(rt_copy(dst, src, n, kind, s, 1));
 }
 
@@ -144,6 +146,8 @@ API cudaError_t cudaMemset(void *p, int value, size_t n)
 API cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t s)
 {
     IN_CTX();
+    if (rt_capturing(s))
+        return rt_set(rt_capture_memset(s, p, value, n));
     CALL(cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, (unsigned char)value, n, s));
 }
 
@@ -241,6 +245,8 @@ API cudaError_t cudaStreamDestroy(cudaStream_t s) { CALL(cuStreamDestroy(s)); }
 API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     IN_CTX();
+    if (rt_capturing(s))
+        return rt_set(rt_capture_sync(s));
     CUresult r = cuStreamSynchronize(s);
     rt_managed_pull();
     CALL(r);
@@ -256,6 +262,8 @@ API cudaError_t cudaStreamQuery(cudaStream_t s)
 API cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
     IN_CTX();
+    if (rt_capturing(s)) /* the captured stream's own order already holds */
+        return cudaSuccess;
     CALL(cuStreamWaitEvent(s, e, flags));
 }
 
@@ -276,6 +284,8 @@ API cudaError_t cudaEventDestroy(cudaEvent_t e) { CALL(cuEventDestroy(e)); }
 API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     IN_CTX();
+    if (rt_capturing(s))
+        return rt_set(rt_capture_event(s, e));
     CALL(cuEventRecord(e, s));
 }
 

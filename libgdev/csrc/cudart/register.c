@@ -199,6 +199,8 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void *
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
         || (uint64_t)block.x * block.y * block.z > 1024)
         return rt_set(cudaErrorInvalidConfiguration);
+    if (rt_capturing(stream))
+        return rt_set(rt_capture_kernel(stream, func, grid, block, args, sharedMem));
     if ((e = rt_managed_push()))
         return rt_set(e);
     return rt_set(rt_from(cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
