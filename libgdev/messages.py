@@ -375,7 +375,7 @@ STREAM_WAIT = Command(0x0C, "STREAM_WAIT", Layout("stream_wait", StreamWait), EM
 STREAM_SYNC = Command(0x0D, "STREAM_SYNC", Layout("stream_sync", StreamSync), EMPTY)
 GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
 # device printf output of the context, up to ``size`` bytes, oldest first (the reply's tail)
-PRINTF_DRAIN = Command(0x0E, "PRINTF_DRAIN", _SIZE, Layout("data", Empty, tail=True))
+PRINTF_DRAIN = Command(0x11, "PRINTF_DRAIN", _SIZE, Layout("data", Empty, tail=True))
 GMALLOC = Command(0x100, "GMALLOC", _SIZE, _ADDR)
 GFREE = Command(0x101, "GFREE", _ADDR, _SIZE)
 GMALLOC_DMA = Command(0x102, "GMALLOC_DMA", _SIZE, Layout("dma", Dma), passes_fd=True)
@@ -405,7 +405,7 @@ GVIRTGET = Command(0x124, "GVIRTGET", Layout("virt", Virt), _ADDR)
 COMMANDS: tuple[Command[Any, Any], ...] = (
     HELLO, GET_VERSION, DEVICE_COUNT, GET_STAGING, SET_PRIORITY, MODULE_LOAD, MODULE_UNLOAD,
     MODULE_LAUNCH, SET_GUEST, STREAM_CREATE, STREAM_DESTROY, STREAM_WAIT, STREAM_SYNC,
-    PRINTF_DRAIN, GET_HANDLE, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
+    GET_HANDLE, PRINTF_DRAIN, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
     GMEMCPY_TO_DEVICE, GMEMCPY_TO_DEVICE_ASYNC, GMEMCPY_FROM_DEVICE, GMEMCPY_FROM_DEVICE_ASYNC,
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
     GSHMCTL, GREF, GUNREF, GVIRTGET,

@@ -263,17 +263,17 @@ _Static_assert(offsetof(struct gdev_abi_stream_sync, flags) == 4, "stream_sync.f
 _Static_assert(offsetof(struct gdev_abi_stream_sync, timeout_us) == 8, "stream_sync.timeout_us");
 _Static_assert(sizeof(struct gdev_abi_stream_sync) == 16, "stream_sync size");
 
-struct gdev_abi_size {
-    uint64_t size;
-};
-_Static_assert(offsetof(struct gdev_abi_size, size) == 0, "size.size");
-_Static_assert(sizeof(struct gdev_abi_size) == 8, "size size");
-
 struct gdev_abi_handle {
     uint64_t handle;
 };
 _Static_assert(offsetof(struct gdev_abi_handle, handle) == 0, "handle.handle");
 _Static_assert(sizeof(struct gdev_abi_handle) == 8, "handle size");
+
+struct gdev_abi_size {
+    uint64_t size;
+};
+_Static_assert(offsetof(struct gdev_abi_size, size) == 0, "size.size");
+_Static_assert(sizeof(struct gdev_abi_size) == 8, "size size");
 
 struct gdev_abi_addr {
     uint64_t addr;
@@ -549,8 +549,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_DESTROY 0xb
 #define GDEV_CMD_STREAM_WAIT 0xc
 #define GDEV_CMD_STREAM_SYNC 0xd
-#define GDEV_CMD_PRINTF_DRAIN 0xe
 #define GDEV_CMD_GET_HANDLE 0x10
+#define GDEV_CMD_PRINTF_DRAIN 0x11
 #define GDEV_CMD_GMALLOC 0x100
 #define GDEV_CMD_GFREE 0x101
 #define GDEV_CMD_GMALLOC_DMA 0x102
@@ -600,10 +600,10 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
 #define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
-#define GDEV_CMD_PRINTF_DRAIN_REQUEST_SIZE 8
-#define GDEV_CMD_PRINTF_DRAIN_REPLY_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
+#define GDEV_CMD_PRINTF_DRAIN_REQUEST_SIZE 8
+#define GDEV_CMD_PRINTF_DRAIN_REPLY_SIZE 0
 #define GDEV_CMD_GMALLOC_REQUEST_SIZE 8
 #define GDEV_CMD_GMALLOC_REPLY_SIZE 8
 #define GDEV_CMD_GFREE_REQUEST_SIZE 8
@@ -665,8 +665,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
     X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
     X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
-    X(PRINTF_DRAIN, 0xe, size, data, 8, 0, 0, 1, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
+    X(PRINTF_DRAIN, 0x11, size, data, 8, 0, 0, 1, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \
     X(GFREE, 0x101, addr, size, 8, 8, 0, 0, 0) \
     X(GMALLOC_DMA, 0x102, size, dma, 8, 24, 0, 0, 1) \
