@@ -2,7 +2,8 @@
 a two-level scan, histogram, a host loop of bitonic steps timed with events, a filter
 copied to ``__constant__`` with cudaMemcpyToSymbol, BFS), built by nvcc -cudart shared
 and run unchanged on a mounted gdevd through gdev-py's libcudart.so and libcuda.so.1,
-once on each engine (/proc/gdev/ptx_engine); the application checks its own results."""
+once on each engine (/proc/gdev/ptx_engine); the application checks its own results.  Also
+thrust (apps/thrust_app.cu), built by nvcc, on the interpreter."""
 
 from __future__ import annotations
 
