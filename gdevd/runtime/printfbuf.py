@@ -42,6 +42,11 @@ class PrintfBuffer:
                 self._dropped = 0
             return out
 
+    def full(self) -> bool:
+        """Whether nothing more fits (the engine then stops formatting: ops_printf.py)."""
+        with self._lock:
+            return len(self._data) >= self.limit
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._data)

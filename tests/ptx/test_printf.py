@@ -80,3 +80,27 @@ def test_star_width_and_precision_and_unknown_conversions():
         np.float64(2.0).tobytes()
     text, n = format_call(b"[%*.*f] %y %5%", lambda o, k: vals[o:o + k], lambda a: b"")
     assert (text, n) == (b"[  2.000] %y %", 3)
+
+
+class Full(Sink):
+    """A sink with room for ``room`` bytes (the runtime's buffer once full)."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def full(self) -> bool:
+        return len(self.data) >= self.room
+
+
+def test_a_full_sink_stops_formatting_and_printf_returns_minus_one(engine):
+    sink = Full(36)                       # two lines (18 bytes each), then it is full
+    box = {}
+
+    def args(dev):
+        box["out"] = dev.alloc(4 * 64)
+        return (box["out"],)
+    dev, _ = _run("odd_lanes", (2,), (32,), args, sink=sink)
+    assert sink.data.decode() == "block 0 lane 1: 1\nblock 0 lane 3: 9\n"
+    out = dev.get(box["out"], 64, np.int32)
+    assert out[1] == 3 and out[3] == 3 and (out[5::2] == -1).all()

@@ -30,11 +30,11 @@ def test_what_does_not_fit_is_dropped_and_said_once_drained() -> None:
     buf.write(b"12345")
     buf.write(b"6789AB")         # 3 fit, 3 dropped
     buf.write(b"more")           # all 4 dropped
-    assert len(buf) == 8
+    assert len(buf) == 8 and buf.full()
     assert buf.drain(4) == b"1234"
     out = buf.drain(1000)
     assert out.startswith(b"5678") and b"7 bytes of device printf output dropped" in out
-    assert buf.drain(1000) == b""
+    assert buf.drain(1000) == b"" and not buf.full()
 
 
 @pytest.mark.parametrize("size", [0, -1, (1 << 20) + 1, True, 1.5])

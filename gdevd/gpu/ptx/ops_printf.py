@@ -1,7 +1,8 @@
 """The interpreter's ``vprintf`` (device printf): each executing lane, in lane order, formats
 its call (printf.py) and hands the text to the launch's printf sink (``env.printf``: anything
-with ``write(bytes)``, the runtime's per-context buffer; None drops the text, as a kernel
-launched with no host to print it).  The return value is the number of arguments, as CUDA's.
+with ``write(bytes)`` and optionally ``full()``, the runtime's per-context buffer; None drops
+the text, as a kernel launched with no host to print it).  The return value is the number of
+arguments, as CUDA's, or -1 without reading anything once the sink is full.
 The format and ``%s`` strings are read through the lane's generic address space: a bad
 address faults the launch like a load.  The compiled engine leaves kernels that print to
 the interpreter (jit/cgen.py rejects ``builtin.*``)."""
@@ -33,8 +34,12 @@ def vprintf_binder(ins, instr):
             lanes = env.lanes_all if idx is None else idx
             counts = np.zeros(len(lanes), np.int32)
             if env.printf is not None:
+                full = getattr(env.printf, "full", lambda: False)
                 for k, lane in enumerate(lanes):
-                    counts[k] = _print(env, int(lane), fmt_var, buf_var)
+                    # a full buffer costs nothing more (a kernel printing without end must
+                    # not hold the engine formatting text nobody will see): -1, as CUDA's
+                    # printf when its buffer is full
+                    counts[k] = -1 if full() else _print(env, int(lane), fmt_var, buf_var)
             for s in stores:
                 s[lanes, :4] = counts.view(np.uint8).reshape(-1, 4)
         return run
