@@ -146,7 +146,7 @@ class Function:
 
 def _device_sm(mod: Any) -> int:
     major, minor = mod.ctx.driver._info(mod.ctx.device).capability
-    return 10 * major + minor
+    return int(10 * major + minor)
 
 
 class LaunchAPI(DriverCore):

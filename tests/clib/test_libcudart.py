@@ -65,7 +65,8 @@ def test_managed_memory_one_pointer_for_host_and_kernels(gdevd, rt_managed) -> N
     assert "managed_props prop=1 attr=1 concurrent=0\n" in res.stdout, res.stdout
     assert "managed_vars counter=9,102 vals=2,8,8\n" in res.stdout, res.stdout
     assert ("rt_managed ok bad=0 managed=1 copied=1 not_managed=cudaErrorInvalidValue "
-            "attach_dev=cudaErrorInvalidValue bad_flags=cudaErrorInvalidValue too_big=cudaErrorMemoryAllocation "
+            "attach_dev=cudaErrorInvalidValue bad_flags=cudaErrorInvalidValue "
+            "too_big=cudaErrorMemoryAllocation "
             "twice=cudaErrorInvalidValue\n") in res.stdout, res.stdout
 
 

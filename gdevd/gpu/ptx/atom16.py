@@ -52,7 +52,7 @@ def lower_atom16(fn: Function, s: Instr, temp, label, name: str) -> list:
     ops = s.args[2:] if base == "atom" else s.args[1:]
     at = s.args[1] if base == "atom" else s.args[0]
     sp = f".{space}" if space else ""
-    wide, out = t.endswith("x2"), []
+    wide, out = t.endswith("x2"), list[Instr | Label]()
     word = _address(fn, at, temp, out, s.line, name)
     shift = temp("b32")
     if wide:
@@ -86,7 +86,8 @@ def lower_atom16(fn: Function, s: Instr, temp, label, name: str) -> list:
     if s.guard is not None:
         reg, neg = s.guard
         out = [Instr("bra", [Sym(done)], s.line, (reg, not neg)), *out]
-    return [*out, Label(done, s.line)]
+    out.append(Label(done, s.line))
+    return out
 
 
 def _update(t: str, cas: bool, half: Reg, new: Reg, ops: list, temp, line: int) -> list:

@@ -267,7 +267,12 @@ class Launch:
 
     engine = "interp"
     printf = None       # where device printf goes: anything with write(bytes) (ops_printf.py)
-    budget_scale = 1    # the compute engine's slice cap, in this engine's steps (compute.py)
+
+    @property
+    def budget_scale(self) -> int:
+        """How many of this engine's steps weigh one step of the compute engine's slice cap
+        (compute.py): 1, an interpreted step is the unit."""
+        return 1
 
     @property
     def budget_key(self) -> tuple:

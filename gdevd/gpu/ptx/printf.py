@@ -106,11 +106,11 @@ def _value(flags: str, size: str, length: bytes, conv: str, args: _Args,
     if conv == "n":
         args.int(8, False)
         return b""
-    v = args.double()
+    x = args.double()
     if conv in "aA":
-        return _pad(_hexfloat(v, conv == "A"), flags, size)
-    text = (spec + conv).encode() % v
-    if v != v and struct.pack("<d", v)[7] & 0x80:          # glibc shows a negative NaN's sign
+        return _pad(_hexfloat(x, conv == "A"), flags, size)
+    text = (spec + conv).encode() % x
+    if x != x and struct.pack("<d", x)[7] & 0x80:          # glibc shows a negative NaN's sign
         text = text.replace(b"nan", b"-nan", 1).replace(b"NAN", b"-NAN", 1)
     return text
 
