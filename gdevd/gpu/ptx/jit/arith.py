@@ -218,11 +218,15 @@ def t_minmax(ins, ops) -> str:
     x, y = ops.rd(a, t), ops.rd(b, t)
     cmp = "<" if ins.base == "min" else ">"
     if is_f(t):
-        only(ins, {"ftz"})
+        only(ins, {"ftz", "NaN"})
+        # a NaN operand: the other one (fmin/fmax); with .NaN: the NaN, a's first (numpy's
+        # minimum/maximum, the interpreter's)
+        nan = "isnan(a_) ? a_ : isnan(b_) ? b_" if "NaN" in ins.flags else \
+            "isnan(b_) ? a_ : isnan(a_) ? b_"
 
         def fn(p, q):
-            return f"__extension__({{ {CT[t]} a_ = {p}, b_ = {q}; isnan(b_) ? a_ : " \
-                   f"isnan(a_) ? b_ : (b_ {cmp} a_ ? b_ : a_); }})"
+            return f"__extension__({{ {CT[t]} a_ = {p}, b_ = {q}; {nan} : " \
+                   f"(b_ {cmp} a_ ? b_ : a_); }})"
         return ops.wr(d, t, fpost(ins, t, fn, x, y))
     only(ins, {"relu"})
     e = f"__extension__({{ {CT[t]} a_ = {x}, b_ = {y}; b_ {cmp} a_ ? b_ : a_; }})"

@@ -15,6 +15,8 @@ _plain = {k: TRANSLATORS[k] for k in ("add", "sub", "mul", "fma", "mad", "neg", 
 _BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
         "min": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} < {0} ? {1} : {0}))",
         "max": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} > {0} ? {1} : {0}))"}
+_NAN = {"min": "(isnan({0}) ? {0} : isnan({1}) ? {1} : ({1} < {0} ? {1} : {0}))",
+        "max": "(isnan({0}) ? {0} : isnan({1}) ? {1} : ({1} > {0} ? {1} : {0}))"}
 _UN = {"neg": "(-{0})", "abs": "fabsf({0})"}
 _FMA = "((double){0} * (double){1} + (double){2})"
 
@@ -30,9 +32,9 @@ def t_half2(ins, ops) -> str:
         return _fma_bf16(ins, ops)
     if ins.types != ["f16x2"]:
         return _plain[ins.base](ins, ops)
-    only(ins, {"rn", "ftz"} if ins.base not in ("min", "max") else {"ftz"})
+    only(ins, {"rn", "ftz"} if ins.base not in ("min", "max") else {"ftz", "NaN"})
     if ins.base in ("add", "sub", "mul", "min", "max"):
-        form, n = _BIN[ins.base], 2
+        form, n = (_NAN if "NaN" in ins.flags else _BIN)[ins.base], 2
     elif ins.base in _UN:
         form, n = _UN[ins.base], 1
     elif ins.base in ("fma", "mad"):
