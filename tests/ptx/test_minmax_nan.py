@@ -37,3 +37,15 @@ def test_nan_propagates_per_half(engine, op):
     for half, want in ((lo, f(a, b)), (hi, f(b, a))):
         assert (np.isnan(half) == np.isnan(want)).all()
         assert (half[~np.isnan(want)] == want[~np.isnan(want)]).all()
+
+
+@pytest.mark.parametrize("form", ["max.NaN.f32", "min.NaN.f16", "max.NaN.f16x2"])
+def test_the_compiled_engine_translates_them(form):
+    from gdevd.gpu.ptx import load_module
+    from gdevd.gpu.ptx.jit import build
+
+    from .isa import kernel_text
+    t = "u32" if form.endswith("x2") else form.rsplit(".", 1)[1]
+    mod = load_module(kernel_text([t, t], t, f"{form} %y, %x0, %x1;"), "nan")
+    _, kernels, rejected = build._translate(mod)
+    assert rejected == {} and list(kernels) == ["k"]
