@@ -112,6 +112,14 @@ def test_graphs_by_stream_capture_replay_what_was_captured(gdevd, tmp_path_facto
         "invalid=cudaErrorStreamCaptureInvalidated\n"), res.stdout
 
 
+def test_3d_pitched_memory_copies_memsets_and_kernels(gdevd, tmp_path_factory) -> None:
+    prog = _build(tmp_path_factory, "rt_3d")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "3d pitch=256 copy=cudaSuccess,cudaSuccess bad=0\n", res.stdout
+
+
 def test_gdev_run_names_a_missing_mount(rt_features, tmp_path) -> None:
     res = subprocess.run([str(GDEV_RUN), "--mount", str(tmp_path), str(rt_features)],
                          capture_output=True, text=True)

@@ -62,3 +62,66 @@ API cudaError_t cudaMemset2D(void *p, size_t pitch, int value, size_t width, siz
     }
     return cudaSuccess;
 }
+
+/* 3D: slices of `ysize` rows, `pitch * ysize` bytes apart (cudaPitchedPtr); a 3D copy or memset
+ * is one 2D one per slice.  Linear memory only: a copy from or to a CUDA array is
+ * cudaErrorNotSupported here. */
+API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent e)
+{
+    size_t pitch = 0;
+    void *p = NULL;
+    if (!pp || !e.width || !e.height || !e.depth || e.height > SIZE_MAX / e.depth)
+        return rt_set(cudaErrorInvalidValue);
+    cudaError_t err = cudaMallocPitch(&p, &pitch, e.width, e.height * e.depth);
+    if (err)
+        return err;
+    *pp = (struct cudaPitchedPtr){.ptr = p, .pitch = pitch, .xsize = e.width, .ysize = e.height};
+    return cudaSuccess;
+}
+
+static uint8_t *at(const struct cudaPitchedPtr *p, struct cudaPos pos, size_t z)
+{
+    return (uint8_t *)p->ptr + (pos.z + z) * p->pitch * p->ysize + pos.y * p->pitch + pos.x;
+}
+
+static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async)
+{
+    if (!p)
+        return rt_set(cudaErrorInvalidValue);
+    if (p->srcArray || p->dstArray)
+        return rt_set(cudaErrorNotSupported);
+    const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
+    if (!a->ptr || !b->ptr || !a->pitch || !b->pitch ||
+        (p->extent.depth > 1 && (!a->ysize || !b->ysize)))
+        return rt_set(cudaErrorInvalidValue);
+    for (size_t z = 0; z < p->extent.depth; z++) {
+        cudaError_t e = copy_2d(at(b, p->dstPos, z), b->pitch, at(a, p->srcPos, z), a->pitch,
+                                p->extent.width, p->extent.height, p->kind, s, async);
+        if (e)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
+{
+    return copy_3d(p, NULL, 0);
+}
+
+API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t s)
+{
+    return copy_3d(p, s, 1);
+}
+
+API cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int value, struct cudaExtent e)
+{
+    if (!p.ptr || (e.depth > 1 && !p.ysize))
+        return rt_set(cudaErrorInvalidValue);
+    for (size_t z = 0; z < e.depth; z++) {
+        cudaError_t err = cudaMemset2D((uint8_t *)p.ptr + z * p.pitch * p.ysize, p.pitch, value,
+                                       e.width, e.height);
+        if (err)
+            return err;
+    }
+    return cudaSuccess;
+}
