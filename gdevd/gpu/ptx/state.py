@@ -220,7 +220,10 @@ class Env:
             val = (g.tpb + 31) // 32
         elif base.startswith("%lanemask_"):
             val = _lanemask(base[10:], lin % 32)
-        elif base in ("%smid", "%gridid"):
+        elif base in ("%smid", "%gridid") or base.startswith("%envreg"):
+            # %envreg*: what the driver passes a launch; 0 here, there being no cooperative
+            # launch: cg::this_grid() finds no grid workspace, and its sync() traps, as a
+            # grid sync in a launch that is not cooperative does
             val = 0
         elif base == "%nsmid":
             val = 1

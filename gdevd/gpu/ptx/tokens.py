@@ -11,7 +11,7 @@ SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpi
             "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq",
             "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
             "%dynamic_smem_size", "%total_smem_size", "%clock_hi", "%globaltimer_lo",
-            "%globaltimer_hi")
+            "%globaltimer_hi", *(f"%envreg{k}" for k in range(32)))
 WARP_SZ = "WARP_SZ"
 
 

@@ -187,6 +187,8 @@ class Operands:
             "%globaltimer": "clock_ns()", "%globaltimer_lo": "clock_ns()",
             "%globaltimer_hi": "(clock_ns() >> 32)",
         }
+        if base.startswith("%envreg"):
+            return "0"      # as the interpreter's (state.py): no cooperative launch
         if base not in table:
             raise Unsupported(f"special register {name}")
         return table[base]
