@@ -73,10 +73,9 @@ def _checked(s: Access, slot: int, loop: _Loop) -> str:
         redo = f"lptr(c, xa[{j} * n + i], {s.align}, {s.size}, i)"
     loop.decls.append(f"const uint64_t lim{j}_ = {lim} >= {s.size} ? {lim} - {s.size - 1} : 0;")
     loop.checks.append(f"if (bad{j}_) LOOP(if (!{redo}) FAULT({s.line}););")
-    off = _shared_index("ok_ ? o_ : 0") if s.space == "shared" else "(ok_ ? o_ : 0)"
     return (f"{{ const uint64_t o_ = {s.addr}; xa[{j} * n + i] = o_; const int ok_ = "
             f"!(o_ & {a}) && o_ < lim{j}_; bad{j}_ |= !ok_; uint8_t *p_ = {base} + "
-            f"{off}; {s.body} }}")
+            f"(ok_ ? o_ : 0); {s.body} }}")
 
 
 def _shared_index(off: str) -> str:
