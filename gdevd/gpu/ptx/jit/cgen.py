@@ -25,6 +25,7 @@ from .localize import localize, promotion
 from .operands import Operands, Unsupported
 from .ranges import safe_shared
 from .uniform import Uniformity, address_regs
+from .versions import hoisted_loads, on_cycle, versioned
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
@@ -156,7 +157,7 @@ def _mark(stmts: list, blk, pc: int, uni: Uniformity, consts, static_shared: int
     return out
 
 
-def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
+def _block_fn(fname: str, pc: int, blocks, ops: Operands, exit_blocks, module_name,
               uni: Uniformity, static_shared: int, dead: set[int],
               regs_io: tuple[set, set]) -> str:
     """One basic block as its own small function (keeps the compiler's work linear).
@@ -170,6 +171,7 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
     loop holds become its local variables (:func:`~.liveness.promote`).
     """
     stmts = []
+    blk = blocks[pc]
     consts = uni.constants(pc)
     for ins, known in zip(blk.instrs, consts, strict=True):
         ops.consts = known
@@ -178,10 +180,15 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
     steps = len(blk.instrs) + (blk.term.kind != FALL)
     vector = vectorized(pc, blk)
     stmts = _mark(stmts, blk, pc, uni, consts, static_shared, vector)
+    both = None
     parts = loops(stmts, vector)
+    term = _terminator(pc, blk.term, ops, exit_blocks)
     if not vector:
         parts = localize(parts, ops.names, ops.ctypes, *regs_io)
-    term = _terminator(pc, blk.term, ops, exit_blocks)
+        if hoisted_loads(stmts) and on_cycle(blocks, pc):
+            both = versioned(stmts, promote(parts, term, dead, ops.ctypes), term, dead,
+                             ops.names, ops.ctypes, regs_io)
+        parts = both or parts
     body = "\n\t".join(promote(parts, term, dead, ops.ctypes))
     text = body + term
     used = sorted({int(m) for m in re.findall(r"\bR(\d+)\[", text)})
@@ -196,7 +203,7 @@ def _block_fn(fname: str, pc: int, blk, ops: Operands, exit_blocks, module_name,
         params.append(f"{ops.ctypes[k]} *restrict R{k}")
         args.append(f"({ops.ctypes[k]} *)(c->regs + {k}ull * c->reg_stride)")
     sep = ",\n\t\t"
-    attr = VECTORIZE if vector else ""
+    attr = VECTORIZE if vector or both else ""
     return f"""
 static inline __attribute__((always_inline)) {attr} int {fname}_i{pc}({sep.join(params)})
 {{
@@ -242,7 +249,7 @@ def kernel_c(module, info, fname: str) -> str:
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}
     uni = Uniformity(blocks, [p.name for p in info.params], info.regs, syms)
     live_in, live_out = live_sets(blocks)
-    fns = [_block_fn(fname, pc, blk, ops, exit_blocks, module.name, uni, info.static_shared,
+    fns = [_block_fn(fname, pc, blocks, ops, exit_blocks, module.name, uni, info.static_shared,
                      {k for k, name in enumerate(info.regs)
                       if name not in live_in[pc] and name not in live_out[pc]},
                      promotion(blocks, live_in, pc))

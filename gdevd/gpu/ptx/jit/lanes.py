@@ -21,7 +21,9 @@ order.  Lane-local (``pure``) statements always may.  Memory decides the rest:
   access and that access's first faulting lane), a load whose address is data-uniform at
   the block's entry is translated once before the loop (:func:`_hoist`; each lane compares
   its own address with it, so lanes that disagree stay exact), and stores other than
-  shared and local resolve their pointer lane by lane in a loop of their own.
+  shared and local resolve their pointer lane by lane in a loop of their own.  (A long
+  loop block whose global loads are all data-uniform also gets a vectorized version, run
+  when they are uniform now: ``jit/versions.py``.)
 * atomics, guarded accesses and warp collectives end the loop; raw statements stand alone.
 
 Every memory pointer is ``xb``-based (``xb`` is the block's shared memory; global pointers
@@ -76,9 +78,18 @@ def _checked(s: Access, slot: int, loop: _Loop) -> str:
             f"(ok_ ? o_ : 0); {s.body} }}")
 
 
+def _shared_index(off: str) -> str:
+    """C of a shared-memory offset known to be below 2^30 (shared memory is at most 64 KiB,
+    checked at load and launch) as a signed 32-bit index: the C compiler vectorizes lookups
+    so indexed as 16-lane gathers (``vpgatherdd``), where an unsigned index zero-extended
+    to 64 bits gives 8-lane ones or none.  (A plain cast is folded back into the
+    zero-extension; the shift pair, exact below 2^30, is not.)"""
+    return f"((int32_t)((uint32_t)({off}) << 1) >> 1)"
+
+
 def _unchecked(s: Access) -> str:
     """A shared access that cannot fault (proven aligned and in bounds)."""
-    return f"{{ uint8_t *p_ = xb + (uint64_t)({s.addr}); {s.body} }}"
+    return f"{{ uint8_t *p_ = xb + {_shared_index(s.addr)}; {s.body} }}"
 
 
 def _checked1(s: Access, slot: int, loop: _Loop, hoisted: int | None) -> str:

@@ -16,6 +16,8 @@ import re
 from ..regalloc import defs_uses
 from .uniform import successors
 
+_ANY = re.compile(r"\b(?:LOOP1?|CLOOP)\(")     # any lane loop
+
 
 def promotion(blocks, live: list[set[str]], pc: int) -> tuple[set[str], set[str]]:
     """(registers block ``pc`` may read before writing them, registers whose value must be
@@ -37,16 +39,18 @@ def promotion(blocks, live: list[set[str]], pc: int) -> tuple[set[str], set[str]
 
 
 def localize(body: list[str], names: dict[str, str], ctypes: list[str], exposed: set[str],
-            keep: set[str]) -> list[str]:
-    """``body`` (a block's C statements) with every register of its one ``LOOP1`` loop in a
-    local of the lane's iteration: read from its array first if ``exposed``, written back
-    last if in ``keep``; unchanged unless the body is exactly that loop (after block-entry
-    declarations) and no other statement touches a promoted register."""
-    loops = [k for k, s in enumerate(body) if "LOOP1(" in s]
-    if len(loops) != 1 or any("LOOP(" in s or "CLOOP(" in s for s in body):
+            keep: set[str], macro: str = "LOOP1") -> list[str]:
+    """``body`` (a block's C statements) with every register of its one ``macro`` loop
+    (``LOOP1``, or ``LOOP`` for a block's vectorized version) in a local of the lane's
+    iteration: read from its array first if ``exposed``, written back last if in ``keep``;
+    unchanged unless the body is exactly that loop (after block-entry declarations, before
+    the loop's own fault checks) and no other statement touches a promoted register."""
+    loops = [k for k, s in enumerate(body) if _ANY.search(s)]
+    m = _ANY.search(body[loops[0]]) if len(loops) == 1 else None
+    if m is None or m.group() != macro + "(":
         return body
     k = loops[0]
-    head, sep, rest = body[k].partition("LOOP1(")
+    head, sep, rest = body[k][:m.start()], m.group(), body[k][m.end():]
     inner, tail = _split_macro(rest)
     if inner is None or re.search(r"\bR\d+\[", head + tail):
         return body
@@ -67,7 +71,7 @@ def localize(body: list[str], names: dict[str, str], ctypes: list[str], exposed:
 
 def _split_macro(rest: str) -> tuple[str | None, str]:
     """(the macro's argument, what follows its closing parenthesis) of ``rest``, the text
-    after ``LOOP1(``; None if the parentheses do not balance."""
+    after ``LOOP1(`` or ``LOOP(``; None if the parentheses do not balance."""
     depth = 1
     for j, ch in enumerate(rest):
         depth += ch == "("
