@@ -9,7 +9,8 @@ cache directory others could write to.
 
 The compiler runs at a lower priority (``nice``, :func:`set_nice`), one process per core,
 the largest translation units first, so that tiered compilation in the background takes
-idle cycles from running kernels, not their time.
+idle cycles from running kernels, not their time; the processes of one build die with the
+process that started it, and with the build (:mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import cffi
 
 from . import cache
 from .cgen import kernel_c
+from .jobs import Jobs
 from .operands import Unsupported
 
 log = logging.getLogger(__name__)
@@ -137,8 +139,9 @@ class Compiled:
     pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
-def _command(cmd: list[str]) -> list[str]:
-    """``cmd`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+def _command(args: list[str]) -> list[str]:
+    """``cc args`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+    cmd = [compiler() or "cc", *args]
     tool = shutil.which("nice") if _nice else None
     return [tool, "-n", str(_nice), *cmd] if tool else cmd
 
@@ -173,7 +176,7 @@ def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
     and the longest jobs do not start last."""
     kernels, rejected, objs = {}, {}, []
     order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
-    with _Jobs(tmp) as jobs:
+    with Jobs(tmp) as jobs:
         for k, (name, info) in order:
             fname = f"k{k}"
             try:
@@ -185,65 +188,19 @@ def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
             c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
             c_file.write_text(src)
             objs.append(str(obj))
-            jobs.start([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)])
+            jobs.start(_command([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj),
+                                 str(c_file)]))
         jobs.wait()
         if not objs:
             return None, {}, _in_order(module, rejected)
         so = tmp / "module.so"
-        jobs.start(["-shared", "-o", str(so), *objs])
+        jobs.start(_command(["-shared", "-o", str(so), *objs]))
         jobs.wait()
     return so, _in_order(module, kernels), _in_order(module, rejected)
 
 
 def _in_order(module, table: dict[str, str]) -> dict[str, str]:
     return {name: table[name] for name in module.kernels if name in table}
-
-
-class _Jobs:
-    """Compiler processes, at most one per core at a time, niced (:func:`set_nice`), their
-    messages in files (a pipe nobody reads could stall a chatty compiler).  The first
-    failure raises RuntimeError with the compiler's message; leaving the ``with`` block
-    ends whatever still runs."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp, self.limit = tmp, os.cpu_count() or 1
-        self.running: list[tuple[subprocess.Popen, Path]] = []
-        self.started = 0
-
-    def __enter__(self) -> _Jobs:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for proc, _ in self.running:
-            proc.kill()
-            proc.wait()
-
-    def start(self, args: list[str]) -> None:
-        """Run ``cc args`` once fewer than ``limit`` jobs run."""
-        while len(self.running) >= self.limit:
-            self._reap()
-        self.started += 1
-        err = self.tmp / f"cc-{self.started}.err"
-        with open(err, "wb") as f:
-            proc = subprocess.Popen(_command([compiler() or "cc", *args]),
-                                    stdout=subprocess.DEVNULL, stderr=f)
-        self.running.append((proc, err))
-
-    def wait(self) -> None:
-        """Return once every job has finished (RuntimeError if one failed)."""
-        while self.running:
-            self._reap()
-
-    def _reap(self) -> None:
-        while True:
-            done = [job for job in self.running if job[0].poll() is not None]
-            if done:
-                break
-            time.sleep(0.005)
-        for job in done:
-            self.running.remove(job)
-            if job[0].returncode:
-                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
 
 
 def _load(so: Path, kernels: dict[str, str]):

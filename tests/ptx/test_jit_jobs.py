@@ -1,0 +1,119 @@
+"""The compiler processes die with the process that started them, and with their build.
+
+Each test uses the real C compiler on real input; a process counts as gone once it is a
+zombie (its parent may be an init that reaps late)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gdevd.gpu.ptx.jit import build
+from gdevd.gpu.ptx.jit.jobs import Cancelled, Jobs
+
+ROOT = Path(__file__).resolve().parents[2]
+only_jit = pytest.mark.parametrize("engine", ["jit"], indirect=True)
+needs_cc = pytest.mark.skipif(build.compiler() is None, reason="no C compiler")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie has finished)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _cc1_of(pid: int) -> list[int]:
+    """The ``cc1`` processes among the children of ``pid``."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(k) for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "cc1"]
+
+
+def _endless(tmp: Path) -> list[str]:
+    """A compile that never finishes by itself: its ``cc1`` waits for a writer to open the
+    FIFO it reads its source from (and outlives a SIGKILLed driver forever)."""
+    fifo = tmp / "never.c"
+    os.mkfifo(fifo)
+    return build._command(["-O2", "-c", "-x", "c", "-o", str(tmp / "never.o"), str(fifo)])
+
+
+def _wait_gone(pids: list[int], limit: float = 30.0) -> list[int]:
+    """``pids`` still running after up to ``limit`` seconds (a bound on a kill's delivery:
+    a process that nobody kills runs forever)."""
+    end = time.monotonic() + limit
+    while any(_alive(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+@needs_cc
+@only_jit
+def test_a_compile_dies_with_the_process_that_started_it(tmp_path):
+    """A child Python SIGKILLed while its background compile runs leaves no compiler
+    behind: every process of the compile that outlives it was killed, none finished."""
+    cache = tmp_path / "cache"
+    out = subprocess.run([sys.executable, "-m", "tests.ptx.orphans", str(cache),
+                          str(ROOT / "kernels" / "aes.ptx")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=240, check=True)
+    report = json.loads(out.stdout.splitlines()[-1])
+    reaped = {pid: (name, code, sig) for pid, name, code, sig in report["reaped"]}
+    assert set(report["cc1"]) <= reaped.keys(), report
+    assert all(sig == 9 for _, _, sig in reaped.values()), report
+
+
+def _cc1_started(jobs: Jobs) -> list[int]:
+    """The ``cc1`` of the first job, once it runs."""
+    while not (found := _cc1_of(jobs.running[0][0].pid)):
+        time.sleep(0.01)
+    return found
+
+
+@needs_cc
+@only_jit
+def test_a_failed_job_ends_its_siblings_compilers_too(tmp_path):
+    """One job fails: leaving the block kills the others' ``cc1`` (not only their
+    drivers, whose children would carry on)."""
+    with pytest.raises(RuntimeError, match="cc failed"), Jobs(tmp_path, limit=2) as jobs:
+        jobs.start(_endless(tmp_path))
+        cc1 = _cc1_started(jobs)
+        jobs.start(build._command(["-c", "-o", str(tmp_path / "bad.o"),
+                                   str(tmp_path / "missing.c")]))
+        jobs.wait()
+    assert _wait_gone(cc1) == []
+
+
+@needs_cc
+@only_jit
+def test_cancel_kills_the_jobs_and_the_waiting_build_raises_cancelled(tmp_path):
+    with Jobs(tmp_path) as jobs:
+        jobs.start(_endless(tmp_path))
+        cc1 = _cc1_started(jobs)
+        threading.Timer(0.05, jobs.cancel).start()
+        with pytest.raises(Cancelled):
+            jobs.wait()
+        with pytest.raises(Cancelled):
+            jobs.start(["true"])
+    assert _wait_gone(cc1) == []
+
+
+@only_jit
+def test_the_lifeline_is_held_by_no_child(tmp_path):
+    """Only this process holds the guard's pipe: a child started meanwhile does not
+    inherit it (else the guard would wait for that child's end too)."""
+    with Jobs(tmp_path) as jobs:
+        child = subprocess.run(["ls", "-l", "/proc/self/fd/"], capture_output=True, text=True,
+                               check=True)
+        guard_stdin = os.readlink(f"/proc/{jobs._guard.pid}/fd/0")
+    assert guard_stdin.startswith("pipe:") and guard_stdin not in child.stdout
