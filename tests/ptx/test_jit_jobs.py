@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gdevd.gpu.ptx import load_module
 from gdevd.gpu.ptx.jit import build
 from gdevd.gpu.ptx.jit.jobs import Cancelled, Jobs
 
@@ -117,3 +118,49 @@ def test_the_lifeline_is_held_by_no_child(tmp_path):
                                check=True)
         guard_stdin = os.readlink(f"/proc/{jobs._guard.pid}/fd/0")
     assert guard_stdin.startswith("pipe:") and guard_stdin not in child.stdout
+
+
+def _our_cc1() -> list[int]:
+    """The ``cc1`` processes whose driver is a child of any thread of this process."""
+    drivers = [int(p) for task in Path("/proc/self/task").iterdir()
+               for p in (task / "children").read_text().split()]
+    return [c for d in drivers for c in _cc1_of(d)]
+
+
+@needs_cc
+@only_jit
+def test_a_cancelled_compile_leaves_the_module_on_the_interpreter(tmp_path, monkeypatch):
+    monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path))
+    mod = load_module((ROOT / "kernels" / "aes.ptx").read_text(), "aes")
+    mod.start_compile()
+    while not (cc1 := _our_cc1()):
+        time.sleep(0.01)
+    mod.jit.cancel()
+    assert mod.jit.wait(60)
+    assert mod.jit.status == "interp" and mod.jit.compiled is None
+    assert _wait_gone(cc1) == []
+    assert not list(tmp_path.glob("*/*.json"))
+
+
+@needs_cc
+@only_jit
+def test_two_builds_of_one_module_at_once_compile_it_once(tmp_path, monkeypatch):
+    """The second waits for the first's lock and loads its entry (two daemons, or two
+    threads, loading one module)."""
+    monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path))
+    text = (ROOT / "kernels" / "madd.ptx").read_text()
+    mods = [load_module(text, "madd") for _ in range(2)]
+    together = threading.Barrier(2)
+    results: list[build.Compiled] = []
+
+    def compile_one(mod) -> None:
+        together.wait()
+        results.append(build.build(mod, text))
+
+    threads = [threading.Thread(target=compile_one, args=(m,)) for m in mods]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.cached for r in results) == [False, True]
+    assert results[0].kernels == results[1].kernels

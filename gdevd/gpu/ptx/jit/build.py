@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,14 +170,15 @@ def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
     return parts, kernels, rejected
 
 
-def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
+def _translate_and_compile(module, tmp: Path, stop: threading.Event
+                           ) -> tuple[Path | None, dict, dict]:
     """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
     kernel, reason per rejected one).  Kernels are translated largest first and each is
     handed to the compiler as soon as its C exists, so translation overlaps compilation
     and the longest jobs do not start last."""
     kernels, rejected, objs = {}, {}, []
     order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
-    with Jobs(tmp) as jobs:
+    with Jobs(tmp, stop) as jobs:
         for k, (name, info) in order:
             fname = f"k{k}"
             try:
@@ -210,20 +212,27 @@ def _load(so: Path, kernels: dict[str, str]):
     return ffi, ffi.dlopen(str(so))
 
 
-def build(module, ptx: str) -> Compiled:
+def build(module, ptx: str, cancelled: threading.Event | None = None) -> Compiled:
     """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
 
-    Raises RuntimeError if the compiler fails; kernels the translator cannot handle are
+    Raises RuntimeError if the compiler fails, :class:`~.jobs.Cancelled` once ``cancelled``
+    is set (its compiler processes are killed); kernels the translator cannot handle are
     listed in ``rejected`` with the reason (they stay on the interpreter).  A damaged cache
-    entry is compiled again and replaced.
+    entry is compiled again and replaced.  One process compiles a key at a time
+    (:func:`.cache.building`): another that wants it meanwhile waits and loads its entry.
     """
     t0 = time.monotonic()
+    stop = cancelled or threading.Event()
     key, base = cache_key(ptx), cache.root()
     entry = cache.lookup(base, key)
     cached = entry is not None
     if entry is None:
-        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-            built, kernels, rejected = _translate_and_compile(module, Path(tmp))
-            entry = cache.store(base, key, built, kernels, rejected)
+        with cache.building(base, key, stop.is_set):
+            entry = cache.lookup(base, key)     # built by the holder we waited for
+            cached = entry is not None
+            if entry is None:
+                with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+                    built, kernels, rejected = _translate_and_compile(module, Path(tmp), stop)
+                    entry = cache.store(base, key, built, kernels, rejected)
     ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
     return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)

@@ -36,14 +36,16 @@ class Jobs:
     this process (see the module docstring), their messages in files under ``tmp`` (a pipe
     nobody reads could stall a chatty compiler).  The first failure raises RuntimeError
     with the compiler's message; :meth:`cancel` (from any thread) kills every job and makes
-    the waiting thread raise :class:`Cancelled`; leaving the ``with`` block kills whatever
+    the waiting thread raise :class:`Cancelled` (as does setting the ``cancelled`` event
+given); leaving the ``with`` block kills whatever
     still runs, grandchildren included."""
 
-    def __init__(self, tmp: Path, limit: int | None = None) -> None:
+    def __init__(self, tmp: Path, cancelled: threading.Event | None = None,
+                 limit: int | None = None) -> None:
         self.tmp, self.limit = tmp, limit or os.cpu_count() or 1
         self.running: list[tuple[subprocess.Popen, Path]] = []
         self.started = 0
-        self.cancelled = threading.Event()
+        self.cancelled = cancelled or threading.Event()
         self._guard: subprocess.Popen | None = None
         self._lifeline = -1
         # the guard's pid names our group only until it is reaped: no kill after that
@@ -117,6 +119,9 @@ class Jobs:
             done = [job for job in self.running if job[0].poll() is not None]
             if done:
                 break
+            if self.cancelled.is_set():
+                self.cancel()
+                raise Cancelled("compile cancelled")
             time.sleep(0.005)
         for job in done:
             self.running.remove(job)
