@@ -18,6 +18,7 @@ from gdevd.ioctl.busypoll import BusyPoll
 from libgdev import abi, connection
 from libgdev.connection import Connection
 from libgdev.spin import AdaptiveSpin, spin_window
+from tests import jitwarm
 from tests.loopback import Loopback, Peer
 
 
@@ -154,8 +155,10 @@ def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int,
 
 
 def _quiet() -> None:
-    """Wait for this process's background PTX compiles (earlier tests' tiered modules): a
-    compiler on the client's CPU delays every request past the window."""
+    """Wait for the session's JIT warm-up (tests/jitwarm.py) and this process's background
+    PTX compiles (earlier tests' tiered modules): a compiler on the client's CPU delays
+    every request past the window."""
+    jitwarm.wait(180)
     for t in threading.enumerate():
         if t.name == "gdev-jit-cc":
             t.join(60)

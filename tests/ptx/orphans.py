@@ -5,10 +5,11 @@
 rather than to init; starts a child Python that loads module ``PTX`` and compiles it in
 the background into cache directory ``CACHE``; waits until that child's compiler proper
 (``cc1``) runs on a kernel; SIGKILLs the child; then reaps every orphan and prints one JSON
-line: the ``cc1`` pids seen, and each orphan reaped as ``[pid, name, exit status,
-signal]``.  A
-compile that dies with its parent leaves orphans that were killed (signal 9); one that
-does not leaves ``cc``/``cc1`` that carry on and exit normally once their work is done.
+line: the ``cc1`` pids seen, each orphan reaped as ``[pid, name, exit status, signal]``,
+and the processes still running GRACE seconds after the kill (which it then kills).  Run it with
+``$CC`` a compiler whose kernels never finish compiling (their ``cc1`` reads a FIFO no one
+writes): a compile that dies with its parent leaves orphans that were killed (signal 9)
+and no survivor; one that does not leaves ``cc``/``cc1`` running.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 WAIT = 120.0                # seconds to wait for the compile to start
+GRACE = 10.0                # seconds the orphans have to die once the child is killed
 CHILD = """
 import sys, time
 from gdevd.gpu.ptx import jit, load_module
@@ -80,16 +82,23 @@ def main(cache: str, ptx: str) -> None:
     finally:
         child.kill()                    # also if this process is interrupted first
         child.wait()
-    reaped = []
-    while True:
+    reaped, end = [], time.monotonic() + GRACE
+    while time.monotonic() < end:
         try:
-            pid, status = os.wait()
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:       # no child left: every orphan is reaped
             break
+        if pid == 0:
+            time.sleep(0.01)
+            continue
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         reaped.append([pid, names.get(pid, "?"), code, sig])
-    print(json.dumps({"cc1": sorted(cc1), "reaped": reaped}))
+    survivors = _descendants(os.getpid())
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    print(json.dumps({"cc1": sorted(cc1), "reaped": reaped,
+                      "survivors": sorted(w.split()[0] for w in survivors.values())}))
 
 
 def _kill_mid_compile(child: subprocess.Popen) -> tuple[list[int], dict[int, str]]:

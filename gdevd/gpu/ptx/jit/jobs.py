@@ -11,6 +11,8 @@ this process ends, however it ends, the kernel closes the write end, the guard's
 returns at end of file, and the guard kills its whole group (``kill -KILL 0``): drivers,
 compilers, assemblers and itself.  Closing :class:`Jobs` does the same deliberately, so a
 failed or cancelled build leaves nothing behind either.
+
+All builds of a process share one compiler process per core (:data:`_slots`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from pathlib import Path
 
 # The guard: wait for end of file on stdin (our death or close), then kill the group.
 GUARD = "read _ ; kill -KILL 0"
+# Compiler processes of this process, all builds together: one per core.  Many modules
+# loaded at once then finish one after another instead of all late, and a burst of loads
+# does not start dozens of compilers.
+_slots = threading.BoundedSemaphore(os.cpu_count() or 1)
 
 
 class Cancelled(Exception):
@@ -74,6 +80,7 @@ given); leaving the ``with`` block kills whatever
         self._guard.wait()
         for proc, _ in self.running:
             proc.wait()
+            _slots.release()
         self.running.clear()
 
     def _kill_group(self) -> None:
@@ -92,17 +99,31 @@ given); leaving the ``with`` block kills whatever
                 self._kill_group()
 
     def start(self, cmd: list[str]) -> None:
-        """Run ``cmd`` (a compiler command line) once fewer than ``limit`` jobs run."""
+        """Run ``cmd`` (a compiler command line) once fewer than ``limit`` jobs of this
+        build, and fewer than one per core of all builds, run."""
         while len(self.running) >= self.limit:
             self._reap()
-        self._check_cancelled()
+        while not _slots.acquire(timeout=0.02):
+            self._check_cancelled()
+            if self.running:
+                self._reap(block=False)
+        self._check_cancelled_releasing()
         assert self._guard is not None, "Jobs used outside its with block"
         self.started += 1
         err = self.tmp / f"cc-{self.started}.err"
-        with open(err, "wb") as f:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
-                                    process_group=self._guard.pid)
+        try:
+            with open(err, "wb") as f:
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
+                                        process_group=self._guard.pid)
+        except BaseException:
+            _slots.release()
+            raise
         self.running.append((proc, err))
+
+    def _check_cancelled_releasing(self) -> None:
+        if self.cancelled.is_set():
+            _slots.release()
+            raise Cancelled("compile cancelled")
 
     def wait(self) -> None:
         """Return once every job has finished (RuntimeError if one failed)."""
@@ -114,10 +135,11 @@ given); leaving the ``with`` block kills whatever
         if self.cancelled.is_set():
             raise Cancelled("compile cancelled")
 
-    def _reap(self) -> None:
+    def _reap(self, block: bool = True) -> None:
+        """Collect finished jobs (waiting for one unless ``block`` is false)."""
         while True:
             done = [job for job in self.running if job[0].poll() is not None]
-            if done:
+            if done or not block:
                 break
             if self.cancelled.is_set():
                 self.cancel()
@@ -125,6 +147,7 @@ given); leaving the ``with`` block kills whatever
             time.sleep(0.005)
         for job in done:
             self.running.remove(job)
+            _slots.release()
             self._check_cancelled()
             if job[0].returncode:
                 raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")

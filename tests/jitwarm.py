@@ -1,0 +1,70 @@
+"""The test session's JIT cache, warmed once in the background (tests/conftest.py).
+
+On a machine whose cache is cold (a new CI machine, ``GDEV_JIT_CACHE`` an empty
+directory), every test that loads one of the repository's modules would otherwise start
+its own background compile of it, in the pytest process or in each daemon it starts: the
+same module compiled again and again by processes that end before their compile does,
+competing with later tests for the cores.  Instead, :func:`start` compiles every module
+the suite loads from a file (``kernels/``, ``tests/programs/ptx/``), once, in one niced
+``python -m gdevd.tools.precompile`` beside the tests, into the cache the tests use: a test
+that loads such a module before it is ready waits for nothing (tiered execution serves
+it on the interpreter, and its own compile waits for the precompiler's lock of that key
+instead of compiling it twice), and every load after it is ready runs compiled from the
+start.  Warm caches (a developer's) make the run a series of cache hits.
+
+``GDEV_TEST_WARM_JIT=0`` turns it off (the suite then compiles as before).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_proc: subprocess.Popen | None = None
+
+
+def modules() -> list[Path]:
+    """The PTX files to compile, those the earliest tests load first: the repository's
+    kernels (the CUDA layer, daemon and C client tests), then the programs' variants."""
+    programs = sorted((ROOT / "tests" / "programs" / "ptx").glob("*.ptx"),
+                      key=lambda p: (p.name.endswith(".debug.ptx"), p.name))
+    return sorted((ROOT / "kernels").glob("*.ptx")) + programs
+
+
+def start(log: Path) -> None:
+    """Start compiling :func:`modules` in the background (output in ``log``); nothing
+    without a C compiler, with ``GDEV_TEST_WARM_JIT=0`` or under ``GDEV_PTX_ENGINE=interp``."""
+    global _proc
+    from gdevd.gpu.ptx.jit import build
+    if (build.compiler() is None or os.environ.get("GDEV_TEST_WARM_JIT", "1") == "0"
+            or os.environ.get("GDEV_PTX_ENGINE") == "interp"):
+        return
+    nice = [tool, "-n", "10"] if (tool := shutil.which("nice")) else []
+    with open(log, "wb") as out:
+        # compilers at the tool's own niceness (--nice 0: not lowered further)
+        _proc = subprocess.Popen([*nice, sys.executable, "-m", "gdevd.tools.precompile",
+                                  "--nice", "0", *map(str, modules())],
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=ROOT)
+
+
+def wait(timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for the warm-up to end (for a test that measures
+    how quickly something answers)."""
+    if _proc is not None:
+        try:
+            _proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def stop() -> None:
+    """End the warm-up if it still runs (its compiler processes die with it)."""
+    global _proc
+    if _proc is not None:
+        _proc.kill()
+        _proc.wait()
+        _proc = None
