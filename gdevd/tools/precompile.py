@@ -24,14 +24,18 @@ from pathlib import Path
 
 from gdevd.gpu.ptx import load_module
 from gdevd.gpu.ptx.errors import PtxError
-from gdevd.gpu.ptx.jit import build
+from gdevd.gpu.ptx.jit import build, cache
 
 
 def compile_file(path: Path) -> str:
     """Compile the module in ``path`` into the cache; a one-line outcome (``cached``,
-    ``compiled in S s``), ValueError naming the problem if it cannot be."""
+    ``compiled in S s``), ValueError naming the problem if it cannot be.  A module already
+    in the cache is not even parsed."""
     try:
-        mod = load_module(path.read_text(), path.stem)
+        text = path.read_text()
+        if cache.lookup(cache.root(), build.cache_key(text)) is not None:
+            return f"{path}: cached"
+        mod = load_module(text, path.stem)
     except (OSError, UnicodeDecodeError, PtxError) as exc:
         raise ValueError(f"{path}: not loaded: {exc}") from None
     t0 = time.monotonic()
