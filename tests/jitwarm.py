@@ -17,10 +17,14 @@ start.  Warm caches (a developer's) make the run a series of cache hits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,16 +53,44 @@ def start(log: Path) -> None:
         _proc = subprocess.Popen([*nice, sys.executable, "-m", "gdevd.tools.precompile",
                                   "--nice", "0", *map(str, modules())],
                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=ROOT)
+    # reaped the moment it ends: a test that waits for "any child" must not get it
+    threading.Thread(target=_proc.wait, name="jitwarm-reaper", daemon=True).start()
 
 
-def wait(timeout: float) -> None:
-    """Wait up to ``timeout`` seconds for the warm-up to end (for a test that measures
-    how quickly something answers)."""
-    if _proc is not None:
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Stop the warm-up's processes (SIGSTOP) for the block, for a test that measures how
+    quickly something answers on a quiet CPU; they continue after it.  The compilers'
+    guards (``sh``, blocked reading their lifeline) are left running, so that the
+    compilers still die with the warm-up if this process dies meanwhile."""
+    stopped: list[int] = []
+    try:
+        if _proc is not None and _proc.poll() is None:
+            _stop_tree(_proc.pid, stopped)
+        yield
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+def _stop_tree(pid: int, stopped: list[int]) -> None:
+    """SIGSTOP ``pid`` and then, top down, its descendants but the guards (a stopped
+    process starts no new child, so none is missed)."""
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != "sh":
+            os.kill(pid, signal.SIGSTOP)
+            stopped.append(pid)
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except (OSError, ProcessLookupError):
+        return                          # it ended meanwhile
+    for task in tasks:
         try:
-            _proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            _stop_tree(int(kid), stopped)
 
 
 def stop() -> None:
