@@ -5,12 +5,13 @@ directory), every test that loads one of the repository's modules would otherwis
 its own background compile of it, in the pytest process or in each daemon it starts: the
 same module compiled again and again by processes that end before their compile does,
 competing with later tests for the cores.  Instead, :func:`start` compiles every module
-the suite loads from a file (``kernels/``, ``tests/programs/ptx/``), once, in one niced
-``python -m gdevd.tools.precompile`` beside the tests, into the cache the tests use: a test
-that loads such a module before it is ready waits for nothing (tiered execution serves
-it on the interpreter, and its own compile waits for the precompiler's lock of that key
-instead of compiling it twice), and every load after it is ready runs compiled from the
-start.  Warm caches (a developer's) make the run a series of cache hits.
+the suite loads from a file (``kernels/``, ``tests/programs/ptx/``), once, in one
+``python -m gdevd.tools.precompile`` at niceness 19 beside the tests, into the cache the
+tests use.  A test that loads such a module before it is ready waits for nothing (tiered
+execution serves it on the interpreter; its own compile waits for the precompiler's lock
+of that key instead of compiling it twice; a test that forces the compiled engine waits
+for that build, on the CPU it leaves idle), and every load after it is ready runs
+compiled from the start.  Warm caches (a developer's) make the run a series of hits.
 
 ``GDEV_TEST_WARM_JIT=0`` turns it off (the suite then compiles as before).
 """
@@ -47,9 +48,11 @@ def start(log: Path) -> None:
     if (build.compiler() is None or os.environ.get("GDEV_TEST_WARM_JIT", "1") == "0"
             or os.environ.get("GDEV_PTX_ENGINE") == "interp"):
         return
-    nice = [tool, "-n", "10"] if (tool := shutil.which("nice")) else []
+    # niceness 19, below the tests' own compiles (10) that a test waits for: the warm-up
+    # takes only what they leave idle
+    nice = [tool, "-n", "19"] if (tool := shutil.which("nice")) else []
     with open(log, "wb") as out:
-        # compilers at the tool's own niceness (--nice 0: not lowered further)
+        # compilers at the tool's own niceness (--nice 0: not changed)
         _proc = subprocess.Popen([*nice, sys.executable, "-m", "gdevd.tools.precompile",
                                   "--nice", "0", *map(str, modules())],
                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=ROOT)
