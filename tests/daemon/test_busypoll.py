@@ -18,6 +18,7 @@ from gdevd.ioctl.busypoll import BusyPoll
 from libgdev import abi, connection
 from libgdev.connection import Connection
 from libgdev.spin import AdaptiveSpin, spin_window
+from tests import jitwarm
 from tests.loopback import Loopback, Peer
 
 
@@ -155,14 +156,20 @@ def test_back_to_back_calls_take_the_poll_path_only_when_on(poll_us: int,
 
 def _quiet() -> None:
     """Wait for this process's background PTX compiles (earlier tests' tiered modules): a
-    compiler on the client's CPU delays every request past the window."""
+    compiler on the client's CPU delays every request past the window.  (The session's
+    JIT warm-up is paused meanwhile: see _back_to_back.)"""
     for t in threading.enumerate():
         if t.name == "gdev-jit-cc":
             t.join(60)
 
 
 def _back_to_back(loopback: Loopback, poll_us: int, client_cpu: int) -> None:
-    _quiet()
+    _quiet()        # first: they may wait for the warm-up's build of their module
+    with jitwarm.paused():
+        _back_to_back_quiet(loopback, poll_us, client_cpu)
+
+
+def _back_to_back_quiet(loopback: Loopback, poll_us: int, client_cpu: int) -> None:
     hits: list[int] = []
 
     def body(peer: Peer) -> None:

@@ -56,9 +56,9 @@ print(out)
 """
         r = run_as(unprivileged, code, daemon.env())
         assert r.stdout.strip() == str([errno.EACCES] * 3), r.stderr
-        if os.fork() == 0:  # a thief of the same user but another process
+        if (thief := os.fork()) == 0:  # a thief of the same user but another process
             os._exit(_hello(ticket.socket, ticket.token))
-        _, status = os.wait()
+        _, status = os.waitpid(thief, 0)   # not os.wait(): the session has other children
         assert os.waitstatus_to_exitcode(status) == errno.EACCES
         assert _hello(ticket.socket, ticket.token) == 0  # still the opener's
         assert _hello(ticket.socket, ticket.token) == errno.EACCES  # and one-time

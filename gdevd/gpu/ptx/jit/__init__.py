@@ -22,6 +22,7 @@ import threading
 from gdevd.errors import GdevError
 
 from . import build
+from .jobs import Cancelled
 
 log = logging.getLogger(__name__)
 ENGINES = ("auto", "jit", "interp")
@@ -67,9 +68,11 @@ class JitState:
         self.compiled: build.Compiled | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
+        self._cancel = threading.Event()
 
     def start(self, wait: bool = False) -> None:
-        """Compile in the background (once); ``wait`` blocks until it is ready or failed."""
+        """Compile in the background (once, unless cancelled); ``wait`` blocks until it is
+        ready, failed or cancelled."""
         global _warned
         with self._lock:
             if self.status == "interp" and _engine != "interp":
@@ -79,20 +82,36 @@ class JitState:
                         _warned = True
                     return
                 self.status = "compiling"
-                threading.Thread(target=self._compile, name="gdev-jit-cc", daemon=True).start()
+                self._cancel, self._done = threading.Event(), threading.Event()
+                threading.Thread(target=self._compile, args=(self._cancel, self._done),
+                                 name="gdev-jit-cc", daemon=True).start()
+            done = self._done
         if wait and self.status == "compiling":
-            self._done.wait()
+            done.wait()
 
-    def _compile(self) -> None:
+    def cancel(self) -> None:
+        """Stop a background compile (its compiler processes are killed): the module stays
+        on the interpreter (``status`` ``interp`` again, so :meth:`start` may compile it
+        later).  Nothing happens to a module compiled or not compiling."""
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a compile that runs to end (ready, failed or cancelled); False if it
+        still runs after ``timeout`` seconds."""
+        return self.status != "compiling" or self._done.wait(timeout)
+
+    def _compile(self, cancel: threading.Event, done: threading.Event) -> None:
         try:
-            self.compiled = build.build(self.module, self.ptx)
+            self.compiled = build.build(self.module, self.ptx, cancel)
             self.seconds = self.compiled.seconds
             self.status = "jit"
+        except Cancelled:
+            self.status = "interp"
         except Exception as exc:  # a compiler failure leaves the interpreter serving
             log.exception("compiling module %s failed", self.module.name)
             self.error, self.status = repr(exc), "failed"
         finally:
-            self._done.set()
+            done.set()
 
     def function(self, kernel: str) -> str | None:
         """The compiled function of ``kernel`` if it can run natively now, else None."""

@@ -9,7 +9,8 @@ cache directory others could write to.
 
 The compiler runs at a lower priority (``nice``, :func:`set_nice`), one process per core,
 the largest translation units first, so that tiered compilation in the background takes
-idle cycles from running kernels, not their time.
+idle cycles from running kernels, not their time; the processes of one build die with the
+process that started it, and with the build (:mod:`.jobs`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ import cffi
 
 from . import cache
 from .cgen import kernel_c
+from .jobs import Jobs
 from .operands import Unsupported
 
 log = logging.getLogger(__name__)
@@ -137,8 +140,9 @@ class Compiled:
     pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
 
 
-def _command(cmd: list[str]) -> list[str]:
-    """``cmd`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+def _command(args: list[str]) -> list[str]:
+    """``cc args`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
+    cmd = [compiler() or "cc", *args]
     tool = shutil.which("nice") if _nice else None
     return [tool, "-n", str(_nice), *cmd] if tool else cmd
 
@@ -166,14 +170,15 @@ def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
     return parts, kernels, rejected
 
 
-def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
+def _translate_and_compile(module, tmp: Path, stop: threading.Event
+                           ) -> tuple[Path | None, dict, dict]:
     """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
     kernel, reason per rejected one).  Kernels are translated largest first and each is
     handed to the compiler as soon as its C exists, so translation overlaps compilation
     and the longest jobs do not start last."""
     kernels, rejected, objs = {}, {}, []
     order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
-    with _Jobs(tmp) as jobs:
+    with Jobs(tmp, stop) as jobs:
         for k, (name, info) in order:
             fname = f"k{k}"
             try:
@@ -185,65 +190,19 @@ def _translate_and_compile(module, tmp: Path) -> tuple[Path | None, dict, dict]:
             c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
             c_file.write_text(src)
             objs.append(str(obj))
-            jobs.start([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj), str(c_file)])
+            jobs.start(_command([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj),
+                                 str(c_file)]))
         jobs.wait()
         if not objs:
             return None, {}, _in_order(module, rejected)
         so = tmp / "module.so"
-        jobs.start(["-shared", "-o", str(so), *objs])
+        jobs.start(_command(["-shared", "-o", str(so), *objs]))
         jobs.wait()
     return so, _in_order(module, kernels), _in_order(module, rejected)
 
 
 def _in_order(module, table: dict[str, str]) -> dict[str, str]:
     return {name: table[name] for name in module.kernels if name in table}
-
-
-class _Jobs:
-    """Compiler processes, at most one per core at a time, niced (:func:`set_nice`), their
-    messages in files (a pipe nobody reads could stall a chatty compiler).  The first
-    failure raises RuntimeError with the compiler's message; leaving the ``with`` block
-    ends whatever still runs."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp, self.limit = tmp, os.cpu_count() or 1
-        self.running: list[tuple[subprocess.Popen, Path]] = []
-        self.started = 0
-
-    def __enter__(self) -> _Jobs:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for proc, _ in self.running:
-            proc.kill()
-            proc.wait()
-
-    def start(self, args: list[str]) -> None:
-        """Run ``cc args`` once fewer than ``limit`` jobs run."""
-        while len(self.running) >= self.limit:
-            self._reap()
-        self.started += 1
-        err = self.tmp / f"cc-{self.started}.err"
-        with open(err, "wb") as f:
-            proc = subprocess.Popen(_command([compiler() or "cc", *args]),
-                                    stdout=subprocess.DEVNULL, stderr=f)
-        self.running.append((proc, err))
-
-    def wait(self) -> None:
-        """Return once every job has finished (RuntimeError if one failed)."""
-        while self.running:
-            self._reap()
-
-    def _reap(self) -> None:
-        while True:
-            done = [job for job in self.running if job[0].poll() is not None]
-            if done:
-                break
-            time.sleep(0.005)
-        for job in done:
-            self.running.remove(job)
-            if job[0].returncode:
-                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
 
 
 def _load(so: Path, kernels: dict[str, str]):
@@ -253,20 +212,27 @@ def _load(so: Path, kernels: dict[str, str]):
     return ffi, ffi.dlopen(str(so))
 
 
-def build(module, ptx: str) -> Compiled:
+def build(module, ptx: str, cancelled: threading.Event | None = None) -> Compiled:
     """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
 
-    Raises RuntimeError if the compiler fails; kernels the translator cannot handle are
+    Raises RuntimeError if the compiler fails, :class:`~.jobs.Cancelled` once ``cancelled``
+    is set (its compiler processes are killed); kernels the translator cannot handle are
     listed in ``rejected`` with the reason (they stay on the interpreter).  A damaged cache
-    entry is compiled again and replaced.
+    entry is compiled again and replaced.  One process compiles a key at a time
+    (:func:`.cache.building`): another that wants it meanwhile waits and loads its entry.
     """
     t0 = time.monotonic()
+    stop = cancelled or threading.Event()
     key, base = cache_key(ptx), cache.root()
     entry = cache.lookup(base, key)
     cached = entry is not None
     if entry is None:
-        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-            built, kernels, rejected = _translate_and_compile(module, Path(tmp))
-            entry = cache.store(base, key, built, kernels, rejected)
+        with cache.building(base, key, stop.is_set):
+            entry = cache.lookup(base, key)     # built by the holder we waited for
+            cached = entry is not None
+            if entry is None:
+                with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+                    built, kernels, rejected = _translate_and_compile(module, Path(tmp), stop)
+                    entry = cache.store(base, key, built, kernels, rejected)
     ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
     return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)

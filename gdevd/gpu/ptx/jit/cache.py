@@ -16,11 +16,19 @@ plant code that the daemon would ``dlopen``; so:
   as ``/tmp`` is); entries must be regular files owned by us.  A root that fails is refused
   with one log line, and compiled modules go to a private temporary directory instead,
   removed at exit.
+
+* **One builder per key**: :func:`building` holds an exclusive ``flock`` on ``KEY.lock``
+  while a process compiles ``KEY``; a second process (or thread) that wants the same key
+  waits for it and then finds the entry, so two daemons or tenants loading one module at
+  once compile it once.  The lock dies with its holder's open file, so a builder killed
+  mid-compile releases it.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -31,6 +39,8 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +117,29 @@ class Entry:
     so: Path
     kernels: dict[str, str]
     rejected: dict[str, str]
+
+
+@contextlib.contextmanager
+def building(base: Path, key: str, cancelled: Callable[[], bool] = lambda: False
+             ) -> Iterator[None]:
+    """Hold the exclusive build lock of ``key`` under ``base`` (waiting for another holder,
+    polling ``cancelled`` meanwhile: ``Cancelled`` from :mod:`.jobs` if it turns true)."""
+    from .jobs import Cancelled
+    lock = base / key[:2] / f"{key}.lock"
+    lock.parent.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if cancelled():
+                    raise Cancelled("compile cancelled") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)                    # releases the lock
 
 
 def paths(base: Path, key: str) -> tuple[Path, Path]:

@@ -1,0 +1,153 @@
+"""The compiler processes of one build: at most one per core, niced, and tied to our life.
+
+A compile must not outlive the process that asked for it: a daemon killed (even by
+SIGKILL) in the middle of a cold compile would otherwise leave its ``cc`` drivers and
+their ``cc1``/``as`` children running for minutes on a machine whose cores it no longer
+uses.  ``PR_SET_PDEATHSIG`` on the driver is not enough (the driver dies, ``cc1`` is its
+child and carries on), and a ``preexec_fn`` is unsafe in a threaded process.  So every job
+of a build runs in one process group led by a *guard*: a tiny ``sh`` whose stdin is the
+read end of a pipe whose only write end (close-on-exec) is held by this process.  When
+this process ends, however it ends, the kernel closes the write end, the guard's ``read``
+returns at end of file, and the guard kills its whole group (``kill -KILL 0``): drivers,
+compilers, assemblers and itself.  Closing :class:`Jobs` does the same deliberately, so a
+failed or cancelled build leaves nothing behind either.
+
+All builds of a process share one compiler process per core (:data:`_slots`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+# The guard: wait for end of file on stdin (our death or close), then kill the group.
+GUARD = "read _ ; kill -KILL 0"
+# Compiler processes of this process, all builds together: one per core.  Many modules
+# loaded at once then finish one after another instead of all late, and a burst of loads
+# does not start dozens of compilers.
+_slots = threading.BoundedSemaphore(os.cpu_count() or 1)
+
+
+class Cancelled(Exception):
+    """The build was cancelled (:meth:`Jobs.cancel`) before it finished."""
+
+
+class Jobs:
+    """Compiler processes, at most ``limit`` at a time, in one process group that dies with
+    this process (see the module docstring), their messages in files under ``tmp`` (a pipe
+    nobody reads could stall a chatty compiler).  The first failure raises RuntimeError
+    with the compiler's message; :meth:`cancel` (from any thread) kills every job and makes
+    the waiting thread raise :class:`Cancelled` (as does setting the ``cancelled`` event
+given); leaving the ``with`` block kills whatever
+    still runs, grandchildren included."""
+
+    def __init__(self, tmp: Path, cancelled: threading.Event | None = None,
+                 limit: int | None = None) -> None:
+        self.tmp, self.limit = tmp, limit or os.cpu_count() or 1
+        self.running: list[tuple[subprocess.Popen, Path]] = []
+        self.started = 0
+        self.cancelled = cancelled or threading.Event()
+        self._guard: subprocess.Popen | None = None
+        self._lifeline = -1
+        # the guard's pid names our group only until it is reaped: no kill after that
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __enter__(self) -> Jobs:
+        read, self._lifeline = os.pipe()     # both close-on-exec: no other child holds them
+        try:
+            self._guard = subprocess.Popen([shutil.which("sh") or "/bin/sh", "-c", GUARD],
+                                           stdin=read, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL, process_group=0)
+        except BaseException:
+            os.close(self._lifeline)
+            raise
+        finally:
+            os.close(read)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._kill_group()
+            self._closed = True
+        os.close(self._lifeline)
+        assert self._guard is not None
+        self._guard.wait()
+        for proc, _ in self.running:
+            proc.wait()
+            _slots.release()
+        self.running.clear()
+
+    def _kill_group(self) -> None:
+        assert self._guard is not None
+        try:
+            os.killpg(self._guard.pid, signal.SIGKILL)
+        except ProcessLookupError:      # the group is gone already
+            pass
+
+    def cancel(self) -> None:
+        """Kill every job now; the thread in :meth:`start` or :meth:`wait` raises
+        :class:`Cancelled` (so does any later call)."""
+        self.cancelled.set()
+        with self._lock:
+            if self._guard is not None and not self._closed:
+                self._kill_group()
+
+    def start(self, cmd: list[str]) -> None:
+        """Run ``cmd`` (a compiler command line) once fewer than ``limit`` jobs of this
+        build, and fewer than one per core of all builds, run."""
+        while len(self.running) >= self.limit:
+            self._reap()
+        while not _slots.acquire(timeout=0.02):
+            self._check_cancelled()
+            if self.running:
+                self._reap(block=False)
+        self._check_cancelled_releasing()
+        assert self._guard is not None, "Jobs used outside its with block"
+        self.started += 1
+        err = self.tmp / f"cc-{self.started}.err"
+        try:
+            with open(err, "wb") as f:
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
+                                        process_group=self._guard.pid)
+        except BaseException:
+            _slots.release()
+            raise
+        self.running.append((proc, err))
+
+    def _check_cancelled_releasing(self) -> None:
+        if self.cancelled.is_set():
+            _slots.release()
+            raise Cancelled("compile cancelled")
+
+    def wait(self) -> None:
+        """Return once every job has finished (RuntimeError if one failed)."""
+        while self.running:
+            self._reap()
+        self._check_cancelled()
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled("compile cancelled")
+
+    def _reap(self, block: bool = True) -> None:
+        """Collect finished jobs (waiting for one unless ``block`` is false)."""
+        while True:
+            done = [job for job in self.running if job[0].poll() is not None]
+            if done or not block:
+                break
+            if self.cancelled.is_set():
+                self.cancel()
+                raise Cancelled("compile cancelled")
+            time.sleep(0.005)
+        for job in done:
+            self.running.remove(job)
+            _slots.release()
+            self._check_cancelled()
+            if job[0].returncode:
+                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
