@@ -292,6 +292,16 @@ class Handle(ModuleVerbs):
         us = 0 if timeout is None else max(0, int(timeout * 1e6))
         self._call(abi.STREAM_SYNC, abi.StreamSync(stream, flags, us))
 
+    # -- texture objects -------------------------------------------------------------
+    def gtex_create(self, desc: abi.TexDesc) -> int:
+        """A new texture object of this context from ``desc`` (``libgdev.texture``); its
+        opaque handle, the value a kernel's ``.u64`` texture parameter takes."""
+        return self._call(abi.TEX_CREATE, abi.TexDesc(*desc)).handle
+
+    def gtex_destroy(self, tex: int) -> None:
+        """Destroy texture object ``tex`` (a kernel that uses it later faults)."""
+        self._call(abi.TEX_DESTROY, abi.TexHandle(tex))
+
     # -- compute ---------------------------------------------------------------------
     def glaunch(self, kernel: GdevKernel, stream: int = 0) -> int:
         """Launch a kernel in ``stream``; its fence id."""
@@ -344,6 +354,7 @@ COMMAND_WRAPPERS = {
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
     "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
+    "TEX_CREATE": Handle.gtex_create, "TEX_DESTROY": Handle.gtex_destroy,
 }
 
 

@@ -133,9 +133,9 @@ class JitLaunch(Launch):
 
     def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
                  data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, textures=None) -> None:
         super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
-                         watchdog)
+                         watchdog, textures)
         from .cgen import symbols
         self.compiled = compiled
         self.fn = getattr(compiled.lib, f"{fname}_run")
