@@ -1,0 +1,150 @@
+"""Texture objects through the CUDA driver API, in every binding (kcuda, libgdev.cuda over a
+mounted gdevd, in-process), and what a hostile context can do with them: nothing to others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from libgdev import cuda as C
+from libgdev.cuda import CudaError, CUresult
+
+from .conftest import BINDINGS
+
+PTX = (Path(__file__).resolve().parents[1] / "ptx" / "data" / "texture.ptx").read_bytes()
+
+
+@pytest.fixture(params=BINDINGS)
+def any_driver(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(request.param)
+
+
+def _image(drv, h: int = 5, w: int = 7, pad: int = 64):
+    """A (h, w) float32 image in rows ``pitch`` bytes apart; (data, devptr, pitch)."""
+    data = np.arange(h * w, dtype=np.float32).reshape(h, w) * 0.5 - 3
+    pitch = w * 4 + pad
+    rows = np.zeros((h, pitch // 4), np.float32)
+    rows[:, :w] = data
+    d = drv.cuMemAlloc(rows.nbytes)
+    drv.cuMemcpyHtoD(d, rows)
+    return data, d, pitch
+
+
+def _tex2d(drv, fn, obj: int, xs, ys) -> np.ndarray:
+    n = len(xs)
+    dx, dy, out = drv.cuMemAlloc(4 * n), drv.cuMemAlloc(4 * n), drv.cuMemAlloc(16 * n)
+    drv.cuMemcpyHtoD(dx, np.asarray(xs, np.float32))
+    drv.cuMemcpyHtoD(dy, np.asarray(ys, np.float32))
+    drv.cuLaunchKernel(fn, 1, 1, 1, 64, 1, 1, 0, None, [obj, dx, dy, out, n])
+    got = np.empty((n, 4), np.float32)
+    drv.cuMemcpyDtoH(got, out)
+    for d in (dx, dy, out):
+        drv.cuMemFree(d)
+    return got
+
+
+def _descs(d: int, pitch: int, h: int = 5, w: int = 7, linear: bool = False):
+    res = C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_PITCH2D, devPtr=d,
+                               format=C.CU_AD_FORMAT_FLOAT, numChannels=1, width=w, height=h,
+                               pitchInBytes=pitch)
+    tex = C.CUDA_TEXTURE_DESC(addressMode=(C.CU_TR_ADDRESS_MODE_CLAMP,) * 3,
+                              filterMode=C.CU_TR_FILTER_MODE_LINEAR if linear else 0)
+    return res, tex
+
+
+def test_tex2d_point_and_linear(any_driver) -> None:
+    drv = any_driver
+    ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+    try:
+        fn = drv.cuModuleGetFunction(drv.cuModuleLoadData(PTX), "tex2d_f4")
+        data, d, pitch = _image(drv)
+        point = drv.cuTexObjectCreate(*_descs(d, pitch))
+        linear = drv.cuTexObjectCreate(*_descs(d, pitch, linear=True))
+        assert point != linear and point and linear
+        got = _tex2d(drv, fn, point, [0.5, 6.9, -4.0, 3.2], [0.5, 4.99, 2.5, 9.0])
+        np.testing.assert_array_equal(got[:, 0], [data[0, 0], data[4, 6], data[2, 0],
+                                                  data[4, 3]])
+        np.testing.assert_array_equal(got[:, 1:], [[0, 0, 1]] * 4)
+        got = _tex2d(drv, fn, linear, [1.0, 2.5], [0.5, 1.0])
+        np.testing.assert_allclose(got[:, 0], [(data[0, 0] + data[0, 1]) / 2,
+                                               (data[0, 2] + data[1, 2]) / 2])
+        res = drv.cuTexObjectGetResourceDesc(linear)
+        assert (res.devPtr, res.width, res.height, res.pitchInBytes) == (d, 7, 5, pitch)
+        assert drv.cuTexObjectGetTextureDesc(linear).filterMode == C.CU_TR_FILTER_MODE_LINEAR
+        drv.cuTexObjectDestroy(point)
+        drv.cuTexObjectDestroy(linear)
+        with pytest.raises(CudaError) as info:
+            drv.cuTexObjectDestroy(point)
+        assert info.value.result == CUresult.CUDA_ERROR_INVALID_VALUE
+        drv.cuMemFree(d)
+    finally:
+        drv.cuCtxDestroy(ctx)
+
+
+def test_bad_descriptors_are_invalid_values(drv, ctx) -> None:
+    data, d, pitch = _image(drv)
+    res, tex = _descs(d, pitch)
+    for bad in (dict(height=1 << 20), dict(width=1 << 20), dict(pitchInBytes=1 << 30),
+                dict(pitchInBytes=8), dict(devPtr=d + 4096 * 16), dict(numChannels=3),
+                dict(format=0x55)):
+        with pytest.raises(CudaError) as info:
+            drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(**{**vars(res), **bad}), tex)
+        assert info.value.result == CUresult.CUDA_ERROR_INVALID_VALUE, bad
+    # linear filtering of integers read as integers: CUDA refuses it
+    ires = C.CUDA_RESOURCE_DESC(**{**vars(res), "format": C.CU_AD_FORMAT_UNSIGNED_INT8})
+    with pytest.raises(CudaError):
+        drv.cuTexObjectCreate(ires, C.CUDA_TEXTURE_DESC(filterMode=1,
+                                                        flags=C.CU_TRSF_READ_AS_INTEGER))
+    with pytest.raises(CudaError) as info:
+        drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_ARRAY), tex)
+    assert info.value.result == CUresult.CUDA_ERROR_NOT_SUPPORTED
+    drv.cuMemFree(d)
+
+
+def _fault(drv, fn, obj) -> CudaError:
+    with pytest.raises(CudaError) as info:   # the last row: past what _tex2d allocates
+        _tex2d(drv, fn, obj, [60.5], [60.5])
+        drv.cuCtxSynchronize()
+    return info.value
+
+
+def test_foreign_stale_and_freed_textures_fault_only_their_context(any_driver) -> None:
+    """Context B presents A's handle, a destroyed one, one over freed memory: each faults B
+    (illegal address, naming the kernel and line), and A keeps sampling its texture (through
+    a mounted daemon too, which survives)."""
+    drv = any_driver
+    dev = drv.cuDeviceGet(0)
+    a = drv.cuCtxCreate(0, dev)
+    fa = drv.cuModuleGetFunction(drv.cuModuleLoadData(PTX), "tex2d_f4")
+    data, da, pitch = _image(drv)
+    ta = drv.cuTexObjectCreate(*_descs(da, pitch))
+    cases = {"foreign": lambda drv: ta, "forged": lambda drv: ta ^ 0x40,
+             "destroyed": _destroyed, "freed": _freed}
+    for name, make in cases.items():
+        b = drv.cuCtxCreate(0, dev)
+        fb = drv.cuModuleGetFunction(drv.cuModuleLoadData(PTX), "tex2d_f4")
+        err = _fault(drv, fb, make(drv))
+        assert err.result == CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, name
+        assert "tex2d_f4 at line" in str(err), name
+        drv.cuCtxDestroy(b)
+        drv.cuCtxSetCurrent(a)
+        got = _tex2d(drv, fa, ta, [1.5], [2.5])
+        assert got[0, 0] == data[2, 1], name
+    drv.cuCtxDestroy(a)
+
+
+def _destroyed(drv) -> int:
+    _, d, pitch = _image(drv)
+    t = drv.cuTexObjectCreate(*_descs(d, pitch))
+    drv.cuTexObjectDestroy(t)
+    return t
+
+
+def _freed(drv) -> int:
+    _, d, pitch = _image(drv, h=64, w=64)      # 20 KiB: the first page goes when freed
+    t = drv.cuTexObjectCreate(*_descs(d, pitch, h=64, w=64))
+    drv.cuMemFree(d)
+    return t
