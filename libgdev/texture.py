@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import struct
 
-from libgdev.messages import TexDesc
+from libgdev.messages import (  # noqa: F401  (re-exported: the descriptor's flags)
+    TEX_FILTER_LINEAR,
+    TEX_FLAGS,
+    TEX_NORMALIZED_COORDS,
+    TEX_READ_NORMALIZED,
+    TexDesc,
+)
 
 # resource types (CUresourcetype / cudaResourceType)
 TEX_RESOURCE_LINEAR = 2
@@ -43,11 +49,8 @@ TEX_ADDRESS_CLAMP = 1
 TEX_ADDRESS_MIRROR = 2
 TEX_ADDRESS_BORDER = 3
 
-# descriptor flags
-TEX_NORMALIZED_COORDS = 0x1
-TEX_READ_NORMALIZED = 0x2
-TEX_FILTER_LINEAR = 0x4
-TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR
+# descriptor flags: TEX_NORMALIZED_COORDS, TEX_READ_NORMALIZED, TEX_FILTER_LINEAR, TEX_FLAGS
+# (defined with the message, so the generated C header has them)
 
 
 def pack_modes(modes: tuple[int, ...] | list[int]) -> int:
