@@ -7,18 +7,20 @@ structs as Python dataclasses with CUDA's member names; the resource union is fl
 (``devPtr``, ``format``, ``numChannels`` and ``sizeInBytes`` for a linear resource, plus
 ``width``, ``height`` and ``pitchInBytes`` for a pitch-2D one).  CUDA's driver semantics:
 8- and 16-bit integer formats are read as normalised floats unless ``CU_TRSF_READ_AS_INTEGER``
-is set; ``CU_TRSF_NORMALIZED_COORDINATES`` selects [0, 1) coordinates.  CUDA arrays,
-mipmapped arrays and resource views are not supported (CUDA_ERROR_NOT_SUPPORTED).
+is set; ``CU_TRSF_NORMALIZED_COORDINATES`` selects [0, 1) coordinates.  A CUDA array
+resource is the pitch-2D memory the array is stored in (``array.py``); mipmapped arrays and
+resource views are not supported (CUDA_ERROR_NOT_SUPPORTED).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from libgdev import texture as T
 from libgdev.messages import TexDesc
 
-from .core import DriverCore
+from .array import Array, ArrayAPI
 from .errors import CUresult, api, copy_api, fail
 
 __all__ = [  # the names ``libgdev.cuda`` exports (with the entry points)
@@ -64,6 +66,7 @@ class CUDA_RESOURCE_DESC:  # noqa: N801 - CUDA's name
     """CUDA_RESOURCE_DESC with its union flattened (see the module docstring)."""
 
     resType: int = CU_RESOURCE_TYPE_LINEAR  # noqa: N815 - CUDA's member names
+    hArray: Any = None  # noqa: N815 - a CUarray (CU_RESOURCE_TYPE_ARRAY)
     devPtr: int = 0  # noqa: N815
     format: int = CU_AD_FORMAT_FLOAT
     numChannels: int = 1  # noqa: N815
@@ -93,8 +96,8 @@ class CUDA_TEXTURE_DESC:  # noqa: N801 - CUDA's name
 def wire_desc(res: CUDA_RESOURCE_DESC, tex: CUDA_TEXTURE_DESC) -> TexDesc:
     """The daemon's descriptor (``libgdev.texture``) of CUDA's two; CudaError when CUDA
     would refuse them before the device is asked."""
-    if res.resType in (CU_RESOURCE_TYPE_ARRAY, CU_RESOURCE_TYPE_MIPMAPPED_ARRAY):
-        raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, "CUDA array resources")
+    if res.resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+        raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, "mipmapped array resources")
     if res.flags or res.format not in _ELEMENT_SIZE or res.numChannels not in (1, 2, 4):
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"resource {res}")
     if tex.filterMode not in (CU_TR_FILTER_MODE_POINT, CU_TR_FILTER_MODE_LINEAR) or \
@@ -112,7 +115,15 @@ def wire_desc(res: CUDA_RESOURCE_DESC, tex: CUDA_TEXTURE_DESC) -> TexDesc:
         border=tuple(tex.borderColor))
 
 
-class TextureAPI(DriverCore):
+def _array_as_pitch2d(arr: Array) -> CUDA_RESOURCE_DESC:
+    """The pitch-2D resource an array's storage is (array.py: packed rows)."""
+    d = arr.desc
+    return CUDA_RESOURCE_DESC(CU_RESOURCE_TYPE_PITCH2D, devPtr=arr.ptr, format=d.Format,
+                              numChannels=d.NumChannels, width=d.Width, height=arr.rows,
+                              pitchInBytes=arr.pitch)
+
+
+class TextureAPI(ArrayAPI):
     """cuTexObject* entry points (mixed into the driver)."""
 
     def _texture(self, obj: int) -> tuple[CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC]:
@@ -130,7 +141,10 @@ class TextureAPI(DriverCore):
         if pResViewDesc is not None:
             raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, "resource views")
         ctx = self._current()
-        desc = wire_desc(pResDesc, pTexDesc)
+        res = pResDesc
+        if res.resType == CU_RESOURCE_TYPE_ARRAY:
+            res = _array_as_pitch2d(self._array(res.hArray))
+        desc = wire_desc(res, pTexDesc)
         with ctx.lock:
             obj = int(ctx.backend.gtex_create(ctx.handle, desc))
             ctx.scratch.setdefault("textures", {})[obj] = (replace(pResDesc), replace(pTexDesc))

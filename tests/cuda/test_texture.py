@@ -100,6 +100,9 @@ def test_bad_descriptors_are_invalid_values(drv, ctx) -> None:
                                                         flags=C.CU_TRSF_READ_AS_INTEGER))
     with pytest.raises(CudaError) as info:
         drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_ARRAY), tex)
+    assert info.value.result == CUresult.CUDA_ERROR_INVALID_HANDLE      # no array
+    with pytest.raises(CudaError) as info:
+        drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_MIPMAPPED_ARRAY), tex)
     assert info.value.result == CUresult.CUDA_ERROR_NOT_SUPPORTED
     drv.cuMemFree(d)
 
@@ -148,3 +151,57 @@ def _freed(drv) -> int:
     t = drv.cuTexObjectCreate(*_descs(d, pitch, h=64, w=64))
     drv.cuMemFree(d)
     return t
+
+
+def test_arrays_and_textures_over_them(any_driver) -> None:
+    """cuArrayCreate + cuMemcpy2D in and out (host, device and array sides), a texture over
+    the array sampled by tex2D; a 1D array's texture by tex1D."""
+    drv = any_driver
+    ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+    try:
+        mod = drv.cuModuleLoadData(PTX)
+        img = (np.arange(6 * 9, dtype=np.float32).reshape(6, 9) - 20) / 4
+        arr = drv.cuArrayCreate(C.CUDA_ARRAY_DESCRIPTOR(9, 6, C.CU_AD_FORMAT_FLOAT, 1))
+        host = np.zeros((6, 16), np.float32)          # rows 64 bytes apart on the host
+        host[:, :9] = img
+        drv.cuMemcpy2D(C.CUDA_MEMCPY2D(srcMemoryType=C.CU_MEMORYTYPE_HOST, srcHost=host,
+                                       srcPitch=64, dstMemoryType=C.CU_MEMORYTYPE_ARRAY,
+                                       dstArray=arr, WidthInBytes=36, Height=6))
+        back = np.zeros((6, 9), np.float32)
+        drv.cuMemcpy2D(C.CUDA_MEMCPY2D(srcMemoryType=C.CU_MEMORYTYPE_ARRAY, srcArray=arr,
+                                       srcXInBytes=4, srcY=1, dstMemoryType=1, dstHost=back,
+                                       dstPitch=36, WidthInBytes=32, Height=5))
+        np.testing.assert_array_equal(back[:5, :8], img[1:, 1:])
+        assert drv.cuArrayGetDescriptor(arr).Width == 9
+        tex = C.CUDA_TEXTURE_DESC(addressMode=(C.CU_TR_ADDRESS_MODE_BORDER,) * 3,
+                                  borderColor=(9.0, 0, 0, 0))
+        obj = drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_ARRAY, hArray=arr),
+                                    tex)
+        fn = drv.cuModuleGetFunction(mod, "tex2d_f4")
+        got = _tex2d(drv, fn, obj, [0.5, 8.5, 3.5, 9.5], [0.5, 5.5, 2.7, 1.0])
+        np.testing.assert_array_equal(got[:, 0], [img[0, 0], img[5, 8], img[2, 3], 9.0])
+        line = drv.cuArrayCreate(C.CUDA_ARRAY_DESCRIPTOR(5, 0, C.CU_AD_FORMAT_FLOAT, 2))
+        drv.cuMemcpyHtoA(line, 0, np.arange(10, dtype=np.float32), 40)
+        out = np.zeros(10, np.float32)
+        drv.cuMemcpyAtoH(out, line, 0, 40)
+        assert list(out) == list(range(10))
+        obj1 = drv.cuTexObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_ARRAY,
+                                                          hArray=line),
+                                     C.CUDA_TEXTURE_DESC(filterMode=1))
+        n = 3
+        dx, dout = drv.cuMemAlloc(4 * n), drv.cuMemAlloc(16 * n)
+        drv.cuMemcpyHtoD(dx, np.array([0.5, 1.0, 7.0], np.float32))
+        drv.cuLaunchKernel(drv.cuModuleGetFunction(mod, "tex1d_f4"), 1, 1, 1, 32, 1, 1, 0,
+                           None, [obj1, dx, dout, n])
+        got = np.zeros((n, 4), np.float32)
+        drv.cuMemcpyDtoH(got, dout)
+        np.testing.assert_array_equal(got[:, :2], [[0, 1], [1, 2], [8, 9]])
+        with pytest.raises(CudaError) as info:
+            drv.cuMemcpyHtoA(line, 8, np.zeros(10, np.float32), 40)
+        assert info.value.result == CUresult.CUDA_ERROR_INVALID_VALUE
+        for a in (arr, line):
+            drv.cuArrayDestroy(a)
+        with pytest.raises(CudaError):
+            drv.cuArrayDestroy(arr)
+    finally:
+        drv.cuCtxDestroy(ctx)
