@@ -66,6 +66,15 @@ struct CUstream_st {
     uint32_t last_fence;
 };
 
+/* A CUDA array: packed rows of texels in one allocation of its context (array.c). */
+struct CUarray_st {
+    CUcontext ctx;
+    CUDA_ARRAY_DESCRIPTOR desc;
+    CUdeviceptr ptr;
+    size_t pitch, rows; /* bytes per row; max(Height, 1) */
+    int destroyed;
+};
+
 struct CUevent_st {
     CUcontext ctx;
     unsigned flags;

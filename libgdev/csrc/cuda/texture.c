@@ -2,8 +2,9 @@
  * A CUtexObject is the daemon's opaque handle from its per-context texture table (gtex_create);
  * kernels receive it as a .u64 parameter.  The library keeps, per object, its context and a
  * copy of the two descriptors (for the Get calls); a context's objects are forgotten when it is
- * destroyed (the daemon drops its table with the context).  Linear and pitch-2D resources only:
- * CUDA arrays, mipmapped arrays and resource views are CUDA_ERROR_NOT_SUPPORTED. */
+ * destroyed (the daemon drops its table with the context).  Linear, pitch-2D and array
+ * resources (an array is the pitch-2D memory it is stored in, array.c); mipmapped arrays
+ * and resource views are CUDA_ERROR_NOT_SUPPORTED. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,22 @@ static uint32_t border_bits(float f)
 
 /* The daemon's descriptor of CUDA's two (driver semantics: 8/16-bit integers are read as
  * normalised floats unless CU_TRSF_READ_AS_INTEGER); the daemon checks every field. */
+/* The pitch-2D resource an array is stored in (array.c). */
+static CUresult array_resource(CUcontext c, CUarray a, CUDA_RESOURCE_DESC *out)
+{
+    if (!a || a->ctx != c || a->destroyed)
+        return CUDA_ERROR_INVALID_HANDLE;
+    memset(out, 0, sizeof *out);
+    out->resType = CU_RESOURCE_TYPE_PITCH2D;
+    out->res.pitch2D.devPtr = a->ptr;
+    out->res.pitch2D.format = a->desc.Format;
+    out->res.pitch2D.numChannels = a->desc.NumChannels;
+    out->res.pitch2D.width = a->desc.Width;
+    out->res.pitch2D.height = a->rows;
+    out->res.pitch2D.pitchInBytes = a->pitch;
+    return CUDA_SUCCESS;
+}
+
 static CUresult to_wire(const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *t,
                         struct gdev_abi_tex_desc *d)
 {
@@ -59,7 +76,7 @@ static CUresult to_wire(const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *t,
     unsigned esize = element_size(fmt);
     memset(d, 0, sizeof *d);
     if (r->resType != CU_RESOURCE_TYPE_LINEAR && r->resType != CU_RESOURCE_TYPE_PITCH2D)
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuTexObjectCreate: CUDA array resources");
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuTexObjectCreate: mipmapped arrays");
     if (r->flags || !esize || (ch != 1 && ch != 2 && ch != 4) || t->filterMode > 1)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuTexObjectCreate: bad descriptor");
     d->kind = r->resType;
@@ -95,6 +112,7 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
                                const CUDA_RESOURCE_VIEW_DESC *pResViewDesc)
 {
     struct gdev_abi_tex_desc d;
+    CUDA_RESOURCE_DESC as2d;
     struct texobj *o;
     uint64_t handle = 0;
     CUcontext c = NULL;
@@ -106,7 +124,11 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
         return CUDA_ERROR_INVALID_VALUE;
     if (pResViewDesc)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuTexObjectCreate: resource views");
-    if ((r = to_wire(pResDesc, pTexDesc, &d)))
+    if (pResDesc->resType == CU_RESOURCE_TYPE_ARRAY &&
+        (r = array_resource(c, pResDesc->res.array.hArray, &as2d)))
+        return r;
+    if ((r = to_wire(pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ? &as2d : pResDesc, pTexDesc,
+                     &d)))
         return r;
     o = calloc(1, sizeof *o);
     if (!o)

@@ -2,7 +2,8 @@
  * descriptors become CUarray_format and a channel count, the read mode becomes
  * CU_TRSF_READ_AS_INTEGER (element reads of 8/16-bit integers), normalizedCoords becomes
  * CU_TRSF_NORMALIZED_COORDINATES.  sRGB, anisotropy, mipmap and cubemap fields have no
- * effect (linear and pitch-2D resources have no mipmaps).  CUDA arrays: cudaErrorNotSupported. */
+ * effect (linear, pitch-2D and array resources have no mipmaps).  Mipmapped arrays and
+ * resource views: cudaErrorNotSupported. */
 #include <string.h>
 
 #include "cudart_internal.h"
@@ -17,7 +18,8 @@ API struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int 
 /* The driver's format and channel count of a channel descriptor; 0 if textures cannot have it
  * (channels of different widths, three channels, or a kind other than signed, unsigned and
  * float). */
-static int to_format(const struct cudaChannelFormatDesc *d, CUarray_format *fmt, unsigned *ch)
+int rt_channel_format(const struct cudaChannelFormatDesc *d, CUarray_format *fmt,
+                      unsigned *ch)
 {
     int bits[4] = {d->x, d->y, d->z, d->w};
     unsigned n = 0;
@@ -49,12 +51,22 @@ static cudaError_t to_driver(const struct cudaResourceDesc *r, const struct cuda
     const struct cudaChannelFormatDesc *cd;
     CUarray_format fmt;
     unsigned ch;
+    struct cudaChannelFormatDesc from_array;
     memset(dr, 0, sizeof *dr);
     memset(dt, 0, sizeof *dt);
-    if (r->resType != cudaResourceTypeLinear && r->resType != cudaResourceTypePitch2D)
+    if (r->resType == cudaResourceTypeArray) {
+        CUDA_ARRAY_DESCRIPTOR ad;
+        CUresult cr = cuArrayGetDescriptor(&ad, (CUarray)r->res.array.array);
+        if (cr)
+            return rt_from(cr);
+        from_array = rt_channel_desc(ad.Format, ad.NumChannels);
+        cd = &from_array;
+    } else if (r->resType == cudaResourceTypeLinear || r->resType == cudaResourceTypePitch2D) {
+        cd = r->resType == cudaResourceTypeLinear ? &r->res.linear.desc : &r->res.pitch2D.desc;
+    } else {
         return cudaErrorNotSupported;
-    cd = r->resType == cudaResourceTypeLinear ? &r->res.linear.desc : &r->res.pitch2D.desc;
-    if (!to_format(cd, &fmt, &ch) || t->filterMode > cudaFilterModeLinear ||
+    }
+    if (!rt_channel_format(cd, &fmt, &ch) || t->filterMode > cudaFilterModeLinear ||
         t->readMode > cudaReadModeNormalizedFloat)
         return cudaErrorInvalidChannelDescriptor;
     if (t->readMode == cudaReadModeNormalizedFloat && cd->f != cudaChannelFormatKindFloat &&
@@ -62,7 +74,9 @@ static cudaError_t to_driver(const struct cudaResourceDesc *r, const struct cuda
         return cudaErrorInvalidValue; /* 32-bit integers cannot be read as floats */
     dr->resType = (CUresourcetype)r->resType;
     dr->flags = r->flags;
-    if (r->resType == cudaResourceTypeLinear) {
+    if (r->resType == cudaResourceTypeArray) {
+        dr->res.array.hArray = (CUarray)r->res.array.array;
+    } else if (r->resType == cudaResourceTypeLinear) {
         dr->res.linear.devPtr = (CUdeviceptr)r->res.linear.devPtr;
         dr->res.linear.format = fmt;
         dr->res.linear.numChannels = ch;
@@ -113,7 +127,7 @@ API cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
 }
 
 /* The runtime's channel descriptor of a driver format and channel count. */
-static struct cudaChannelFormatDesc channel_desc(CUarray_format fmt, unsigned ch)
+struct cudaChannelFormatDesc rt_channel_desc(CUarray_format fmt, unsigned ch)
 {
     int bits = fmt == CU_AD_FORMAT_UNSIGNED_INT8 || fmt == CU_AD_FORMAT_SIGNED_INT8 ? 8
                : fmt == CU_AD_FORMAT_UNSIGNED_INT16 || fmt == CU_AD_FORMAT_SIGNED_INT16 ||
@@ -139,14 +153,16 @@ API cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDe
     memset(pResDesc, 0, sizeof *pResDesc);
     pResDesc->resType = (enum cudaResourceType)dr.resType;
     pResDesc->flags = dr.flags;
-    if (dr.resType == CU_RESOURCE_TYPE_LINEAR) {
+    if (dr.resType == CU_RESOURCE_TYPE_ARRAY) {
+        pResDesc->res.array.array = (cudaArray_t)dr.res.array.hArray;
+    } else if (dr.resType == CU_RESOURCE_TYPE_LINEAR) {
         pResDesc->res.linear.devPtr = (void *)dr.res.linear.devPtr;
-        pResDesc->res.linear.desc = channel_desc(dr.res.linear.format,
+        pResDesc->res.linear.desc = rt_channel_desc(dr.res.linear.format,
                                                  dr.res.linear.numChannels);
         pResDesc->res.linear.sizeInBytes = dr.res.linear.sizeInBytes;
     } else {
         pResDesc->res.pitch2D.devPtr = (void *)dr.res.pitch2D.devPtr;
-        pResDesc->res.pitch2D.desc = channel_desc(dr.res.pitch2D.format,
+        pResDesc->res.pitch2D.desc = rt_channel_desc(dr.res.pitch2D.format,
                                                   dr.res.pitch2D.numChannels);
         pResDesc->res.pitch2D.width = dr.res.pitch2D.width;
         pResDesc->res.pitch2D.height = dr.res.pitch2D.height;

@@ -4,6 +4,7 @@
 // hex floats; tests/clib/test_texture_program.py checks them against CUDA's sampling rules.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -111,9 +112,57 @@ static int fetch_test(void)
     return 0;
 }
 
+// simpleTexture's shape: a CUDA array filled by cudaMemcpy2DToArray, point-sampled by tex2D
+// with clamping; the array read back by cudaMemcpy2DFromArray.
+static int array_test(void)
+{
+    const int w = 6, h = 4, n = 6;
+    float img[h][w], back[h][w];
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            img[y][x] = (float)(y * 10 + x);
+    cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
+    cudaArray_t arr;
+    CHECK(cudaMallocArray(&arr, &cd, w, h));
+    CHECK(cudaMemcpy2DToArray(arr, 0, 0, img, w * sizeof(float), w * sizeof(float), h,
+                              cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy2DFromArray(back, w * sizeof(float), arr, 0, 0, w * sizeof(float), h,
+                                cudaMemcpyDeviceToHost));
+    cudaChannelFormatDesc got_cd;
+    cudaExtent ext;
+    CHECK(cudaArrayGetInfo(&got_cd, &ext, NULL, arr));
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = arr;
+    cudaTextureDesc td = {};
+    td.addressMode[0] = cudaAddressModeClamp;
+    td.addressMode[1] = cudaAddressModeClamp;
+    cudaTextureObject_t tex = 0;
+    CHECK(cudaCreateTextureObject(&tex, &res, &td, NULL));
+    float2 uv[n] = {{0.5f, 0.5f}, {5.5f, 3.5f}, {2.2f, 1.9f}, {-3.0f, 2.5f}, {9.0f, 9.0f},
+                    {3.99f, 0.01f}};
+    float out[n], *d_out;
+    float2 *d_uv;
+    CHECK(cudaMalloc(&d_uv, sizeof uv));
+    CHECK(cudaMalloc(&d_out, sizeof out));
+    CHECK(cudaMemcpy(d_uv, uv, sizeof uv, cudaMemcpyHostToDevice));
+    sample2d<<<1, 32>>>(tex, d_uv, d_out, n);
+    CHECK(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost));
+    printf("array info %d %zu %zu back %s samples", got_cd.x, ext.width, ext.height,
+           memcmp(img, back, sizeof img) ? "differs" : "equal");
+    for (int k = 0; k < n; k++)
+        printf(" %g", out[k]);
+    printf("\n");
+    CHECK(cudaDestroyTextureObject(tex));
+    CHECK(cudaFreeArray(arr));
+    CHECK(cudaFree(d_uv));
+    CHECK(cudaFree(d_out));
+    return 0;
+}
+
 int main(void)
 {
-    if (image_test() || fetch_test())
+    if (image_test() || fetch_test() || array_test())
         return 1;
     printf("rt_texture ok\n");
     return 0;
