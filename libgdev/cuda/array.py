@@ -90,6 +90,12 @@ class ArrayAPI(DriverCore):
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, f"bad array {arr!r}")
         return arr
 
+    def _array_range(self, arr: Any, offset: int, count: int) -> Array:
+        a = self._array(arr)
+        if offset < 0 or count < 0 or offset + count > a.pitch * a.rows:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "range outside the array")
+        return a
+
     @api
     def cuArrayCreate(self, pAllocateArray: CUDA_ARRAY_DESCRIPTOR) -> Array:
         """Create a 1D (``Height`` 0) or 2D array in the current context."""
@@ -161,9 +167,7 @@ class ArrayAPI(DriverCore):
     def cuMemcpyHtoA(self, dstArray: Array, dstOffset: int, srcHost: Any,
                      ByteCount: int) -> None:
         """Copy ``ByteCount`` bytes of host memory into an array at byte ``dstOffset``."""
-        a = self._array(dstArray)
-        if dstOffset < 0 or dstOffset + ByteCount > a.pitch * a.rows:
-            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "range outside the array")
+        a = self._array_range(dstArray, dstOffset, ByteCount)
         if ByteCount:
             a.ctx.backend.gmemcpy_to_device(a.ctx.handle, a.ptr + dstOffset,
                                             _bytes(srcHost, False)[:ByteCount], ByteCount)
@@ -172,9 +176,7 @@ class ArrayAPI(DriverCore):
     def cuMemcpyAtoH(self, dstHost: Any, srcArray: Array, srcOffset: int,
                      ByteCount: int) -> None:
         """Copy ``ByteCount`` bytes of an array from byte ``srcOffset`` into host memory."""
-        a = self._array(srcArray)
-        if srcOffset < 0 or srcOffset + ByteCount > a.pitch * a.rows:
-            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "range outside the array")
+        a = self._array_range(srcArray, srcOffset, ByteCount)
         if ByteCount:
             a.ctx.backend.gmemcpy_from_device(a.ctx.handle, _bytes(dstHost, True)[:ByteCount],
                                               a.ptr + srcOffset, ByteCount)

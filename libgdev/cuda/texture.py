@@ -20,7 +20,7 @@ from typing import Any
 from libgdev import texture as T
 from libgdev.messages import TexDesc
 
-from .array import Array, ArrayAPI
+from .array import ELEMENT_SIZE, Array, ArrayAPI
 from .errors import CUresult, api, copy_api, fail
 
 __all__ = [  # the names ``libgdev.cuda`` exports (with the entry points)
@@ -55,9 +55,6 @@ CU_TR_FILTER_MODE_LINEAR = 1
 CU_TRSF_READ_AS_INTEGER = 0x01
 CU_TRSF_NORMALIZED_COORDINATES = 0x02
 
-_ELEMENT_SIZE = {T.TEX_FORMAT_U8: 1, T.TEX_FORMAT_S8: 1, T.TEX_FORMAT_U16: 2,
-                 T.TEX_FORMAT_S16: 2, T.TEX_FORMAT_HALF: 2, T.TEX_FORMAT_U32: 4,
-                 T.TEX_FORMAT_S32: 4, T.TEX_FORMAT_FLOAT: 4}
 _PROMOTED = (T.TEX_FORMAT_U8, T.TEX_FORMAT_S8, T.TEX_FORMAT_U16, T.TEX_FORMAT_S16)
 
 
@@ -98,12 +95,12 @@ def wire_desc(res: CUDA_RESOURCE_DESC, tex: CUDA_TEXTURE_DESC) -> TexDesc:
     would refuse them before the device is asked."""
     if res.resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
         raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, "mipmapped array resources")
-    if res.flags or res.format not in _ELEMENT_SIZE or res.numChannels not in (1, 2, 4):
+    if res.flags or res.format not in ELEMENT_SIZE or res.numChannels not in (1, 2, 4):
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"resource {res}")
     if tex.filterMode not in (CU_TR_FILTER_MODE_POINT, CU_TR_FILTER_MODE_LINEAR) or \
             tex.flags & ~(CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES | 0x30):
         raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"texture {tex}")
-    texel = _ELEMENT_SIZE[res.format] * res.numChannels
+    texel = ELEMENT_SIZE[res.format] * res.numChannels
     linear = res.resType == CU_RESOURCE_TYPE_LINEAR
     return T.tex_desc(
         res.resType, res.devPtr, res.format, res.numChannels,

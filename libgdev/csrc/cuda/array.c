@@ -8,7 +8,7 @@
 
 #include "cuda_internal.h"
 
-static size_t element_bytes(CUarray_format f)
+size_t cu_element_size(CUarray_format f)
 {
     switch (f) {
     case CU_AD_FORMAT_UNSIGNED_INT8:
@@ -31,7 +31,7 @@ API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    size_t esize = d ? element_bytes(d->Format) : 0;
+    size_t esize = d ? cu_element_size(d->Format) : 0;
     struct CUarray_st *a;
     if (r)
         return r;

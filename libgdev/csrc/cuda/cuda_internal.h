@@ -96,6 +96,7 @@ void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size);
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
+size_t cu_element_size(CUarray_format f); /* bytes of one channel; 0 if not a format */
 void cu_tex_forget(CUcontext ctx); /* drop the records of ctx's texture objects */
 int cu_initialized(void);
 int cu_device_count(void);

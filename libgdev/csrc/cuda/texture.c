@@ -22,25 +22,6 @@ struct texobj {
 static pthread_mutex_t tex_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct texobj *objects; /* guarded by tex_lock */
 
-static unsigned element_size(CUarray_format f)
-{
-    switch (f) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-        return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-        return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-        return 4;
-    default:
-        return 0;
-    }
-}
-
 static uint32_t border_bits(float f)
 {
     uint32_t u;
@@ -73,7 +54,7 @@ static CUresult to_wire(const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *t,
                                                                 : r->res.pitch2D.format;
     unsigned ch = r->resType == CU_RESOURCE_TYPE_LINEAR ? r->res.linear.numChannels
                                                         : r->res.pitch2D.numChannels;
-    unsigned esize = element_size(fmt);
+    unsigned esize = (unsigned)cu_element_size(fmt);
     memset(d, 0, sizeof *d);
     if (r->resType != CU_RESOURCE_TYPE_LINEAR && r->resType != CU_RESOURCE_TYPE_PITCH2D)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuTexObjectCreate: mipmapped arrays");
