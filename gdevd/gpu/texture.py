@@ -105,6 +105,10 @@ class TextureTable:
                 self._by_handle[h] = tex
                 return h
 
+    def items(self) -> list[tuple[int, Texture]]:
+        """(handle, texture) of every object, for the compiled engine's launch snapshot."""
+        return list(self._by_handle.items())
+
     def destroy(self, handle: int) -> None:
         """Forget ``handle``; EINVAL if this context holds no such texture object."""
         if self._by_handle.pop(handle, None) is None:

@@ -1,6 +1,6 @@
 """Texture objects through a mounted daemon with libgdev's own verbs (gtex_create,
-gtex_destroy, gmodule_launch), and /proc/gdev/ptx_interpreted naming the kernels that the
-compiling engine leaves on the interpreter because they sample a texture."""
+gtex_destroy, gmodule_launch) on the compiled engine, and /proc/gdev/ptx_interpreted naming
+the kernels that the compiling engine leaves on the interpreter, with the reason."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from tests.daemon.conftest import read_text as _read
 from tests.daemon.conftest import write_once as _write
 
 pytestmark = pytest.mark.mount
-PTX = (Path(__file__).resolve().parents[1] / "ptx" / "data" / "texture.ptx").read_bytes()
+DATA = Path(__file__).resolve().parents[1] / "ptx" / "data"
+PTX = (DATA / "texture.ptx").read_bytes()
 
 
 def _launch(h, table, name: str, *params: int) -> None:
@@ -54,14 +55,40 @@ def test_texture_fetch_through_the_daemon(gdevd) -> None:
             with pytest.raises(OSError) as info:
                 h.gtex_destroy(tex)
             assert info.value.errno == errno.EINVAL
-        deadline = time.monotonic() + 120
-        rows: list[str] = []
-        while time.monotonic() < deadline:
+    finally:
+        _write(gdevd.proc_path("ptx_engine"), b"auto")
+
+
+def _rows(gdevd, entry: str, want: str) -> list[str]:
+    """The lines of /proc/gdev/<entry> once one contains ``want`` (compiles run in the
+    background), at most two minutes on."""
+    deadline = time.monotonic() + 120
+    while True:
+        rows = _read(gdevd.proc_path(entry)).splitlines()
+        if any(want in r for r in rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.2)
+
+
+def test_proc_names_the_kernels_left_on_the_interpreter(gdevd) -> None:
+    _write(gdevd.proc_path("ptx_engine"), b"jit")
+    try:
+        with libgdev.gopen(0, gdevd.mount) as h:
+            h.gmodule_load((DATA / "wmma.ptx").read_bytes(), "wmma")
+            h.gmodule_load(PTX, "texture")
+            rows = _rows(gdevd, "ptx_interpreted", "wmma_gemm")
+            assert rows[0].split() == ["gpu", "module", "kernel", "reason"]
+            assert any(r.split()[2:] == ["wmma_gemm", "instruction", "wmma"]
+                       for r in rows[1:]), rows
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:      # the texture module: all 8 compiled
+                mods = [r.split() for r in
+                        _read(gdevd.proc_path("ptx_modules")).splitlines()[1:]]
+                if any(m[2] == "jit" and m[4:] == ["8", "8"] for m in mods):
+                    break
+                time.sleep(0.2)
+            assert any(m[2] == "jit" and m[4:] == ["8", "8"] for m in mods), mods
             rows = _read(gdevd.proc_path("ptx_interpreted")).splitlines()
-            if any("fetch_f4" in r for r in rows):
-                break
-            time.sleep(0.2)
-        assert rows[0].split() == ["gpu", "module", "kernel", "reason"]
-        assert any(r.split()[2:] == ["fetch_f4", "instruction", "tex"] for r in rows[1:]), rows
+            assert not any("fetch_f4" in r for r in rows), rows    # tex is translated
     finally:
         _write(gdevd.proc_path("ptx_engine"), b"auto")

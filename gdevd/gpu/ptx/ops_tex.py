@@ -86,8 +86,8 @@ def dec_tex(ins: Ins):
 def _fetch_all(mem, handles: np.ndarray, coords: list[np.ndarray], integer: bool):
     """(n, 4) uint32 texels, one table look-up per distinct handle among the lanes."""
     table = mem.textures
-    if table is None:
-        raise TextureFault("no texture objects in this context")
+    if table is None:       # a launch without a table: every handle is unknown
+        raise TextureFault("invalid texture object")
     first = handles[0]
     if (handles == first).all():
         return fetch(table.get(int(first)), mem.mmu, coords, integer)
