@@ -155,3 +155,46 @@ API cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOf
     return cudaMemcpy2DFromArray((char *)dst + count / row * row, count % row, src, 0,
                                  hOffset + count / row, count % row, 1, kind);
 }
+
+API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
+                                         cudaArray_const_t src, size_t wOffsetSrc,
+                                         size_t hOffsetSrc, size_t width, size_t height,
+                                         enum cudaMemcpyKind kind)
+{
+    CUDA_MEMCPY2D c;
+    if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return rt_set(cudaErrorInvalidMemcpyDirection);
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.srcArray = (CUarray)src;
+    c.srcXInBytes = wOffsetSrc;
+    c.srcY = hOffsetSrc;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = (CUarray)dst;
+    c.dstXInBytes = wOffsetDst;
+    c.dstY = hOffsetDst;
+    c.WidthInBytes = width;
+    c.Height = height;
+    return rt_set(rt_from(cuMemcpy2D(&c)));
+}
+
+/* The asynchronous forms wait for the stream's earlier work, then copy: ordered in the
+ * stream as CUDA orders them, and done on return (an array copy is row by row anyway). */
+API cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset,
+                                         const void *src, size_t spitch, size_t width,
+                                         size_t height, enum cudaMemcpyKind kind,
+                                         cudaStream_t stream)
+{
+    cudaError_t e = cudaStreamSynchronize(stream);
+    return e ? e : cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind);
+}
+
+API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src,
+                                           size_t wOffset, size_t hOffset, size_t width,
+                                           size_t height, enum cudaMemcpyKind kind,
+                                           cudaStream_t stream)
+{
+    cudaError_t e = cudaStreamSynchronize(stream);
+    return e ? e : cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height,
+                                         kind);
+}

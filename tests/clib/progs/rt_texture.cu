@@ -124,10 +124,29 @@ static int array_test(void)
     cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
     cudaArray_t arr;
     CHECK(cudaMallocArray(&arr, &cd, w, h));
-    CHECK(cudaMemcpy2DToArray(arr, 0, 0, img, w * sizeof(float), w * sizeof(float), h,
-                              cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy2DFromArray(back, w * sizeof(float), arr, 0, 0, w * sizeof(float), h,
-                                cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy2DToArrayAsync(arr, 0, 0, img, w * sizeof(float), w * sizeof(float), h,
+                                   cudaMemcpyHostToDevice, 0));
+    // through a second array and the asynchronous forms on a stream
+    cudaArray_t arr2;
+    cudaStream_t st;
+    CHECK(cudaMallocArray(&arr2, &cd, w, h));
+    CHECK(cudaStreamCreate(&st));
+    CHECK(cudaMemcpy2DArrayToArray(arr2, 0, 0, arr, 0, 0, w * sizeof(float), h,
+                                   cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemcpy2DFromArrayAsync(back, w * sizeof(float), arr2, 0, 0, w * sizeof(float), h,
+                                     cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    CHECK(cudaStreamDestroy(st));
+    // the deprecated linear forms: rows 1 and 2 plus 3 floats of row 3, out and back in
+    float part[2 * w + 3], zero[2 * w + 3] = {0}, again[2 * w + 3];
+    CHECK(cudaMemcpyFromArray(part, arr2, 0, 1, sizeof part, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpyToArray(arr2, 0, 1, zero, sizeof zero, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpyFromArray(again, arr2, 0, 1, sizeof again, cudaMemcpyDeviceToHost));
+    if (memcmp(part, &img[1][0], sizeof part) || memcmp(again, zero, sizeof zero)) {
+        printf("FAIL linear array copies\n");
+        return 1;
+    }
+    CHECK(cudaFreeArray(arr2));
     cudaChannelFormatDesc got_cd;
     cudaExtent ext;
     CHECK(cudaArrayGetInfo(&got_cd, &ext, NULL, arr));
