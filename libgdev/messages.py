@@ -292,7 +292,8 @@ class StreamSync(NamedTuple):
 TEX_NORMALIZED_COORDS = 0x1  # TexDesc.flags: coordinates in [0, 1)
 TEX_READ_NORMALIZED = 0x2  # 8/16-bit integers read as floats in [0, 1] or [-1, 1]
 TEX_FILTER_LINEAR = 0x4  # linear (bilinear) filtering, else nearest point
-TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR
+TEX_SURFACE = 0x8  # a surface object (suld/sust), not a texture object (tex)
+TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR | TEX_SURFACE
 
 
 class TexDesc(NamedTuple):

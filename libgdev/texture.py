@@ -11,7 +11,8 @@ the CUDA layers only rename fields:
 * ``addr``, ``width`` (texels), ``height`` (rows; 1 for linear), ``pitch`` (bytes per row;
   0 for linear);
 * ``flags``: :data:`TEX_NORMALIZED_COORDS`, :data:`TEX_READ_NORMALIZED` (8/16-bit integers
-  read as floats in [0, 1] or [-1, 1]), :data:`TEX_FILTER_LINEAR`;
+  read as floats in [0, 1] or [-1, 1]), :data:`TEX_FILTER_LINEAR`, :data:`TEX_SURFACE` (a
+  surface object, for ``suld``/``sust``: its sampling flags must be clear);
 * ``modes``: the address mode of dimension ``k`` in byte ``k`` (``CUaddress_mode``: wrap 0,
   clamp 1, mirror 2, border 3);
 * ``border``: the border colour, four float32 bit patterns.
@@ -26,6 +27,7 @@ from libgdev.messages import (  # noqa: F401  (re-exported: the descriptor's fla
     TEX_FLAGS,
     TEX_NORMALIZED_COORDS,
     TEX_READ_NORMALIZED,
+    TEX_SURFACE,
     TexDesc,
 )
 
@@ -70,11 +72,12 @@ def border_bits(color: tuple[float, ...] | list[float]) -> tuple[int, int, int, 
 def tex_desc(kind: int, addr: int, fmt: int, channels: int, width: int, height: int = 1,
              pitch: int = 0, *, modes=(TEX_ADDRESS_CLAMP,) * 3, linear: bool = False,
              normalized_coords: bool = False, read_normalized: bool = False,
-             border=(0.0, 0.0, 0.0, 0.0)) -> TexDesc:
+             border=(0.0, 0.0, 0.0, 0.0), surface: bool = False) -> TexDesc:
     """A :class:`TexDesc` from named parts (see the module docstring); no validation here,
     the daemon checks every field."""
     flags = (TEX_NORMALIZED_COORDS if normalized_coords else 0) | \
-        (TEX_READ_NORMALIZED if read_normalized else 0) | (TEX_FILTER_LINEAR if linear else 0)
+        (TEX_READ_NORMALIZED if read_normalized else 0) | \
+        (TEX_FILTER_LINEAR if linear else 0) | (TEX_SURFACE if surface else 0)
     b = border_bits(border)
     return TexDesc(addr, width, height, pitch, kind, fmt, channels, flags, pack_modes(modes),
                    b[0], b[1], b[2], b[3])

@@ -68,6 +68,7 @@ class Texture:
     linear_filter: bool
     modes: tuple[str, str, str]
     border: tuple[float, float, float, float]
+    surface: bool = False       # a surface object (suld/sust), not a texture (tex)
 
     @property
     def texel_size(self) -> int:
@@ -114,10 +115,12 @@ class TextureTable:
         if self._by_handle.pop(handle, None) is None:
             raise GdevError(errno.EINVAL, f"no texture object 0x{handle:x} in this context")
 
-    def get(self, handle: int) -> Texture:
-        """The texture of ``handle``; :class:`TextureFault` if there is none (a kernel's
-        stale, forged or foreign handle)."""
+    def get(self, handle: int, surface: bool = False) -> Texture:
+        """The texture (``surface``: the surface) object of ``handle``;
+        :class:`TextureFault` if there is none (a kernel's stale, forged or foreign handle,
+        or a texture used as a surface and the reverse)."""
         tex = self._by_handle.get(handle)
-        if tex is None:
-            raise TextureFault("invalid texture object")
+        if tex is None or tex.surface != surface:
+            raise TextureFault("invalid surface object" if surface else
+                               "invalid texture object")
         return tex

@@ -52,6 +52,8 @@ def _sampling(d: TexDesc, dt: np.dtype, norm: float) -> bool:
     """Whether the normalised-float read mode applies, after checking the flags."""
     if d.flags & ~T.TEX_FLAGS:
         raise _fail(f"unknown flags 0x{d.flags & ~T.TEX_FLAGS:x}")
+    if d.flags & T.TEX_SURFACE and d.flags != T.TEX_SURFACE:
+        raise _fail("a surface object takes no sampling flags")
     read_norm = bool(d.flags & T.TEX_READ_NORMALIZED) and dt.kind != "f"
     if read_norm and not norm:
         raise _fail("normalised-float reads need an 8- or 16-bit integer format")
@@ -100,7 +102,8 @@ def validate(d: TexDesc) -> G.Texture:
                                               d.border3))
     tex = G.Texture(d.kind == T.TEX_RESOURCE_PITCH2D, d.addr, dt, norm if read_norm else 0.0,
                     d.channels, d.width, height, pitch, bool(d.flags & T.TEX_NORMALIZED_COORDS),
-                    read_norm, bool(d.flags & T.TEX_FILTER_LINEAR), modes, border)
+                    read_norm, bool(d.flags & T.TEX_FILTER_LINEAR), modes, border,
+                    bool(d.flags & T.TEX_SURFACE))
     if d.addr + tex.span > G.VA_LIMIT:
         raise _fail(f"range 0x{d.addr:x}+{tex.span} beyond the address space")
     return tex

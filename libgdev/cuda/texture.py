@@ -147,6 +147,32 @@ class TextureAPI(ArrayAPI):
             ctx.scratch.setdefault("textures", {})[obj] = (replace(pResDesc), replace(pTexDesc))
         return obj
 
+    @copy_api
+    def cuSurfObjectCreate(self, pResDesc: CUDA_RESOURCE_DESC) -> int:
+        """Create a surface object over an array (``CU_RESOURCE_TYPE_ARRAY``, as CUDA
+        requires) in the current context; the CUsurfObject (an int) for suld/sust."""
+        if pResDesc.resType != CU_RESOURCE_TYPE_ARRAY:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "surfaces need an array resource")
+        ctx = self._current()
+        res = _array_as_pitch2d(self._array(pResDesc.hArray))
+        desc = T.tex_desc(res.resType, res.devPtr, res.format, res.numChannels, res.width,
+                          res.height, res.pitchInBytes, surface=True)
+        with ctx.lock:
+            obj = int(ctx.backend.gtex_create(ctx.handle, desc))
+            ctx.scratch.setdefault("textures", {})[obj] = (replace(pResDesc),
+                                                          CUDA_TEXTURE_DESC())
+        return obj
+
+    @api
+    def cuSurfObjectDestroy(self, surfObject: int) -> None:
+        """Destroy a surface object of the current context."""
+        self.cuTexObjectDestroy(surfObject)
+
+    @api
+    def cuSurfObjectGetResourceDesc(self, surfObject: int) -> CUDA_RESOURCE_DESC:
+        """The resource descriptor ``surfObject`` was created with."""
+        return replace(self._texture(surfObject)[0])
+
     @api
     def cuTexObjectDestroy(self, texObject: int) -> None:
         """Destroy a texture object of the current context."""

@@ -1,7 +1,8 @@
 """An unmodified nvcc-built program using texture objects (progs/rt_texture.cu: a pitched
 float image sampled with linear filtering, normalised coordinates and wrap; a tex1Dfetch of
 uchar4 texels read as normalised floats; a CUDA array filled by cudaMemcpy2DToArray and
-point-sampled, as CUDA's simpleTexture does) runs on gdevd through gdev-py's libcudart.so.13
+point-sampled, as CUDA's simpleTexture does; a surface over an array read and written by
+surf2Dread/surf2Dwrite, as simpleSurfaceWrite does) runs on gdevd through gdev-py's libcudart.so.13
 and libcuda.so.1; every sample it prints equals CUDA's documented sampling."""
 
 from __future__ import annotations
@@ -55,3 +56,4 @@ def test_texture_program_through_gdev_run(gdevd, rt_texture) -> None:
     assert lines[k + 11] == "destroy again cudaErrorInvalidValue"
     # the array: (0.5,0.5) (5.5,3.5) (2.2,1.9) (-3,2.5) (9,9) (3.99,0.01), clamped points
     assert lines[k + 12] == "array info 32 6 4 back equal samples 0 35 12 20 35 3"
+    assert lines[k + 13] == "surface ok"

@@ -14,7 +14,8 @@ from libgdev.cuda import CudaError, CUresult
 
 from .conftest import BINDINGS
 
-PTX = (Path(__file__).resolve().parents[1] / "ptx" / "data" / "texture.ptx").read_bytes()
+PTX_DIR = Path(__file__).resolve().parents[1] / "ptx" / "data"
+PTX = (PTX_DIR / "texture.ptx").read_bytes()
 
 
 @pytest.fixture(params=BINDINGS)
@@ -203,5 +204,33 @@ def test_arrays_and_textures_over_them(any_driver) -> None:
             drv.cuArrayDestroy(a)
         with pytest.raises(CudaError):
             drv.cuArrayDestroy(arr)
+    finally:
+        drv.cuCtxDestroy(ctx)
+
+
+def test_surface_objects_over_arrays(any_driver) -> None:
+    """cuSurfObjectCreate over an array: a kernel inverts its uchar4 texels in place."""
+    drv = any_driver
+    ctx = drv.cuCtxCreate(0, drv.cuDeviceGet(0))
+    try:
+        mod = drv.cuModuleLoadData((PTX_DIR / "surface.ptx").read_bytes())
+        img = np.arange(3 * 5 * 4, dtype=np.uint8).reshape(3, 5, 4) * 3
+        arr = drv.cuArrayCreate(C.CUDA_ARRAY_DESCRIPTOR(5, 3, C.CU_AD_FORMAT_UNSIGNED_INT8, 4))
+        drv.cuMemcpyHtoA(arr, 0, img, img.nbytes)
+        with pytest.raises(CudaError) as info:
+            drv.cuSurfObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_LINEAR))
+        assert info.value.result == CUresult.CUDA_ERROR_INVALID_VALUE
+        surf = drv.cuSurfObjectCreate(C.CUDA_RESOURCE_DESC(C.CU_RESOURCE_TYPE_ARRAY,
+                                                           hArray=arr))
+        assert drv.cuSurfObjectGetResourceDesc(surf).hArray is arr
+        drv.cuLaunchKernel(drv.cuModuleGetFunction(mod, "invert4"), 1, 3, 1, 32, 1, 1, 0,
+                           None, [surf, 5, 3])
+        got = np.zeros_like(img)
+        drv.cuMemcpyAtoH(got, arr, 0, img.nbytes)
+        want = img.copy()
+        want[..., :3] = 255 - img[..., :3]
+        np.testing.assert_array_equal(got, want)
+        drv.cuSurfObjectDestroy(surf)
+        drv.cuArrayDestroy(arr)
     finally:
         drv.cuCtxDestroy(ctx)

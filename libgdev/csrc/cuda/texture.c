@@ -133,6 +133,53 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
     return CUDA_SUCCESS;
 }
 
+API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc)
+{
+    struct gdev_abi_tex_desc d;
+    CUDA_RESOURCE_DESC as2d;
+    CUDA_TEXTURE_DESC none;
+    struct texobj *o;
+    uint64_t handle = 0;
+    CUcontext c = NULL;
+    CUresult r = cu_current(&c);
+    int err;
+    if (r)
+        return r;
+    if (!pSurfObject || !pResDesc || pResDesc->resType != CU_RESOURCE_TYPE_ARRAY)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuSurfObjectCreate: needs an array");
+    memset(&none, 0, sizeof none);
+    if ((r = array_resource(c, pResDesc->res.array.hArray, &as2d)) ||
+        (r = to_wire(&as2d, &none, &d)))
+        return r;
+    d.flags = GDEV_ABI_TEX_SURFACE; /* no sampling: raw suld/sust */
+    o = calloc(1, sizeof *o);
+    if (!o)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if ((err = gtex_create(c->h, &d, &handle))) {
+        free(o);
+        return cu_fail(cu_error(err), "cuSurfObjectCreate: %s", gdev_last_error());
+    }
+    o->obj = handle;
+    o->ctx = c;
+    o->res = *pResDesc;
+    pthread_mutex_lock(&tex_lock);
+    o->next = objects;
+    objects = o;
+    pthread_mutex_unlock(&tex_lock);
+    *pSurfObject = handle;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
+{
+    return cuTexObjectDestroy(surfObject);
+}
+
+API CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject)
+{
+    return cuTexObjectGetResourceDesc(pResDesc, surfObject);
+}
+
 /* The record of obj (tex_lock held), or NULL. */
 static struct texobj **find(CUtexObject obj)
 {

@@ -13,8 +13,8 @@ API cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelForm
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
-    if (!array || !desc || flags)
-        return rt_set(cudaErrorInvalidValue);
+    if (!array || !desc || flags & ~(unsigned)cudaArraySurfaceLoadStore)
+        return rt_set(cudaErrorInvalidValue); /* surfaces need no flag here: accepted */
     if (!rt_channel_format(desc, &d.Format, &d.NumChannels))
         return rt_set(cudaErrorInvalidChannelDescriptor);
     d.Width = width;

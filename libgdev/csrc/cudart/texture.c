@@ -121,6 +121,33 @@ API cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
     return rt_set(rt_from(cuTexObjectCreate(pTexObject, &dr, &dt, NULL)));
 }
 
+API cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject,
+                                        const struct cudaResourceDesc *pResDesc)
+{
+    CUDA_RESOURCE_DESC dr;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
+    if (!pSurfObject || !pResDesc || pResDesc->resType != cudaResourceTypeArray)
+        return rt_set(cudaErrorInvalidValue);
+    memset(&dr, 0, sizeof dr);
+    dr.resType = CU_RESOURCE_TYPE_ARRAY;
+    dr.res.array.hArray = (CUarray)pResDesc->res.array.array;
+    return rt_set(rt_from(cuSurfObjectCreate(pSurfObject, &dr)));
+}
+
+API cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
+{
+    return rt_set(rt_from(cuSurfObjectDestroy(surfObject)));
+}
+
+API cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc,
+                                                 cudaSurfaceObject_t surfObject)
+{
+    return cudaGetTextureObjectResourceDesc(pResDesc, surfObject);
+}
+
 API cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
 {
     return rt_set(rt_from(cuTexObjectDestroy(texObject)));

@@ -22,6 +22,47 @@ __global__ void fetch4(cudaTextureObject_t t, float4 *out, int n)
     if (k < n) out[k] = tex1Dfetch<float4>(t, k - 2);   // two before, two past the buffer
 }
 
+// simpleSurfaceWrite's shape: a kernel writes every texel of an array through a surface
+__global__ void surface_fill(cudaSurfaceObject_t s, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) {
+        float v = surf2Dread<float>(s, x * 4, y);
+        surf2Dwrite(v * 2.0f + (float)(y * w + x), s, x * 4, y);
+    }
+}
+
+static int surface_test(void)
+{
+    const int w = 7, h = 3;
+    float img[h][w], back[h][w];
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            img[y][x] = 0.25f * (float)(x - y);
+    cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
+    cudaArray_t arr;
+    CHECK(cudaMallocArray(&arr, &cd, w, h, cudaArraySurfaceLoadStore));
+    CHECK(cudaMemcpy2DToArray(arr, 0, 0, img, w * sizeof(float), w * sizeof(float), h,
+                              cudaMemcpyHostToDevice));
+    cudaResourceDesc res = {};
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = arr;
+    cudaSurfaceObject_t surf = 0;
+    CHECK(cudaCreateSurfaceObject(&surf, &res));
+    surface_fill<<<dim3(1, h), 32>>>(surf, w, h);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy2DFromArray(back, w * sizeof(float), arr, 0, 0, w * sizeof(float), h,
+                                cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            bad += back[y][x] != img[y][x] * 2.0f + (float)(y * w + x);
+    printf("surface %s\n", bad ? "differs" : "ok");
+    CHECK(cudaDestroySurfaceObject(surf));
+    CHECK(cudaFreeArray(arr));
+    return 0;
+}
+
 static int image_test(void)
 {
     const int w = 13, h = 7, n = 200;
@@ -107,6 +148,7 @@ static int fetch_test(void)
         printf("%a %a %a %a\n", out[k].x, out[k].y, out[k].z, out[k].w);
     CHECK(cudaDestroyTextureObject(tex));
     printf("destroy again %s\n", cudaGetErrorName(cudaDestroyTextureObject(tex)));
+    cudaGetLastError();   // clear the expected failure, as CUDA programs do
     CHECK(cudaFree(d_pix));
     CHECK(cudaFree(d_out));
     return 0;
@@ -181,7 +223,7 @@ static int array_test(void)
 
 int main(void)
 {
-    if (image_test() || fetch_test() || array_test())
+    if (image_test() || fetch_test() || array_test() || surface_test())
         return 1;
     printf("rt_texture ok\n");
     return 0;

@@ -71,7 +71,7 @@ def tex_snapshot(table) -> np.ndarray:
     """The texture objects of ``table`` (a TextureTable or None) as tex.h's struct jtex
     array, taken when the launch is prepared (a later gtex_create or gtex_destroy is seen by
     the next launch; the interpreter looks the table up at every fetch)."""
-    items = list(table.items()) if table is not None else []
+    items = [(h, t) for h, t in table.items() if not t.surface] if table is not None else []
     out = np.zeros(len(items), JTEX)
     for row, (handle, t) in zip(out, items, strict=True):
         kind = {"u": 0, "i": 1}.get(t.dtype.kind, 2 if t.dtype.itemsize == 4 else 3)
