@@ -83,10 +83,20 @@ def _addresses(mem, handles, xs, ys, size: int, esize: int, mode: str):
     return va, skip
 
 
-def _reader(env, dims, coords):
-    rc = [env.rd(c, "s32") for c in coords]
-    return lambda idx, n: [np.broadcast_to(r(idx), (n,)) for r in rc] + \
-        [np.zeros(n, np.int32)] * (2 - dims)
+def _locator(env, obj, dims: int, coords, vec: int, esize: int, mode: str):
+    """``locate(idx) -> (lanes, kept lanes, (kept, vec) element addresses)`` of an access."""
+    rh, rc, mem = env.rd(obj, "u64"), [env.rd(c, "s32") for c in coords], env.mem
+    lanes_all = env.lanes_all
+
+    def locate(idx):
+        n = (lanes_all if idx is None else idx).size
+        h = np.broadcast_to(np.asarray(rh(idx), np.uint64), (n,))
+        xy = [np.broadcast_to(r(idx), (n,)) for r in rc] + [np.zeros(n, np.int32)] * (2 - dims)
+        va, zero = _addresses(mem, h, xy[0], xy[1], esize * vec, esize, mode)
+        keep = np.flatnonzero(~zero)
+        vas = (va[keep][:, None] + np.arange(vec, dtype=np.uint64) * np.uint64(esize)).ravel()
+        return n, keep, vas
+    return locate
 
 
 @op("suld")
@@ -98,18 +108,11 @@ def dec_suld(ins: Ins):
     dt, esize = DTYPES[t], size_of(t)
 
     def bind(env):
-        ws, rh, rxy = [env.wr(d, t) for d in dests], env.rd(obj, "u64"), _reader(env, dims,
-                                                                                  coords)
-        mem, lanes_all = env.mem, env.lanes_all
+        ws, locate, mem = [env.wr(d, t) for d in dests], \
+            _locator(env, obj, dims, coords, vec, esize, mode), env.mem
 
         def run(idx):
-            n = (lanes_all if idx is None else idx).size
-            h = np.broadcast_to(np.asarray(rh(idx), np.uint64), (n,))
-            x, y = rxy(idx, n)
-            va, zero = _addresses(mem, h, x, y, esize * vec, esize, mode)
-            keep = np.flatnonzero(~zero)
-            vas = (va[keep][:, None] + np.arange(vec, dtype=np.uint64) *
-                   np.uint64(esize)).ravel()
+            n, keep, vas = locate(idx)
             vals = np.zeros((n, vec), dt)
             if vas.size:
                 vals[keep] = np.asarray(mem.mmu.load_v(vas, esize)).view(dt).reshape(-1, vec)
@@ -126,21 +129,14 @@ def dec_sust(ins: Ins):
     dt, esize = DTYPES[t], size_of(t)
 
     def bind(env):
-        rs, rh, rxy = [env.rd(s, t) for s in srcs], env.rd(obj, "u64"), _reader(env, dims,
-                                                                                coords)
-        mem, lanes_all = env.mem, env.lanes_all
+        rs, locate, mem = [env.rd(s, t) for s in srcs], \
+            _locator(env, obj, dims, coords, vec, esize, mode), env.mem
 
         def run(idx):
-            n = (lanes_all if idx is None else idx).size
-            h = np.broadcast_to(np.asarray(rh(idx), np.uint64), (n,))
-            x, y = rxy(idx, n)
-            va, zero = _addresses(mem, h, x, y, esize * vec, esize, mode)
+            n, keep, vas = locate(idx)
             vals = np.empty((n, vec), dt)
             for k, r in enumerate(rs):
                 vals[:, k] = r(idx)
-            keep = ~zero
-            vas = (va[keep][:, None] + np.arange(vec, dtype=np.uint64) *
-                   np.uint64(esize)).ravel()
             if vas.size:
                 mem.mmu.store_v(vas, vals[keep].view(np.dtype(f"u{esize}")).ravel())
         return run

@@ -88,17 +88,44 @@ static CUresult to_wire(const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *t,
     return CUDA_SUCCESS;
 }
 
+/* Enter the daemon's object for desc and remember it (with copies of res and tex, tex may be
+ * NULL) under *obj. */
+static CUresult create(CUcontext c, const struct gdev_abi_tex_desc *d,
+                       const CUDA_RESOURCE_DESC *res, const CUDA_TEXTURE_DESC *tex,
+                       unsigned long long *obj, const char *what)
+{
+    struct texobj *o = calloc(1, sizeof *o);
+    uint64_t handle = 0;
+    int err;
+    if (!o)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if ((err = gtex_create(c->h, d, &handle))) {
+        free(o);
+        /* EFAULT here is a range past its allocation: a bad argument, not a kernel fault */
+        return cu_fail(err == -EFAULT ? CUDA_ERROR_INVALID_VALUE : cu_error(err), "%s: %s",
+                       what, gdev_last_error());
+    }
+    o->obj = handle;
+    o->ctx = c;
+    o->res = *res;
+    if (tex)
+        o->tex = *tex;
+    pthread_mutex_lock(&tex_lock);
+    o->next = objects;
+    objects = o;
+    pthread_mutex_unlock(&tex_lock);
+    *obj = handle;
+    return CUDA_SUCCESS;
+}
+
 API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc,
                                const CUDA_TEXTURE_DESC *pTexDesc,
                                const CUDA_RESOURCE_VIEW_DESC *pResViewDesc)
 {
     struct gdev_abi_tex_desc d;
     CUDA_RESOURCE_DESC as2d;
-    struct texobj *o;
-    uint64_t handle = 0;
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    int err;
     if (r)
         return r;
     if (!pTexObject || !pResDesc || !pTexDesc)
@@ -111,26 +138,7 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
     if ((r = to_wire(pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ? &as2d : pResDesc, pTexDesc,
                      &d)))
         return r;
-    o = calloc(1, sizeof *o);
-    if (!o)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    err = gtex_create(c->h, &d, &handle);
-    if (err) {
-        free(o);
-        /* EFAULT here is a range past its allocation: a bad argument, not a kernel fault */
-        return cu_fail(err == -EFAULT ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
-                       "cuTexObjectCreate: %s", gdev_last_error());
-    }
-    o->obj = handle;
-    o->ctx = c;
-    o->res = *pResDesc;
-    o->tex = *pTexDesc;
-    pthread_mutex_lock(&tex_lock);
-    o->next = objects;
-    objects = o;
-    pthread_mutex_unlock(&tex_lock);
-    *pTexObject = o->obj;
-    return CUDA_SUCCESS;
+    return create(c, &d, pResDesc, pTexDesc, pTexObject, "cuTexObjectCreate");
 }
 
 API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc)
@@ -138,11 +146,8 @@ API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_D
     struct gdev_abi_tex_desc d;
     CUDA_RESOURCE_DESC as2d;
     CUDA_TEXTURE_DESC none;
-    struct texobj *o;
-    uint64_t handle = 0;
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    int err;
     if (r)
         return r;
     if (!pSurfObject || !pResDesc || pResDesc->resType != CU_RESOURCE_TYPE_ARRAY)
@@ -152,22 +157,7 @@ API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_D
         (r = to_wire(&as2d, &none, &d)))
         return r;
     d.flags = GDEV_ABI_TEX_SURFACE; /* no sampling: raw suld/sust */
-    o = calloc(1, sizeof *o);
-    if (!o)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    if ((err = gtex_create(c->h, &d, &handle))) {
-        free(o);
-        return cu_fail(cu_error(err), "cuSurfObjectCreate: %s", gdev_last_error());
-    }
-    o->obj = handle;
-    o->ctx = c;
-    o->res = *pResDesc;
-    pthread_mutex_lock(&tex_lock);
-    o->next = objects;
-    objects = o;
-    pthread_mutex_unlock(&tex_lock);
-    *pSurfObject = handle;
-    return CUDA_SUCCESS;
+    return create(c, &d, pResDesc, NULL, pSurfObject, "cuSurfObjectCreate");
 }
 
 API CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
