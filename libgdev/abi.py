@@ -68,9 +68,10 @@ FEATURE_MODULES = 1 << 6  # MODULE_LOAD/UNLOAD/LAUNCH: the daemon loads modules
 FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURE_GUEST = 1 << 8  # SET_GUEST: a context makes itself a guest (or a host again)
 FEATURE_STREAMS = 1 << 9  # STREAM_*: streams are channels; copies and launches name one
+FEATURE_TEXTURES = 1 << 10  # TEX_CREATE/TEX_DESTROY: texture objects (libgdev.texture)
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
             | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
-            | FEATURE_STREAMS)
+            | FEATURE_STREAMS | FEATURE_TEXTURES)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)

@@ -299,6 +299,16 @@ class Handle(ModuleVerbs):
             raise error_from_errno(errno.EBADF, "handle is closed")
         return bytes(self._conn.call(abi.PRINTF_DRAIN, abi.Size(size)).tail)
 
+    # -- texture objects -------------------------------------------------------------
+    def gtex_create(self, desc: abi.TexDesc) -> int:
+        """A new texture object of this context from ``desc`` (``libgdev.texture``); its
+        opaque handle, the value a kernel's ``.u64`` texture parameter takes."""
+        return self._call(abi.TEX_CREATE, abi.TexDesc(*desc)).handle
+
+    def gtex_destroy(self, tex: int) -> None:
+        """Destroy texture object ``tex`` (a kernel that uses it later faults)."""
+        self._call(abi.TEX_DESTROY, abi.TexHandle(tex))
+
     # -- compute ---------------------------------------------------------------------
     def glaunch(self, kernel: GdevKernel, stream: int = 0) -> int:
         """Launch a kernel in ``stream``; its fence id."""
@@ -352,6 +362,7 @@ COMMAND_WRAPPERS = {
     "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
     "PRINTF_DRAIN": Handle.gprintf_drain,
+    "TEX_CREATE": Handle.gtex_create, "TEX_DESTROY": Handle.gtex_destroy,
 }
 
 

@@ -286,6 +286,40 @@ class StreamSync(NamedTuple):
     timeout_us: U64
 
 
+# -- texture objects (not in Gdev; libgdev.texture says what the fields mean) -----------------
+
+
+TEX_NORMALIZED_COORDS = 0x1  # TexDesc.flags: coordinates in [0, 1)
+TEX_READ_NORMALIZED = 0x2  # 8/16-bit integers read as floats in [0, 1] or [-1, 1]
+TEX_FILTER_LINEAR = 0x4  # linear (bilinear) filtering, else nearest point
+TEX_SURFACE = 0x8  # a surface object (suld/sust), not a texture object (tex)
+TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR | TEX_SURFACE
+
+
+class TexDesc(NamedTuple):
+    """TEX_CREATE: a texture descriptor (resource, format, sampling; libgdev.texture)."""
+
+    addr: U64
+    width: U64
+    height: U64
+    pitch: U64
+    kind: U32
+    format: U32
+    channels: U32
+    flags: U32
+    modes: U32
+    border0: U32
+    border1: U32
+    border2: U32
+    border3: U32
+
+
+class TexHandle(NamedTuple):
+    """A texture object of the context (what TEX_CREATE returns, what TEX_DESTROY takes)."""
+
+    handle: U64
+
+
 # -- shared device memory ---------------------------------------------------------------------
 
 
@@ -351,6 +385,7 @@ _ADDR = Layout("addr", Addr)
 _SIZE = Layout("size", Size)
 _DTOD = Layout("dtod", Dtod, pad=4)
 _STREAM = Layout("stream", Stream, pad=4)
+_TEX = Layout("tex_handle", TexHandle)
 
 HELLO = Command(0x01, "HELLO", Layout("hello", Hello),
                 Layout("hello_reply", HelloReply, pad=4))
@@ -373,6 +408,8 @@ STREAM_CREATE = Command(0x0A, "STREAM_CREATE", Layout("stream_create", StreamCre
 STREAM_DESTROY = Command(0x0B, "STREAM_DESTROY", _STREAM, EMPTY)
 STREAM_WAIT = Command(0x0C, "STREAM_WAIT", Layout("stream_wait", StreamWait), EMPTY)
 STREAM_SYNC = Command(0x0D, "STREAM_SYNC", Layout("stream_sync", StreamSync), EMPTY)
+TEX_CREATE = Command(0x0E, "TEX_CREATE", Layout("tex_desc", TexDesc, pad=4), _TEX)
+TEX_DESTROY = Command(0x0F, "TEX_DESTROY", _TEX, EMPTY)
 GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
 # device printf output of the context, up to ``size`` bytes, oldest first (the reply's tail)
 PRINTF_DRAIN = Command(0x11, "PRINTF_DRAIN", _SIZE, Layout("data", Empty, tail=True))
@@ -405,7 +442,7 @@ GVIRTGET = Command(0x124, "GVIRTGET", Layout("virt", Virt), _ADDR)
 COMMANDS: tuple[Command[Any, Any], ...] = (
     HELLO, GET_VERSION, DEVICE_COUNT, GET_STAGING, SET_PRIORITY, MODULE_LOAD, MODULE_UNLOAD,
     MODULE_LAUNCH, SET_GUEST, STREAM_CREATE, STREAM_DESTROY, STREAM_WAIT, STREAM_SYNC,
-    GET_HANDLE, PRINTF_DRAIN, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
+    TEX_CREATE, TEX_DESTROY, GET_HANDLE, PRINTF_DRAIN, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
     GMEMCPY_TO_DEVICE, GMEMCPY_TO_DEVICE_ASYNC, GMEMCPY_FROM_DEVICE, GMEMCPY_FROM_DEVICE_ASYNC,
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
     GSHMCTL, GREF, GUNREF, GVIRTGET,

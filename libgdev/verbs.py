@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from libgdev.kernel import GdevKernel
+from libgdev.messages import TexDesc
 from libgdev.moduletable import ModuleTable
 
 PRINTF_DRAIN_MAX = 1 << 20  # bytes one gprintf_drain returns at most (a context holds 1 MiB)
@@ -25,9 +26,9 @@ class GdevContext(Protocol):
     facade takes the same parameters after the handle (extra ones only with a default).
     mypy holds ``libgdev.Handle`` to this class; ``tests/test_verbs.py`` holds every facade's
     parameters to it at run time.  Gdev's verbs first, then the priority calls, the module
-    verbs, the guest calls, the stream verbs and the device-printf drain (not in Gdev).
-    Launches and copies take a ``stream`` of the context last (0: the legacy stream every
-    context has)."""
+    verbs, the guest calls, the stream verbs, the texture verbs and the device-printf
+    drain (not in Gdev).  Launches and copies take a ``stream`` of the context last
+    (0: the legacy stream every context has)."""
 
     def gclose(self) -> None: ...
     def gmalloc(self, size: int) -> int: ...
@@ -70,6 +71,8 @@ class GdevContext(Protocol):
     def gstream_destroy(self, stream: int) -> None: ...
     def gstream_wait(self, stream: int, fence_id: int) -> None: ...
     def gstream_sync(self, stream: int, timeout: float | None = None) -> None: ...
+    def gtex_create(self, desc: TexDesc) -> int: ...
+    def gtex_destroy(self, tex: int) -> None: ...
     def gprintf_drain(self, size: int = PRINTF_DRAIN_MAX) -> bytes: ...
 
 

@@ -133,6 +133,14 @@ def guest_modes(system: R.System) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ptx_interpreted(system: R.System) -> str:
+    """One line per kernel of a compiled module that stays on the interpreter, and why."""
+    lines = ["gpu module kernel reason\n"]
+    lines += [f"{gpu} {mod} {kernel} {why}\n"
+              for gpu, mod, kernel, why in R.ptx_interpreted(system)]
+    return "".join(lines)
+
+
 def ptx_modules(system: R.System) -> str:
     """One line per decoded module of every GPU: name, engine status, compile seconds,
     kernels compiled out of all."""

@@ -219,6 +219,9 @@ ENTRIES += (
     Entry("ptx_modules", "global", RO, "decoded modules: gpu, name, engine status "
           "(interp, compiling, jit, failed), compile seconds, kernels compiled, kernels",
           S.ptx_modules, formatter=format_text),
+    Entry("ptx_interpreted", "global", RO, "kernels of compiled modules that stay on the "
+          "interpreter: gpu, module, kernel, reason (e.g. instruction tex)",
+          S.ptx_interpreted, formatter=format_text),
 )
 
 

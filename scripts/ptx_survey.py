@@ -52,7 +52,7 @@ operand forms (**partly**); "Rejected by the engine" lists each rejection with i
 The `compiled` column says whether the PTX->C translator (`gdevd/gpu/ptx/jit/`) handles the
 opcode in every file that uses it; "Left to the interpreter by the compiler" lists the gaps
 with the translator's reason (such kernels run on the interpreter, the reference).
-Out of scope so far: textures and surfaces (`tex`, `suld`), printf.
+Out of scope so far: printf; texture references, 3D and layered textures and surfaces.
 
 """
 

@@ -327,6 +327,17 @@ async def _stream_sync(call: Call, req: abi.StreamSync, tail: abi.Tail) -> Out[a
     return Out(_EMPTY)
 
 
+@handler(abi.TEX_CREATE)
+async def _tex_create(call: Call, req: abi.TexDesc, tail: abi.Tail) -> Out[abi.TexHandle]:
+    return Out(abi.TexHandle(await backend.rt.gtex_create(call.s.handle, req)))
+
+
+@handler(abi.TEX_DESTROY)
+async def _tex_destroy(call: Call, req: abi.TexHandle, tail: abi.Tail) -> Out[abi.Empty]:
+    await backend.rt.gtex_destroy(call.s.handle, req.handle)
+    return Out(_EMPTY)
+
+
 @inline_handler(abi.GQUERY)
 def _gquery(call: Call, req: abi.Query, tail: abi.Tail) -> Out[abi.Result]:
     return Out(abi.Result(backend.rt.query(call.s.handle, req.type)))

@@ -20,6 +20,7 @@ from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirt
 from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .api_stream import gstream_create, gstream_destroy, gstream_sync, gstream_wait
+from .api_tex import gtex_create, gtex_destroy
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
@@ -44,4 +45,5 @@ __all__ = [
     "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
     "gset_guest", "gget_guest",
     "gstream_create", "gstream_destroy", "gstream_wait", "gstream_sync",
+    "gtex_create", "gtex_destroy",
 ]

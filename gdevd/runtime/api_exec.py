@@ -101,7 +101,7 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
         handle.lookup(kernel.data_addr, layout.size)
     launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                         params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
-                        shared_dynamic=kernel.shared_dynamic)
+                        shared_dynamic=kernel.shared_dynamic, textures=handle.textures)
     launch.printf = handle.printf
     await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
     return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch),

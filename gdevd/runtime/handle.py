@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..errors import GdevError
+from ..gpu.texture import TextureTable
 from . import defaults as D
 from .bounce import BounceBuffers
 from .mm.addrspace import AddressSpace
@@ -97,6 +98,7 @@ class Handle:
         self.counters = Counters()
         self.pending: dict[int, Fence] = {}
         self.streams = Streams()
+        self.textures = TextureTable()      # texture objects, by opaque handle (api_tex.py)
         self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
         self.fault: GdevError | None = None
         self.printf = PrintfBuffer(D.PRINTF_FIFO)   # what its kernels print (printfbuf.py)

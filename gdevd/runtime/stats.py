@@ -308,6 +308,18 @@ def ptx_modules(system: GdevSystem) -> list[PtxModuleStats]:
     return out
 
 
+def ptx_interpreted(system: GdevSystem) -> list[tuple[int, str, str, str]]:
+    """(gpu, module, kernel, reason) of every kernel the compiling engine left on the
+    interpreter in a compiled module (a texture fetch, an unsupported instruction)."""
+    out = []
+    for k, phys in enumerate(system.physical):
+        for mod in phys.modules.modules():
+            c = mod.jit.compiled
+            if c is not None:
+                out += [(k, mod.name, name, why) for name, why in sorted(c.rejected.items())]
+    return out
+
+
 def vgpus(system: GdevSystem) -> list[VirtualGpu]:
     """The vGPUs in minor order (the targets of the per-vGPU entries)."""
     return list(system.virtual)

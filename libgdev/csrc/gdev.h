@@ -136,6 +136,12 @@ int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr, uint64_t src_a
                    uint64_t size, uint32_t *id); /* always asynchronous */
 int gstream_module_launch(Ghandle h, uint32_t stream, const struct gdev_module *m,
                           uint32_t index, const struct gdev_kernel *k, uint32_t *id);
+/* Texture objects (gdev-py): a descriptor (struct gdev_abi_tex_desc: CUDA's resource and
+ * format numbers, GDEV_ABI_TEX_* flags, one address mode per byte of `modes`; see
+ * libgdev/texture.py) entered in the context's table; *tex its opaque handle, the value a
+ * kernel's .u64 texture parameter takes.  -EINVAL names a bad field in gdev_last_error(). */
+int gtex_create(Ghandle h, const struct gdev_abi_tex_desc *desc, uint64_t *tex);
+int gtex_destroy(Ghandle h, uint64_t tex); /* a kernel that presents it later faults */
 const char *gdev_last_error(void);      /* the calling thread's last failure, in words */
 
 #ifdef __cplusplus

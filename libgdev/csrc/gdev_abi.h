@@ -26,6 +26,11 @@
 #define GDEV_ABI_STREAM_NON_BLOCKING 1
 #define GDEV_ABI_STREAM_FLAGS 1
 #define GDEV_ABI_STREAM_SYNC_TIMEOUT 1
+#define GDEV_ABI_TEX_NORMALIZED_COORDS 1
+#define GDEV_ABI_TEX_READ_NORMALIZED 2
+#define GDEV_ABI_TEX_FILTER_LINEAR 4
+#define GDEV_ABI_TEX_SURFACE 8
+#define GDEV_ABI_TEX_FLAGS 15
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
@@ -38,7 +43,8 @@
 #define GDEV_ABI_FEATURE_ERROR_MSG 128
 #define GDEV_ABI_FEATURE_GUEST 0x100u
 #define GDEV_ABI_FEATURE_STREAMS 0x200u
-#define GDEV_ABI_FEATURES 0x3ffu
+#define GDEV_ABI_FEATURE_TEXTURES 0x400u
+#define GDEV_ABI_FEATURES 0x7ffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -262,6 +268,44 @@ _Static_assert(offsetof(struct gdev_abi_stream_sync, stream) == 0, "stream_sync.
 _Static_assert(offsetof(struct gdev_abi_stream_sync, flags) == 4, "stream_sync.flags");
 _Static_assert(offsetof(struct gdev_abi_stream_sync, timeout_us) == 8, "stream_sync.timeout_us");
 _Static_assert(sizeof(struct gdev_abi_stream_sync) == 16, "stream_sync size");
+
+struct gdev_abi_tex_desc {
+    uint64_t addr;
+    uint64_t width;
+    uint64_t height;
+    uint64_t pitch;
+    uint32_t kind;
+    uint32_t format;
+    uint32_t channels;
+    uint32_t flags;
+    uint32_t modes;
+    uint32_t border0;
+    uint32_t border1;
+    uint32_t border2;
+    uint32_t border3;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_tex_desc, addr) == 0, "tex_desc.addr");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, width) == 8, "tex_desc.width");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, height) == 16, "tex_desc.height");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, pitch) == 24, "tex_desc.pitch");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, kind) == 32, "tex_desc.kind");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, format) == 36, "tex_desc.format");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, channels) == 40, "tex_desc.channels");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, flags) == 44, "tex_desc.flags");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, modes) == 48, "tex_desc.modes");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, border0) == 52, "tex_desc.border0");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, border1) == 56, "tex_desc.border1");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, border2) == 60, "tex_desc.border2");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, border3) == 64, "tex_desc.border3");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, _pad0) == 68, "tex_desc._pad0");
+_Static_assert(sizeof(struct gdev_abi_tex_desc) == 72, "tex_desc size");
+
+struct gdev_abi_tex_handle {
+    uint64_t handle;
+};
+_Static_assert(offsetof(struct gdev_abi_tex_handle, handle) == 0, "tex_handle.handle");
+_Static_assert(sizeof(struct gdev_abi_tex_handle) == 8, "tex_handle size");
 
 struct gdev_abi_handle {
     uint64_t handle;
@@ -549,6 +593,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_DESTROY 0xb
 #define GDEV_CMD_STREAM_WAIT 0xc
 #define GDEV_CMD_STREAM_SYNC 0xd
+#define GDEV_CMD_TEX_CREATE 0xe
+#define GDEV_CMD_TEX_DESTROY 0xf
 #define GDEV_CMD_GET_HANDLE 0x10
 #define GDEV_CMD_PRINTF_DRAIN 0x11
 #define GDEV_CMD_GMALLOC 0x100
@@ -600,6 +646,10 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
 #define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
+#define GDEV_CMD_TEX_CREATE_REQUEST_SIZE 72
+#define GDEV_CMD_TEX_CREATE_REPLY_SIZE 8
+#define GDEV_CMD_TEX_DESTROY_REQUEST_SIZE 8
+#define GDEV_CMD_TEX_DESTROY_REPLY_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REQUEST_SIZE 0
 #define GDEV_CMD_GET_HANDLE_REPLY_SIZE 8
 #define GDEV_CMD_PRINTF_DRAIN_REQUEST_SIZE 8
@@ -665,6 +715,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
     X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
     X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
+    X(TEX_CREATE, 0xe, tex_desc, tex_handle, 72, 8, 0, 0, 0) \
+    X(TEX_DESTROY, 0xf, tex_handle, empty, 8, 0, 0, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(PRINTF_DRAIN, 0x11, size, data, 8, 0, 0, 1, 0) \
     X(GMALLOC, 0x100, size, addr, 8, 8, 0, 0, 0) \

@@ -65,6 +65,24 @@ GDEV_EXPORT int gstream_create(Ghandle h, uint32_t flags, uint32_t *stream)
     return err;
 }
 
+GDEV_EXPORT int gtex_create(Ghandle h, const struct gdev_abi_tex_desc *desc, uint64_t *tex)
+{
+    struct gdev_abi_tex_handle out;
+    int err;
+    if (!desc)
+        return -EINVAL;
+    err = call(h, GDEV_CMD_TEX_CREATE, desc, sizeof *desc, &out, sizeof out);
+    if (!err && tex)
+        *tex = out.handle;
+    return err;
+}
+
+GDEV_EXPORT int gtex_destroy(Ghandle h, uint64_t tex)
+{
+    struct gdev_abi_tex_handle req = {.handle = tex};
+    return call(h, GDEV_CMD_TEX_DESTROY, &req, sizeof req, NULL, 0);
+}
+
 GDEV_EXPORT int gstream_destroy(Ghandle h, uint32_t stream)
 {
     struct gdev_abi_stream req = {.stream = stream, ._pad0 = 0};

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .array import *  # noqa: F403  (CUDA_ARRAY_DESCRIPTOR, CUDA_MEMCPY2D, CU_MEMORYTYPE_*)
+from .array import __all__ as _ARRAY_NAMES
 from .backend import GdevBackend, ModuleBackend
 from .device import CUdevice_attribute
 from .driver import API_NAMES, CudaDriver
@@ -31,6 +33,8 @@ from .memory import (
     CU_MEMHOSTALLOC_WRITECOMBINED,
 )
 from .stream import CU_STREAM_DEFAULT, CU_STREAM_NON_BLOCKING
+from .texture import *  # noqa: F403  (CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC, CU_TR_*, ...)
+from .texture import __all__ as _TEXTURE_NAMES
 
 
 def _libgdev_backend() -> ModuleBackend:
@@ -54,5 +58,5 @@ __all__ = [
     "CudaDriver", "GdevBackend", "ModuleBackend", "bind", "driver", "result_from_errno",
     "CU_EVENT_DEFAULT", "CU_EVENT_BLOCKING_SYNC", "CU_EVENT_DISABLE_TIMING",
     "CU_MEMHOSTALLOC_PORTABLE", "CU_MEMHOSTALLOC_DEVICEMAP", "CU_MEMHOSTALLOC_WRITECOMBINED",
-    "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING",
+    "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING", *_TEXTURE_NAMES, *_ARRAY_NAMES,
 ]

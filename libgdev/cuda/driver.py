@@ -21,10 +21,11 @@ from .memory import MemoryAPI
 from .module import ModuleAPI
 from .shm import ShmAPI
 from .stream import StreamAPI
+from .texture import TextureAPI
 
 
 class CudaDriver(DeviceAPI, ContextAPI, PriorityAPI, MemoryAPI, ModuleAPI, LaunchAPI,
-                 StreamAPI, EventAPI, ShmAPI, ErrorAPI, DriverCore):
+                 StreamAPI, EventAPI, ShmAPI, TextureAPI, ErrorAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

@@ -35,7 +35,8 @@ class FakeModule:
         return SimpleNamespace(size=0, image=b"")
 
     def launch(self, name: str, *, grid: Any, block: Any, params: bytes, mmu: Any,
-               data_base: int, shared_dynamic: int = 0, watchdog: float | None = None) -> Any:
+               data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
+               textures: Any = None) -> Any:
         self.launches.append((name, grid, block, params))
         if name == "fill":
             addr, value, count = struct.unpack("<QII", params)

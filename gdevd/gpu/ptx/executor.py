@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gdevd.errors import GdevError, KernelFault, MmuFault
+from gdevd.gpu.texture import TextureFault
 
 from .memory import MemSys
 from .program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
@@ -59,6 +60,7 @@ class Wave:
         self.launch = launch
         geom = Geometry(launch.grid, launch.block, first_block, nblocks)
         mem = MemSys(launch.mmu, geom.n, geom.tpb, launch.shared_total, info.local_size)
+        mem.textures = launch.textures
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
         self.env.printf = launch.printf
@@ -82,6 +84,7 @@ class Wave:
         self.launch = launch
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
         self.env.printf = launch.printf
+        self.env.mem.textures = launch.textures
         self.pc.fill(0)
         self.n_alive = self.n
         self.upc, self.ulanes = 0, None
@@ -245,6 +248,9 @@ class Wave:
             except MmuFault as e:
                 raise KernelFault(errno.EFAULT, f"illegal address 0x{e.va:x} ({e.reason}) in "
                                   f"{self.launch.info.name} at line {lines[k]}") from e
+            except TextureFault as e:
+                raise KernelFault(errno.EFAULT, f"{e.reason} in {self.launch.info.name} at "
+                                  f"line {lines[k]}") from e
             n = len(ops) + (term.kind != FALL)
             used += n
             stats.instructions += n
@@ -282,8 +288,10 @@ class Launch:
         return (type(self).__name__, id(self.info), self.grid, self.block)
 
     def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
-                 shared_dynamic: int = 0, watchdog: float | None = None) -> None:
+                 shared_dynamic: int = 0, watchdog: float | None = None,
+                 textures=None) -> None:
         self.info = info
+        self.textures = textures    # the context's TextureTable (None: tex faults)
         self.grid = _dims(grid, MAX_GRID, "grid")
         self.block = _dims(block, MAX_BLOCK, "block")
         tpb = self.block[0] * self.block[1] * self.block[2]
@@ -397,7 +405,7 @@ class Launch:
     def _release(self, wave: Wave) -> None:
         if wave.n <= POOL_MAX_THREADS:
             wave.launch = None  # type: ignore[assignment]  # keep no context alive in the pool
-            wave.env.mem.mmu = None
+            wave.env.mem.mmu = wave.env.mem.textures = None
             self.module.wave_pool.give(self._key(wave.env.geom.nblocks), wave)
 
 

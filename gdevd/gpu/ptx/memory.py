@@ -32,6 +32,7 @@ class MemSys:
 
     def __init__(self, mmu, nthreads: int, tpb: int, shared_size: int, local_size: int):
         self.mmu = mmu
+        self.textures = None    # the context's TextureTable (set per launch), for tex
         self.tpb = tpb
         self.shared_size = shared_size
         self.local_size = local_size

@@ -214,8 +214,9 @@ class Module:
         return end
 
     def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
-               shared_dynamic: int = 0, watchdog: float | None = None):
-        """Prepare a launch of ``kernel_name``; see :class:`executor.Launch`."""
+               shared_dynamic: int = 0, watchdog: float | None = None, textures=None):
+        """Prepare a launch of ``kernel_name``; see :class:`executor.Launch` (``textures``:
+        the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``)."""
         from .executor import Launch
         if kernel_name not in self.kernels:
             import errno
@@ -226,9 +227,10 @@ class Module:
         if fname is not None:
             from .jit.launch import JitLaunch
             return JitLaunch(self, self.kernels[kernel_name], self.jit.compiled, fname, grid,
-                             block, params, mmu, data_base, shared_dynamic, watchdog)
+                             block, params, mmu, data_base, shared_dynamic, watchdog,
+                             textures=textures)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
-                      shared_dynamic, watchdog)
+                      shared_dynamic, watchdog, textures)
 
 
 def _names(a) -> set[str]:

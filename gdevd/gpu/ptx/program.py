@@ -20,6 +20,8 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_int,
     ops_mem,
     ops_simd,
+    ops_surf,
+    ops_tex,
     ops_warp,
     ops_wmma,
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .syntax import Addr, Group, Instr, Label, Not, Pair, Reg, Sym, Vec
 
 CONTROL = ("bra", "ret", "exit", "trap", "bar", "barrier")
-NO_DEST = {"st", "red", "bra", "ret", "exit", "trap", "bar", "barrier", "membar", "fence",
+NO_DEST = {"st", "sust", "red", "bra", "ret", "exit", "trap", "bar", "barrier", "membar", "fence",
            "prefetch", "prefetchu", "nanosleep", "pmevent", "brkpt", "discard",
            "applypriority", "builtin"}
 

@@ -156,14 +156,20 @@ class TokenStream:
             return Reg(u)
         return Sym(u)
 
-    def address(self) -> Addr:
-        """A memory operand ``[base+offset]``."""
+    def address(self) -> Addr | Group:
+        """A memory operand ``[base+offset]``, or a texture operand ``[obj, {coords}]``
+        (``tex``), which is returned as ``Group((obj, Vec(coords)))`` so that every operand
+        walker (register allocation, renaming, uniformity) sees its registers."""
         self.expect("[")
         base = None
         off = 0
         if self.peek().kind == "id":
             nm = self.next().text
             op = self.name_operand(nm)
+            if self.accept(","):
+                coords = self.operand()
+                self.expect("]")
+                return Group((op, coords))
             base = Sym(op.name) if isinstance(op, Sym) else op
         else:
             off = self.integer()

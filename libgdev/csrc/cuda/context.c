@@ -113,6 +113,7 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     while (depth && !stack[depth - 1])
         depth--;
     cu_unload_all(ctx); /* the event marker module too */
+    cu_tex_forget(ctx);
     ctx->marker = NULL;
     ctx->destroyed = 1;
     gclose(ctx->h); /* the daemon frees every object of the context */

@@ -68,6 +68,15 @@ struct CUstream_st {
     uint32_t last_fence;
 };
 
+/* A CUDA array: packed rows of texels in one allocation of its context (array.c). */
+struct CUarray_st {
+    CUcontext ctx;
+    CUDA_ARRAY_DESCRIPTOR desc;
+    CUdeviceptr ptr;
+    size_t pitch, rows; /* bytes per row; max(Height, 1) */
+    int destroyed;
+};
+
 struct CUevent_st {
     CUcontext ctx;
     unsigned flags;
@@ -92,6 +101,8 @@ int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 int cu_is_managed(CUcontext ctx, uint64_t addr, uint64_t size);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
+size_t cu_element_size(CUarray_format f); /* bytes of one channel; 0 if not a format */
+void cu_tex_forget(CUcontext ctx); /* drop the records of ctx's texture objects */
 int cu_initialized(void);
 void cu_printf_flush(CUcontext ctx); /* device printf output onto stdout (context.c) */
 int cu_device_count(void);

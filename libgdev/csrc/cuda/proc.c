@@ -51,6 +51,11 @@ static const struct proc procs[] = {
     P(cuDevicePrimaryCtxRetain, 7000), P(cuDevicePrimaryCtxRelease, 11000),
     P(cuDevicePrimaryCtxGetState, 7000), P(cuDevicePrimaryCtxSetFlags, 11000),
     P(cuDevicePrimaryCtxReset, 11000), P(cuCtxGetFlags, 7000),
+    P(cuArrayCreate, 3020), P(cuArrayDestroy, 2000), P(cuArrayGetDescriptor, 3020),
+    P(cuMemcpy2D, 3020), P(cuMemcpyHtoA, 3020), P(cuMemcpyAtoH, 3020),
+    P(cuSurfObjectCreate, 5000), P(cuSurfObjectDestroy, 5000),
+    P(cuSurfObjectGetResourceDesc, 5000), P(cuTexObjectCreate, 5000), P(cuTexObjectDestroy, 5000),
+    P(cuTexObjectGetResourceDesc, 5000), P(cuTexObjectGetTextureDesc, 5000),
     P(cuGetProcAddress, 12000),
 };
 #undef P

@@ -57,4 +57,10 @@ void rt_forget_device(int dev);                      /* after cudaDeviceReset */
 CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                  cudaStream_t s, int async);         /* one copy of any kind */
 
+/* Channel descriptors <-> the driver's format and channel count (texture.c): 0 if textures
+ * and arrays cannot have the descriptor (unequal widths, three channels, other kinds). */
+int rt_channel_format(const struct cudaChannelFormatDesc *d, CUarray_format *fmt,
+                      unsigned *ch);
+struct cudaChannelFormatDesc rt_channel_desc(CUarray_format fmt, unsigned ch);
+
 #endif /* CUDART_INTERNAL_H */

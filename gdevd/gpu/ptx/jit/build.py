@@ -64,6 +64,8 @@ struct jctx {
     uint32_t divsteps, dyn_shared;
     struct jtlb *tlb;
     struct jtlb tlb_own;
+    const void *tex;
+    uint64_t ntex;
 };
 """
 

@@ -25,9 +25,16 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
+from ...texture import ADDRESS_MODES
 from ..executor import Launch
 from .lanes import SLOTS
 
+F_TEX = 9       # a handle not in the launch's texture table (tex.h)
+JTEX = np.dtype([("handle", "<u8"), ("addr", "<u8"), ("width", "<u8"), ("height", "<u8"),
+                 ("pitch", "<u8"), ("pitch2d", "<u4"), ("kind", "<u4"), ("esize", "<u4"),
+                 ("channels", "<u4"), ("normalized", "<u4"), ("read_norm", "<u4"),
+                 ("linear", "<u4"), ("floats", "<u4"), ("modes", "<u4", (3,)),
+                 ("norm", "<f4"), ("border", "<f4", (4,))])    # tex.h's struct jtex
 _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
             5: "out-of-bounds local", 6: "out-of-bounds param",
             7: "protection (kernel parameters are read-only)"}
@@ -58,6 +65,24 @@ def _executor() -> ThreadPoolExecutor:
     if _pool is None:
         _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="gdev-jit")
     return _pool
+
+
+def tex_snapshot(table) -> np.ndarray:
+    """The texture objects of ``table`` (a TextureTable or None) as tex.h's struct jtex
+    array, taken when the launch is prepared (a later gtex_create or gtex_destroy is seen by
+    the next launch; the interpreter looks the table up at every fetch)."""
+    items = [(h, t) for h, t in table.items() if not t.surface] if table is not None else []
+    out = np.zeros(len(items), JTEX)
+    for row, (handle, t) in zip(out, items, strict=True):
+        kind = {"u": 0, "i": 1}.get(t.dtype.kind, 2 if t.dtype.itemsize == 4 else 3)
+        row["handle"], row["addr"], row["width"] = handle, t.addr, t.width
+        row["height"], row["pitch"], row["pitch2d"] = t.height, t.pitch, t.pitch2d
+        row["kind"], row["esize"], row["channels"] = kind, t.dtype.itemsize, t.channels
+        row["normalized"], row["read_norm"] = t.normalized_coords, t.read_normalized
+        row["linear"], row["floats"], row["norm"] = t.linear_filter, t.float_result, t.norm
+        row["modes"] = [ADDRESS_MODES.index(m) for m in t.modes]
+        row["border"] = t.border
+    return np.ascontiguousarray(out)
 
 
 class _Chunk:
@@ -108,6 +133,8 @@ class _Chunk:
         ctx.nctaid = list(launch.grid)
         ctx.dyn_shared = launch.shared_dynamic
         ctx.mmu = launch.mmu_ptr
+        ctx.tex = ffi.cast("void *", launch.tex_table.ctypes.data)
+        ctx.ntex = len(launch.tex_table)
         ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
@@ -133,9 +160,9 @@ class JitLaunch(Launch):
 
     def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
                  data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, textures=None) -> None:
         super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
-                         watchdog)
+                         watchdog, textures)
         from .cgen import symbols
         self.compiled = compiled
         self.fn = getattr(compiled.lib, f"{fname}_run")
@@ -143,6 +170,7 @@ class JitLaunch(Launch):
         self.lo_stride = (max(info.local_size, 1) + 15) // 16 * 16
         self.pv_stride = symbols(module, info)[2]
         self.param_buf = np.frombuffer(self.params, np.uint8)
+        self.tex_table = tex_snapshot(textures)
         threads = THREADS if threads is None else threads
         self.threads = threads
         self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
@@ -227,6 +255,8 @@ class JitLaunch(Launch):
         name, line = self.info.name, ctx.fault_line
         if ctx.fault_kind == F_TRAP:
             return KernelFault(errno.EIO, f"trap in {name} at line {line}")
+        if ctx.fault_kind == F_TEX:
+            return KernelFault(errno.EFAULT, f"invalid texture object in {name} at line {line}")
         reason = _REASONS.get(ctx.fault_kind, "unmapped")
         return KernelFault(errno.EFAULT, f"illegal address 0x{ctx.fault_va:x} ({reason}) in "
                            f"{name} at line {line}")

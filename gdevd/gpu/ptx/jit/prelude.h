@@ -33,7 +33,7 @@
 #define FAIRNESS_PERIOD 64
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
-       F_PARAM_RO, F_TRAP };
+       F_PARAM_RO, F_TRAP, F_TEX };
 
 /* a direct-mapped software TLB in front of the page table (xlate.h) */
 struct jtlb {
@@ -58,6 +58,8 @@ struct jctx {
 	uint32_t divsteps, dyn_shared;
 	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
 	struct jtlb tlb_own;
+	const void *tex;	/* the launch's texture objects (struct jtex, tex.h) */
+	uint64_t ntex;
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
@@ -70,6 +72,7 @@ struct jctx {
 	memcpy(&h_, &f_, 2); h_; })
 
 #include "xlate.h"
+#include "tex.h"
 
 /* what a faulting lane of a load checked in its loop reads instead (lanes.py) */
 static uint8_t jit_pad[64] __attribute__((unused));

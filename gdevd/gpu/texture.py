@@ -1,0 +1,126 @@
+"""Texture objects: descriptors the texture unit samples, and the per-context table.
+
+Theory of operation
+-------------------
+A real GPU keeps texture headers in a per-channel pool and a kernel names one by index; here
+each context has a :class:`TextureTable` whose keys are opaque 64-bit handles drawn at
+random (never 0, never reused within the table), so a handle a kernel presents is either one
+this context created and has not destroyed, or a fault.  Another context's handle, a stale
+one or a forged number all miss the table the same way: :class:`TextureFault`, which the
+executor reports with the kernel and PTX line and no address.
+
+A :class:`Texture` holds only what the sampler needs (``texsample.py``), already decoded and
+validated by the runtime (``gdevd/runtime/texdesc.py`` checks the client's descriptor
+against the limits below, so the sampler's address arithmetic stays inside the 40-bit
+address space).  The bytes it describes are read on every fetch through the context's page
+table like any global load, so a texture over memory freed later faults at its next use and
+can never reach memory outside the context.
+"""
+
+from __future__ import annotations
+
+import errno
+import secrets
+from dataclasses import dataclass
+
+import numpy as np
+
+from gdevd.errors import GdevError
+
+MAX_LINEAR_WIDTH = 1 << 27      # CUDA's maxTexture1DLinear
+MAX_2D_WIDTH = 1 << 17          # CUDA's maxTexture2DLinear (width, height, pitch)
+MAX_2D_HEIGHT = 1 << 16
+MAX_PITCH = 1 << 21
+VA_LIMIT = 1 << 40              # the MMU's virtual address space
+TEXTURES_PER_CONTEXT = 4096
+ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")   # CUDA's numbering, 0..3
+
+
+class TextureFault(GdevError):
+    """A kernel presented a texture handle its context does not hold (``reason`` says why,
+    without an address)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(errno.EFAULT, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Texture:
+    """A validated texture object.
+
+    ``pitch2d`` False: a linear resource of ``width`` texels (``height`` 1, ``pitch`` 0).
+    ``dtype``: one element (channel); ``norm``: the divisor of the normalised-float read
+    mode for 8/16-bit integers (0 for other formats); ``modes``: per dimension, one of
+    :data:`ADDRESS_MODES`; ``border``: the border colour (RGBA floats).
+    """
+
+    pitch2d: bool
+    addr: int
+    dtype: np.dtype
+    norm: float
+    channels: int
+    width: int
+    height: int
+    pitch: int
+    normalized_coords: bool
+    read_normalized: bool
+    linear_filter: bool
+    modes: tuple[str, str, str]
+    border: tuple[float, float, float, float]
+    surface: bool = False       # a surface object (suld/sust), not a texture (tex)
+
+    @property
+    def texel_size(self) -> int:
+        """Bytes per texel."""
+        return self.dtype.itemsize * self.channels
+
+    @property
+    def span(self) -> int:
+        """Bytes from ``addr`` to the end of the last texel."""
+        return self.pitch * (self.height - 1) + self.width * self.texel_size
+
+    @property
+    def float_result(self) -> bool:
+        """Whether fetches return floats (float formats or the normalised-float read mode)."""
+        return self.dtype.kind == "f" or self.read_normalized
+
+
+class TextureTable:
+    """The texture objects of one context, by opaque handle (see the module docstring)."""
+
+    def __init__(self, limit: int = TEXTURES_PER_CONTEXT) -> None:
+        self.limit = limit
+        self._by_handle: dict[int, Texture] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_handle)
+
+    def create(self, tex: Texture) -> int:
+        """Enter ``tex``; its new handle.  ENOSPC beyond ``limit`` objects."""
+        if len(self._by_handle) >= self.limit:
+            raise GdevError(errno.ENOSPC, f"{self.limit} texture objects already")
+        while True:
+            h = secrets.randbits(64)
+            if h and h not in self._by_handle:
+                self._by_handle[h] = tex
+                return h
+
+    def items(self) -> list[tuple[int, Texture]]:
+        """(handle, texture) of every object, for the compiled engine's launch snapshot."""
+        return list(self._by_handle.items())
+
+    def destroy(self, handle: int) -> None:
+        """Forget ``handle``; EINVAL if this context holds no such texture object."""
+        if self._by_handle.pop(handle, None) is None:
+            raise GdevError(errno.EINVAL, f"no texture object 0x{handle:x} in this context")
+
+    def get(self, handle: int, surface: bool = False) -> Texture:
+        """The texture (``surface``: the surface) object of ``handle``;
+        :class:`TextureFault` if there is none (a kernel's stale, forged or foreign handle,
+        or a texture used as a surface and the reverse)."""
+        tex = self._by_handle.get(handle)
+        if tex is None or tex.surface != surface:
+            raise TextureFault("invalid surface object" if surface else
+                               "invalid texture object")
+        return tex
