@@ -69,27 +69,22 @@ while True:
 TITLE = "ecryptfs: the OS uses the GPU (scripts/bench/ecryptfs.py; Figs. 8-10)"
 READING = """\
 Reading. The emulated GPU runs the AES-XTS kernel compiled to C (the compiled PTX engine) on
-this machine's two cores, at about 90 MB/s per engine thread (OpenSSL's portable C AES:
-about 190 MB/s per core; with AES-NI, GB/s): unlike the paper's Figs. 8-9 the CPU wins at
-every size here. The CPU path's own curve is bounded by Python per-extent work and
-HMAC-SHA256, not by AES; to match it at 1 MiB the kernel would have to encrypt 1 MiB in the
-1-1.5 ms the HMAC and the round trips leave, faster on two cores than OpenSSL's C AES
-(docs/modules.md). What carries over is the shape: a GPU request has a fixed cost (about 1
-ms here: launch, copies, the relay into the trio loop), so throughput grows with the request
-size until the engine's per-block work dominates; this is why small requests take the CPU
-(`cpu_threshold`). The helper path (KGPU's upcall) pays, per request, two pipe copies of the
-data, two process switches and libgdev's socket round trips instead of direct calls into the
-runtime; as in the paper, that difference is small next to the cipher itself (here it is
-within the run-to-run noise of a 2-core machine shared with other jobs). In Fig. 10 the LOOP
-processes, sharing the engine, cut the module's write throughput well below "alone".
-Priorities: waiters of a vGPU are served by priority, so at 40 the module's context waits
-for the running LOOP only, not for the queued ones (the paper's Fig. 10 effect; one
-competitor alone would show none: with a single waiter there is no queue to jump). How much
-throughput that buys depends on the machine: with the load average well above the 2 cores
-(see the command line above), run-to-run noise is as large as the effect, and a run may show
-none; on a quiet machine the row at 40 is the faster one.
+this machine's two cores: about 130 MB/s per engine thread, 260 MB/s on both (compute.py
+--engines). Against the CPU of the paper's Figs. 8-9 (a Core 2 without AES-NI, whose kernel
+ran software AES: the "cpu (software AES)" curve, OpenSSL's portable C in a child process told
+the CPU has no AES-NI) the GPU path wins from 128 KiB up, as in the paper. Against this CPU's
+AES-NI (the "cpu" curve: OpenSSL at GB/s, bounded by Python per-extent work and HMAC-SHA256)
+it does not: the kernel would have to outrun AES-NI on the same two cores it shares with the
+CPU path. A GPU request has a fixed cost (launch, copies, the relay into the trio loop), so
+throughput grows with the request size until the kernel's work dominates; this is why small
+requests take the CPU (`cpu_threshold`). The helper path (KGPU's upcall) pays, per request,
+two pipe copies of the data, two process switches and libgdev's socket round trips instead of
+direct calls into the runtime. In Fig. 10 the LOOP processes, sharing the engine, cut the
+module's write throughput well below "alone"; waiters of a vGPU are served by priority, so at
+40 the module's context waits for the running LOOP only, not for the queued ones (the paper's
+Fig. 10 effect; one competitor alone would show none). With the load average well above the
+two cores, run-to-run noise can be as large as the effect.
 """
-
 
 def parse_size(text: str) -> int:
     """``4K``, ``16M`` or a number of bytes."""
