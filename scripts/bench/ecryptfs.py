@@ -72,7 +72,7 @@ Reading. The emulated GPU runs the AES-XTS kernel compiled to C (the compiled PT
 this machine's two cores: about 130 MB/s per engine thread, 260 MB/s on both (compute.py
 --engines). Against the CPU of the paper's Figs. 8-9 (a Core 2 without AES-NI, whose kernel
 ran software AES: the "cpu (software AES)" curve, OpenSSL's portable C in a child process told
-the CPU has no AES-NI) the GPU path wins from 128 KiB up, as in the paper. Against this CPU's
+the CPU has no AES-NI) the GPU path wins from 256 KiB up, as in the paper. Against this CPU's
 AES-NI (the "cpu" curve: OpenSSL at GB/s, bounded by Python per-extent work and HMAC-SHA256)
 it does not: the kernel would have to outrun AES-NI on the same two cores it shares with the
 CPU path. A GPU request has a fixed cost (launch, copies, the relay into the trio loop), so
