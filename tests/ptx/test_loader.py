@@ -74,8 +74,8 @@ KERNEL = HEAD + ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>;\n{body}\n
     ("atom.global.min.f32 %r1, [%r2], %r3;", "atom.global.min.f32"),
     ("add.u32 %r1, %r2, $;", "add.u32"),
     ("cvt.rn.bf16x2.f16x2 %r1, %r2, %r3;", "cvt"),
-    ("add.bf16x2 %r1, %r2, %r3;", "add.bf16x2"),
-    ("max.bf16x2 %r1, %r2, %r3;", "max.bf16x2"),
+    ("max.xorsign.abs.bf16x2 %r1, %r2, %r3;", "max.xorsign.abs.bf16x2"),   # bf16arith.py's
+    ("setp.lt.bf16x2 %r1, %r2, %r3;", "setp.lt.bf16x2"),                   # forms refused
 ])
 def test_unsupported_or_malformed_rejected_at_load(body, construct):
     _reject(KERNEL.replace("{body}", body), 7, construct)
