@@ -67,11 +67,16 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
+_NO_TEX = np.zeros(0, JTEX)
+
+
 def tex_snapshot(table) -> np.ndarray:
     """The texture objects of ``table`` (a TextureTable or None) as tex.h's struct jtex
     array, taken when the launch is prepared (a later gtex_create or gtex_destroy is seen by
     the next launch; the interpreter looks the table up at every fetch)."""
     items = [(h, t) for h, t in table.items() if not t.surface] if table is not None else []
+    if not items:
+        return _NO_TEX
     out = np.zeros(len(items), JTEX)
     for row, (handle, t) in zip(out, items, strict=True):
         kind = {"u": 0, "i": 1}.get(t.dtype.kind, 2 if t.dtype.itemsize == 4 else 3)
@@ -133,8 +138,7 @@ class _Chunk:
         ctx.nctaid = list(launch.grid)
         ctx.dyn_shared = launch.shared_dynamic
         ctx.mmu = launch.mmu_ptr
-        ctx.tex = ffi.cast("void *", launch.tex_table.ctypes.data)
-        ctx.ntex = len(launch.tex_table)
+        ctx.tex, ctx.ntex = launch.tex_ptr, len(launch.tex_table)
         ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
@@ -171,6 +175,9 @@ class JitLaunch(Launch):
         self.pv_stride = symbols(module, info)[2]
         self.param_buf = np.frombuffer(self.params, np.uint8)
         self.tex_table = tex_snapshot(textures)
+        # one pointer for every chunk (NULL without textures: most launches)
+        self.tex_ptr = compiled.ffi.cast("void *", self.tex_table.ctypes.data) \
+            if len(self.tex_table) else compiled.ffi.NULL
         threads = THREADS if threads is None else threads
         self.threads = threads
         self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
