@@ -36,9 +36,9 @@ def is_atom16(s: Instr) -> bool:
         ("cas" in mods and "b16" in mods)
 
 
-def lower_atom16(fn: Function, s: Instr, temp, label, name: str) -> list:
-    """The loop doing ``s``; ``temp(type)`` makes a register of ``fn``, ``label()`` a fresh
-    label name.  PtxError for a form outside the module docstring's."""
+def lower_atom16(fn: Function, s: Instr, names, name: str) -> list:
+    """The loop doing ``s``; ``names`` (lower.py's Fresh) makes its registers and labels.
+    PtxError for a form outside the module docstring's."""
     base, *mods = s.opcode.split(".")
     cas = "cas" in mods
     t = "b16" if cas else next(m for m in mods if m in TYPES)
@@ -53,24 +53,25 @@ def lower_atom16(fn: Function, s: Instr, temp, label, name: str) -> list:
     at = s.args[1] if base == "atom" else s.args[0]
     sp = f".{space}" if space else ""
     wide, out = t.endswith("x2"), list[Instr | Label]()
-    word = _address(fn, at, temp, out, s.line, name)
-    shift = temp("b32")
+    word = _address(fn, at, names, out, s.line, name)
+    shift = names.reg("b32")
     if wide:
         out.append(Instr("mov.b32", [shift, Imm(0)], s.line))
     else:
-        low = temp("b32")
+        low = names.reg("b32")
         out += [Instr(f"cvt.u32.u{_width(fn, word)}", [low, word], s.line),
                 Instr("and.b32", [low, low, Imm(2)], s.line),
                 Instr("shl.b32", [shift, low, Imm(3)], s.line),
                 Instr(f"and.b{_width(fn, word)}", [word, word, Imm(~3 & ((1 << 64) - 1))],
                       s.line)]
-    loop, done = label(), label()
-    old, new, prev, half, p = temp("b32"), temp("b32"), temp("b32"), temp("b32"), temp("pred")
+    loop, done = names.label(), names.label()
+    old, new, prev, half = (names.reg("b32") for _ in range(4))
+    p = names.reg("pred")
     out += [Label(loop, s.line), Instr(f"ld{sp}.b32", [old, Addr(word, 0)], s.line),
             Instr("shr.b32", [half, old, shift], s.line)]
-    out += _update(t, cas, half, new, ops, temp, s.line)
+    out += _update(t, cas, half, new, ops, names, s.line)
     if not wide:
-        keep = temp("b32")
+        keep = names.reg("b32")
         out += [Instr("and.b32", [new, new, Imm(0xFFFF)], s.line),
                 Instr("shl.b32", [new, new, shift], s.line),
                 Instr("mov.b32", [keep, Imm(0xFFFF)], s.line),
@@ -90,11 +91,11 @@ def lower_atom16(fn: Function, s: Instr, temp, label, name: str) -> list:
     return out
 
 
-def _update(t: str, cas: bool, half: Reg, new: Reg, ops: list, temp, line: int) -> list:
+def _update(t: str, cas: bool, half: Reg, new: Reg, ops: list, names, line: int) -> list:
     """``new`` = the updated value of ``half`` (its low 16 bits, or all 32 for x2)."""
     if cas:
-        cmp16, val = temp("b16"), temp("b16")
-        p, got = temp("pred"), temp("b16")
+        cmp16, val = names.reg("b16"), names.reg("b16")
+        p, got = names.reg("pred"), names.reg("b16")
         return [Instr("cvt.u16.u32", [got, half], line), Instr("mov.b16", [cmp16, ops[0]], line),
                 Instr("mov.b16", [val, ops[1]], line),
                 Instr("setp.eq.b16", [p, got, cmp16], line),
@@ -104,28 +105,28 @@ def _update(t: str, cas: bool, half: Reg, new: Reg, ops: list, temp, line: int) 
         b = ops[0]
         if t == "f16x2":
             return [Instr("add.rn.f16x2", [new, half, b], line)]
-        one = temp("b32")
+        one = names.reg("b32")
         return [Instr("mov.b32", [one, Imm(_ONE[t])], line),
                 Instr("fma.rn.bf16x2", [new, half, one, b], line)]
-    h16, r16 = temp("b16"), temp("b16")
+    h16, r16 = names.reg("b16"), names.reg("b16")
     out = [Instr("cvt.u16.u32", [h16, half], line)]
     if t == "f16":
         out.append(Instr("add.rn.f16", [r16, h16, ops[0]], line))
     else:
-        one = temp("b16")
+        one = names.reg("b16")
         out += [Instr("mov.b16", [one, Imm(_ONE[t])], line),
                 Instr("fma.rn.bf16", [r16, h16, one, ops[0]], line)]
     return out + [Instr("cvt.u32.u16", [new, r16], line)]
 
 
-def _address(fn: Function, at: Addr, temp, out: list, line: int, name: str) -> Reg:
+def _address(fn: Function, at: Addr, names, out: list, line: int, name: str) -> Reg:
     """A fresh register holding the address of ``at`` (64-bit, or 32-bit like its base)."""
     base = at.base
     if isinstance(base, Reg) and fn.regs.get(base.name) in ("b32", "u32", "s32"):
-        reg = temp("b32")
+        reg = names.reg("b32")
         out.append(Instr("add.u32", [reg, base, Imm(at.offset)], line))
         return reg
-    reg = temp("b64")
+    reg = names.reg("b64")
     if isinstance(base, Reg):
         out.append(Instr("add.u64", [reg, base, Imm(at.offset)], line))
     elif isinstance(base, Sym):

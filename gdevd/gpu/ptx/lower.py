@@ -37,36 +37,55 @@ _WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
 
 
 def lower(ast: ModuleAst, name: str) -> ModuleAst:
-    """``ast`` with every function's asynchronous copies and packed 16-bit integer
-    instructions lowered (see the docstring)."""
+    """``ast`` with every function's asynchronous copies and the instructions of
+    ``_LOWERINGS`` lowered (see the docstring)."""
     for fn in ast.functions.values():
         if any(isinstance(s, Instr) and _lowered(s) for s in fn.body):
             fn.body = _lower_body(fn, name)
     return ast
 
 
+# (is it one, its lowering(fn, instruction, Fresh, module name)) for the lowerings beside cp.async
+_LOWERINGS = ((is_packed16, lower_packed16), (is_atom16, lower_atom16),
+              (is_bf16_arith, lower_bf16), (is_relu16, lower_relu16))
+
+
+class Fresh:
+    """New names of one function for the lowerings: registers (declared in ``fn``) and
+    labels."""
+
+    def __init__(self, fn: Function) -> None:
+        self.fn, self.count = fn, itertools.count()
+
+    def reg(self, t: str) -> Reg:
+        """A new register of type ``t``."""
+        return _temp(self.fn, self.count, t)
+
+    def label(self) -> str:
+        """A new label name."""
+        return f"$__lowered_at{next(self.count)}"
+
+
+def _lowering(s: Instr):
+    """The lowering of ``s`` (None: ``s`` stays; cp.async is _copy's)."""
+    return next((low for is_it, low in _LOWERINGS if is_it(s)), None)
+
+
 def _lowered(s: Instr) -> bool:
-    return (s.opcode.startswith("cp.async") or is_packed16(s) or is_atom16(s) or
-            is_bf16_arith(s) or is_relu16(s))
+    return s.opcode.startswith("cp.async") or _lowering(s) is not None
 
 
 def _lower_body(fn: Function, name: str) -> list:
     out: list = []
-    fresh = itertools.count()
+    new = Fresh(fn)
     for s in fn.body:
-        if not isinstance(s, Instr) or not _lowered(s):
+        low = _lowering(s) if isinstance(s, Instr) else None
+        if low is not None:
+            out += low(fn, s, new, name)
+        elif not isinstance(s, Instr) or not s.opcode.startswith("cp.async"):
             out.append(s)
-        elif is_packed16(s):
-            out += lower_packed16(fn, s, lambda t: _temp(fn, fresh, t), name)
-        elif is_relu16(s):
-            out += lower_relu16(fn, s, lambda t: _temp(fn, fresh, t), name)
-        elif is_bf16_arith(s):
-            out += lower_bf16(fn, s, lambda t: _temp(fn, fresh, t), name)
-        elif is_atom16(s):
-            out += lower_atom16(fn, s, lambda t: _temp(fn, fresh, t),
-                                lambda: f"$__atom16_{next(fresh)}", name)
         elif not s.opcode.startswith(_WAITS):
-            out += _copy(fn, s, fresh, name)
+            out += _copy(fn, s, new.count, name)
     return out
 
 

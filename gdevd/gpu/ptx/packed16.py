@@ -24,8 +24,8 @@ def is_packed16(s: Instr) -> bool:
     return any(m in PACKED for m in s.opcode.split(".")[1:])
 
 
-def lower_packed16(fn: Function, s: Instr, temp, name: str) -> list:
-    """The scalar instructions doing ``s``; ``temp(type)`` makes a fresh register of ``fn``.
+def lower_packed16(fn: Function, s: Instr, new, name: str) -> list:
+    """The scalar instructions doing ``s``; ``new`` (lower.py's Fresh) makes its registers.
     Raises PtxError for a form the ISA does not have."""
     op, *mods = s.opcode.split(".")
     t = next(m for m in mods if m in PACKED)
@@ -37,9 +37,9 @@ def lower_packed16(fn: Function, s: Instr, temp, name: str) -> list:
         raise PtxError(s.line, s.opcode, "expected a destination register and two sources",
                        name)
     out: list = []
-    halves = [_halves(fn, a, temp, out, s, name) for a in s.args[1:]]
+    halves = [_halves(fn, a, new, out, s, name) for a in s.args[1:]]
     scalar = t[:3]
-    res = (temp(scalar), temp(scalar))
+    res = (new.reg(scalar), new.reg(scalar))
     for k in (0, 1):
         out.append(Instr(f"{op}.{scalar}", [res[k], halves[0][k], halves[1][k]], s.line))
         if "relu" in flags:
@@ -48,13 +48,13 @@ def lower_packed16(fn: Function, s: Instr, temp, name: str) -> list:
     return out
 
 
-def _halves(fn: Function, a, temp, out: list, s: Instr, name: str) -> tuple:
+def _halves(fn: Function, a, new, out: list, s: Instr, name: str) -> tuple:
     if isinstance(a, Imm) and isinstance(a.value, int):
         v = a.value & 0xFFFFFFFF
         return Imm(v & 0xFFFF), Imm(v >> 16)
     if not isinstance(a, Reg) or fn.regs.get(a.name) in (None, "pred"):
         raise PtxError(s.line, s.opcode, "a packed 16-bit source must be a 32-bit register "
                        "or an integer", name)
-    lo, hi = temp("b16"), temp("b16")
+    lo, hi = new.reg("b16"), new.reg("b16")
     out.append(Instr("mov.b32", [Vec((lo, hi)), a], s.line))
     return lo, hi

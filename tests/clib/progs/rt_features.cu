@@ -16,14 +16,7 @@ __global__ void saxpy(const float *x, float *y, int n)
     }
 }
 
-#define CK(call)                                                                   \
-    do {                                                                           \
-        cudaError_t e_ = (call);                                                   \
-        if (e_ != cudaSuccess) {                                                   \
-            printf("%s: %s (%s)\n", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
-            return 1;                                                              \
-        }                                                                          \
-    } while (0)
+#include "rt_check.h"
 
 static void host_fn(void *flag)
 {

@@ -19,14 +19,7 @@ __global__ void add(int n, const float *x, float *y)
         y[i] = x[i] + y[i];
 }
 
-#define CK(call)                                                                   \
-    do {                                                                           \
-        cudaError_t e_ = (call);                                                   \
-        if (e_ != cudaSuccess) {                                                   \
-            printf("%s: %s (%s)\n", #call, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
-            return 1;                                                              \
-        }                                                                          \
-    } while (0)
+#include "rt_check.h"
 
 static void managed_variables()
 {
