@@ -48,6 +48,7 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
     CUDA_ERROR_LAUNCH_TIMEOUT = 702
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
+    CUDA_ERROR_ASSERT = 710
     CUDA_ERROR_LAUNCH_FAILED = 719
     CUDA_ERROR_NOT_PERMITTED = 800
     CUDA_ERROR_NOT_SUPPORTED = 801
@@ -84,6 +85,7 @@ ERROR_STRINGS: dict[CUresult, str] = {
     CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: "too many resources requested for launch",
     CUresult.CUDA_ERROR_LAUNCH_TIMEOUT: "the launch timed out and was terminated",
     CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED: "context is destroyed",
+    CUresult.CUDA_ERROR_ASSERT: "device-side assert triggered",
     CUresult.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
     CUresult.CUDA_ERROR_NOT_PERMITTED: "operation not permitted",
     CUresult.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
@@ -122,6 +124,7 @@ _ERRNO_TO_RESULT: dict[int, CUresult] = {
     E.ENXIO: CUresult.CUDA_ERROR_INVALID_DEVICE,
     E.EFAULT: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,  # kernel (or copy) touched unmapped memory
     E.EIO: CUresult.CUDA_ERROR_LAUNCH_FAILED,  # trap, or a context already faulted
+    E.ENOTRECOVERABLE: CUresult.CUDA_ERROR_ASSERT,  # a device assert failed (sticky)
     E.ETIME: CUresult.CUDA_ERROR_LAUNCH_TIMEOUT,  # watchdog; gsync polls are handled apart
     E.ETIMEDOUT: CUresult.CUDA_ERROR_TIMEOUT,
     E.EAGAIN: CUresult.CUDA_ERROR_NOT_READY,  # every fence id of the context in flight

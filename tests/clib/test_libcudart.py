@@ -155,3 +155,16 @@ def test_runtime_under_asan_ubsan(gdevd, rt_features) -> None:
                          capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "more ok dev=1 host=1 hostfn=1" in res.stdout
+
+
+def test_a_failed_device_assert_is_printed_and_poisons_the_context(gdevd, tmp_path_factory):
+    prog = _build(tmp_path_factory, "rt_assert")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("ok=cudaSuccess sync=cudaErrorAssert (device-side assert triggered)\n"
+                          "again launch=cudaErrorAssert sync=cudaErrorAssert\n"), res.stdout
+    # the first failing thread (block 1, thread 28: gtid 60), once, as CUDA prints it
+    assert res.stderr.count("Assertion `gtid < n` failed.") == 1, res.stderr
+    assert "rt_assert.cu:10: void checked(int): block: [1,0,0], thread: [28,0,0] " \
+           "Assertion `gtid < n` failed." in res.stderr, res.stderr

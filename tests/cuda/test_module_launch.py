@@ -157,6 +157,22 @@ def test_illegal_address_is_sticky_and_contained(drv) -> None:
     drv.cuCtxDestroy(bad)  # a faulted context is destroyed all the same
 
 
+def test_a_failed_device_assert_is_cuda_error_assert_and_sticky(drv) -> None:
+    ctx = drv.cuCtxCreate(0, 0)
+    ptx = (KERNELS.parent / "tests" / "ptx" / "data" / "assert.ptx").read_bytes()
+    f = drv.cuModuleGetFunction(drv.cuModuleLoadData(ptx), "bounded")
+    src, out = drv.cuMemAlloc(64 * 4), drv.cuMemAlloc(64 * 4)
+    drv.cuMemcpyHtoD(src, np.full(64, 500, np.int32))
+    drv.cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [src, out, 64])
+    with pytest.raises(CudaError) as ei:
+        drv.cuCtxSynchronize()
+    assert ei.value.result == R.CUDA_ERROR_ASSERT
+    assert "thread: [0,0,0] Assertion `in[i] < 100` failed." in str(ei.value), str(ei.value)
+    with _raises(R.CUDA_ERROR_ASSERT):
+        drv.cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [src, out, 0])
+    drv.cuCtxDestroy(ctx)
+
+
 def test_fsetsharedsize_and_dynamic_shared(drv, ctx) -> None:
     mod = drv.cuModuleLoad(KERNELS / "reduce.ptx")
     f = drv.cuModuleGetFunction(mod, "reduce_sum_f32")

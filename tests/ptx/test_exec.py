@@ -4,6 +4,7 @@ memory spaces, atomics, warp operations, globals, faults, watchdog and resumptio
 from __future__ import annotations
 
 import errno
+import re
 import struct
 
 import numpy as np
@@ -181,10 +182,15 @@ def test_assert_traps_and_printf_runs(dev):
     po = dev.alloc(128)
     dev.launch(MOD, "checked", (1,), (32,), good, po)
     assert np.array_equal(dev.get(po, 32, np.int32), np.arange(32) + 12330)
-    bad = dev.put(np.array([1, -1] * 16, np.int32))
+    bad = dev.put(np.array([1, 1, 1, -1] * 8, np.int32))
     with pytest.raises(KernelFault) as ei:
         dev.launch(MOD, "checked", (1,), (32,), bad, po)
-    assert ei.value.errno == errno.EIO
+    # CUDA's line for the first failing thread, the errno every client maps to
+    # CUDA_ERROR_ASSERT, and where in the PTX it was
+    assert ei.value.errno == errno.ENOTRECOVERABLE
+    assert re.search(r"exec\.cu:118: void checked\(const int \*, int \*\): block: "
+                     r"\[0,0,0\], thread: \[3,0,0\] Assertion `in\[i\] >= 0` failed\. "
+                     r"\(kernel checked, PTX line \d+\)", str(ei.value)), str(ei.value)
 
 
 def test_watchdog_aborts_long_kernel(dev):

@@ -28,9 +28,12 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault, MmuFault
 from gdevd.gpu.texture import TextureFault
 
+from . import assertion
 from .memory import MemSys
-from .program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
+from .program import ASSERT_SIZES, BAR, BRA, EXIT, FALL, TRAP, warp_collective
 from .state import Env, Geometry
+
+_U8 = np.dtype(np.uint8)
 
 WAIT = 1 << 29
 PC_EXIT = 1 << 30
@@ -214,11 +217,31 @@ class Wave:
             else:
                 self._goto(lanes, pc + 1 + WAIT)
         elif kind == TRAP:
-            if term.guard is None or self._guard(term.guard, lanes).any():
+            hit = np.ones(1, bool) if term.guard is None else self._guard(term.guard, lanes)
+            if hit.any():
+                if term.assert_args:
+                    which = self.env.lanes_all if lanes is None else lanes
+                    raise self._assert_fault(term, int(which[np.argmax(hit)]))
                 raise KernelFault(errno.EIO, f"trap in {self.launch.info.name} at line "
                                   f"{term.line}")
             self._goto(lanes, pc + 1)
         return None
+
+    def _assert_fault(self, term, lane: int) -> KernelFault:
+        """The fault of a failed device assert by wave lane ``lane`` (assertion.py)."""
+        env = self.env
+        values = [int.from_bytes(env.pvars[name][lane, :size].tobytes(), "little")
+                  for name, size in zip(term.assert_args, ASSERT_SIZES, strict=True)]
+        one = np.array([lane], np.int64)
+
+        def read(addr: int, n: int) -> bytes:
+            return env.mem.load("generic", np.array([addr], np.uint64), one, _U8, n).tobytes()
+
+        def index(reg: str) -> list[int]:
+            return [int(np.broadcast_to(env.special_value(f"{reg}.{c}"), (env.n,))[lane])
+                    for c in "xyz"]
+        return assertion.failure(self.launch.info.name, term.line, values, read,
+                                 index("%ctaid"), index("%tid"))
 
     # -- execution --------------------------------------------------------------------
     def run(self, budget: int | None, deadline: float | None) -> tuple[bool, int]:

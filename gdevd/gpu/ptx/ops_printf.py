@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .assertion import c_string
 from .printf import MAX_STRING, format_call
 from .syntax import Group
 
-_PAGE = 4096
 _U8 = np.dtype(np.uint8)
 
 
@@ -57,18 +57,7 @@ def _print(env, lane: int, fmt_var: np.ndarray, buf_var: np.ndarray) -> int:
         return env.mem.load("generic", np.array([addr], np.uint64), lanes, _U8, n).tobytes()
 
     def string(addr: int) -> bytes:
-        out = bytearray()
-        while len(out) < MAX_STRING:
-            # a global string is read up to the end of its page (which is mapped if the
-            # string's next byte is), any other space a byte at a time
-            n = min(64, _PAGE - addr % _PAGE) if addr < 1 << 48 else 1
-            chunk = read(addr, n)
-            end = chunk.find(0)
-            if end >= 0:
-                return bytes(out + chunk[:end])
-            out += chunk
-            addr += n
-        return bytes(out[:MAX_STRING])
+        return c_string(read, addr, MAX_STRING)
 
     text, count = format_call(string(fmt), lambda off, n: read(buf + off, n), string)
     env.printf.write(text)

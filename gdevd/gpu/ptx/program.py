@@ -31,6 +31,7 @@ from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
 
 FALL, BRA, EXIT, BAR, TRAP = range(5)
+ASSERT_SIZES = (8, 8, 4, 8, 8)    # __assertfail(message, file, line, function, charSize)
 
 # Register-only, lane-local instructions: in a uniform wave whose other threads have all
 # exited they may run over every lane (idx=None, the fast path), since exited threads'
@@ -44,12 +45,14 @@ vset2""".split())
 
 @dataclass
 class Terminator:
-    """How a block ends: kind, target block (BRA), guard ``(pred, negated)``, source line."""
+    """How a block ends: kind, target block (BRA), guard ``(pred, negated)``, source line;
+    a device ``assert`` (a TRAP) also names its ``__assertfail`` argument variables."""
 
     kind: int
     target: int = -1
     guard: tuple[str, bool] | None = None
     line: int = 0
+    assert_args: tuple[str, ...] = ()
 
 
 @dataclass
@@ -110,8 +113,11 @@ def _control(ins: Ins, instr: Instr):
         return Terminator(BRA, guard=instr.guard, line=instr.line), tgt.name
     if base in ("ret", "exit"):
         return Terminator(EXIT, guard=instr.guard, line=instr.line), None
-    if base == "trap" or instr.opcode.startswith("builtin.__assert"):
+    if base == "trap":
         return Terminator(TRAP, guard=instr.guard, line=instr.line), None
+    if instr.opcode.startswith("builtin.__assert"):
+        return Terminator(TRAP, guard=instr.guard, line=instr.line,
+                          assert_args=assert_args(ins, instr)), None
     if base in ("bar", "barrier") and "warp" not in ins.flags:
         if "arrive" in ins.flags:
             raise ins.fail("bar.arrive is not supported")
@@ -119,6 +125,15 @@ def _control(ins: Ins, instr: Instr):
             raise ins.fail("predicated barriers are not supported")
         return Terminator(BAR, line=instr.line), None
     return None
+
+
+def assert_args(ins: Ins, instr: Instr) -> tuple[str, ...]:
+    """The argument variables of a ``builtin.__assertfail`` call (linker.py): message,
+    file, line, function and character size, as CUDA's ``__assertfail`` declares them."""
+    params = instr.args[1].items if len(instr.args) > 1 else ()
+    if len(params) != len(ASSERT_SIZES) or not all(isinstance(p, Sym) for p in params):
+        raise ins.fail("__assertfail takes a message, file, line, function and char size")
+    return tuple(p.name for p in params)
 
 
 BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}

@@ -193,9 +193,7 @@ API CUresult cuCtxSynchronize(void)
         return r;
     if (c->sticky)
         return c->sticky;
-    r = cu_error(gbarrier(c->h));
-    if (r == CUDA_ERROR_ILLEGAL_ADDRESS)
-        c->sticky = r;
+    r = cu_poison(c, cu_error(gbarrier(c->h)));
     cu_printf_flush(c);
     return r;
 }

@@ -87,6 +87,7 @@ struct CUevent_st {
 
 /* Helpers shared by the files of libcuda. */
 CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
+CUresult cu_poison(CUcontext c, CUresult r); /* a kernel's failure: sticky (errors.c) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);

@@ -17,12 +17,27 @@ CUresult cu_error(int neg_errno)
     case ENODEV: return CUDA_ERROR_INVALID_DEVICE;
     case EFAULT: return CUDA_ERROR_ILLEGAL_ADDRESS;
     case EIO: return CUDA_ERROR_LAUNCH_FAILED;
+    case ENOTRECOVERABLE: return CUDA_ERROR_ASSERT;   /* a device assert failed */
     case ETIME: return CUDA_ERROR_LAUNCH_TIMEOUT;
     case EBUSY: return CUDA_ERROR_DEVICE_UNAVAILABLE;
     case EPERM: case EACCES: return CUDA_ERROR_NOT_PERMITTED;
     case EPIPE: case ECONNRESET: case ECONNREFUSED: return CUDA_ERROR_OPERATING_SYSTEM;
     default: return CUDA_ERROR_UNKNOWN;
     }
+}
+
+CUresult cu_poison(CUcontext c, CUresult r)
+{
+    /* what poisons a context in CUDA: every later call of it fails with the same result */
+    if (r != CUDA_ERROR_ILLEGAL_ADDRESS && r != CUDA_ERROR_LAUNCH_FAILED &&
+        r != CUDA_ERROR_ASSERT)
+        return r;
+    if (!c->sticky && r == CUDA_ERROR_ASSERT)
+        /* the driver prints the failing thread's assertion, as CUDA's does at the sync */
+        fprintf(stderr, "%s\n", gdev_last_error());
+    if (!c->sticky)
+        c->sticky = r;
+    return r;
 }
 
 CUresult cu_fail(CUresult r, const char *fmt, ...)
@@ -63,6 +78,7 @@ API const char *gdevCudaLastError(void)
     X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch") \
     X(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated") \
     X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure") \
+    X(CUDA_ERROR_ASSERT, "device-side assert triggered") \
     X(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed") \
     X(CUDA_ERROR_NOT_PERMITTED, "operation not permitted") \
     X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported") \

@@ -29,9 +29,7 @@ static CUresult wait_fence(CUcontext c, uint32_t id, int poll)
     err = gsync(c->h, id, poll ? &zero : NULL);
     if (poll && err == -ETIME)
         return CUDA_ERROR_NOT_READY;
-    CUresult r = cu_error(err);
-    if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED)
-        c->sticky = r;
+    CUresult r = cu_poison(c, cu_error(err));
     return r;
 }
 
@@ -89,9 +87,7 @@ static CUresult stream_wait(CUstream s, int poll)
     err = gstream_sync(c->h, cu_stream_id(s), poll ? &zero : NULL);
     if (poll && err == -ETIME)
         return CUDA_ERROR_NOT_READY;
-    r = cu_error(err);
-    if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED)
-        c->sticky = r;
+    r = cu_poison(c, cu_error(err));
     if (!poll)
         cu_printf_flush(c);
     return r;

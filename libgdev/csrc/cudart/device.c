@@ -245,7 +245,8 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorOperatingSystem) X(cudaErrorInvalidResourceHandle) \
     X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
     X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
-    X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) X(cudaErrorNotPermitted) \
+    X(cudaErrorContextIsDestroyed) X(cudaErrorAssert) X(cudaErrorLaunchFailure) \
+    X(cudaErrorNotPermitted) \
     X(cudaErrorNotSupported) X(cudaErrorIllegalState) X(cudaErrorStreamCaptureUnsupported) \
     X(cudaErrorStreamCaptureInvalidated) X(cudaErrorStreamCaptureImplicit) X(cudaErrorUnknown)
 

@@ -110,6 +110,12 @@ def _terminator(pc: int, term, ops: Operands, exit_blocks: set[int]) -> str:
         return f"GOTO({nxt});"
     if kind == BAR:
         return f"if (c->upc >= 0) c->upc = {nxt}; else SETPC({nxt} + WAIT);"
+    if kind == TRAP and term.assert_args:
+        # the first failing lane, for launch.py to read its __assertfail arguments
+        g = "1" if term.guard is None else _guard_c(ops, term.guard)
+        return (f"{{ int l_ = -1; LOOP(if (l_ < 0 && {g}) l_ = i;); if (l_ >= 0) {{ "
+                f"c->fault_kind = F_ASSERT; c->fault_va = (uint64_t)l_; FAULT({term.line}); }} }}"
+                f" GOTO({nxt});")
     if kind == TRAP:
         cond = "1" if term.guard is None else f"any_({_guard_c(ops, term.guard)})"
         return f"if ({cond}) {{ c->fault_kind = F_TRAP; FAULT({term.line}); }} GOTO({nxt});"

@@ -26,7 +26,9 @@ from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
 from ...texture import ADDRESS_MODES
+from .. import assertion
 from ..executor import Launch
+from ..program import ASSERT_SIZES
 from .lanes import SLOTS
 
 F_TEX = 9       # a handle not in the launch's texture table (tex.h)
@@ -39,6 +41,7 @@ _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds s
             5: "out-of-bounds local", 6: "out-of-bounds param",
             7: "protection (kernel parameters are read-only)"}
 F_TRAP = 8
+F_ASSERT = 10     # (9: F_TEX) fault_va = the failing lane
 MIN_SLOTS = 8
 # A compiled step (one instruction of one block, every lane) costs about a nanosecond per
 # lane, an interpreted one microseconds of Python per wave: the compute engine's slice cap
@@ -247,7 +250,7 @@ class JitLaunch(Launch):
             # each chunk runs its blocks in increasing order and stops at its first fault,
             # so the lowest faulting block of the slice is the one reported (deterministic
             # whatever the threads' timing; the interpreter run one block per wave agrees)
-            raise self._fault(min(faulted, key=lambda ch: ch.ctx.block).ctx)
+            raise self._fault(min(faulted, key=lambda ch: ch.ctx.block))
         for ch in live:
             ch.done = result[id(ch)] == 1
 
@@ -258,8 +261,11 @@ class JitLaunch(Launch):
         self.fn(ctxs, len(group), budget)
         return [ch.ctx.status for ch in group]
 
-    def _fault(self, ctx) -> KernelFault:
+    def _fault(self, chunk: _Chunk) -> KernelFault:
+        ctx = chunk.ctx
         name, line = self.info.name, ctx.fault_line
+        if ctx.fault_kind == F_ASSERT:
+            return self._assert_fault(chunk, line)
         if ctx.fault_kind == F_TRAP:
             return KernelFault(errno.EIO, f"trap in {name} at line {line}")
         if ctx.fault_kind == F_TEX:
@@ -267,6 +273,21 @@ class JitLaunch(Launch):
         reason = _REASONS.get(ctx.fault_kind, "unmapped")
         return KernelFault(errno.EFAULT, f"illegal address 0x{ctx.fault_va:x} ({reason}) in "
                            f"{name} at line {line}")
+
+    def _assert_fault(self, chunk: _Chunk, line: int) -> KernelFault:
+        """The fault of a failed device assert (assertion.py): the failing lane's
+        ``__assertfail`` arguments are in its .param variables (memory, never promoted)."""
+        lane, ctx, bufs = chunk.ctx.fault_va, chunk.ctx, chunk.bufs
+        term = next(b.term for b in self.info.blocks
+                    if b.term.assert_args and b.term.line == line)
+        from .cgen import symbols
+        offs = symbols(self.module, self.info)[1]
+        pv = bufs["pvars"][lane * self.pv_stride:]
+        values = [int.from_bytes(pv[offs[v]:offs[v] + size].tobytes(), "little")
+                  for v, size in zip(term.assert_args, ASSERT_SIZES, strict=True)]
+        thread = [int(bufs[t][lane]) for t in ("tid_x", "tid_y", "tid_z")]
+        return assertion.failure(self.info.name, line, values, self.mmu.read,
+                                 list(ctx.ctaid), thread)
 
     def _count(self) -> None:
         self.stats.instructions = sum(ch.ctx.instructions for ch in self.chunks)
