@@ -152,3 +152,16 @@ def test_streams_overlap_by_event_timestamps(gdevd, progs) -> None:
               env=gdevd.env())
     assert res.returncode == 0, res.stderr
     assert "drv_streams ok" in res.stdout
+
+
+def test_jit_linker_as_ptxjit_uses_it(gdevd, progs) -> None:
+    """cuLink* hands back the PTX it was given, writes the output options a program reads
+    (wall time, logs), and refuses with CUDA's results what it cannot link."""
+    res = run(build("drv_link", progs, sanitized=True), str(MADD_PTX),
+              env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == (
+        "linked size_ok=1 ms_ok=1 info_len=1 second=CUDA_ERROR_NOT_SUPPORTED\n"
+        "refused file=CUDA_ERROR_FILE_NOT_FOUND cubin=CUDA_ERROR_NO_BINARY_FOR_GPU "
+        "unterminated=CUDA_ERROR_INVALID_VALUE empty=CUDA_ERROR_INVALID_VALUE\n"
+        "loadex=CUDA_ERROR_INVALID_PTX log_has_reason=1\n"), res.stdout

@@ -87,6 +87,10 @@ struct CUevent_st {
 
 /* Helpers shared by the files of libcuda. */
 CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
+/* Write the JIT output options a program reads back (link.c): wall time, info and error log. */
+void cu_jit_report(unsigned n, CUjit_option *opt, void **val, double ms, const char *info,
+                   const char *error);
+const char *gdevCudaLastError(void);
 CUresult cu_poison(CUcontext c, CUresult r); /* a kernel's failure: sticky (errors.c) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */

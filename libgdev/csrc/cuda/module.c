@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_internal.h"
 
@@ -97,10 +98,16 @@ API CUresult cuModuleLoadData(CUmodule *module, const void *image)
 API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                 CUjit_option *options, void **values)
 {
-    (void)n; /* JIT options: there is no JIT to tune (PTX is interpreted) */
-    (void)options;
-    (void)values;
-    return load_image(module, image);
+    /* JIT options tune a compiler the daemon does not have (it runs PTX); the output ones
+     * (wall time, info and error logs) are written back, the error log with the reason */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CUresult r = load_image(module, image);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cu_jit_report(n, options, values,
+                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+                  "", r ? gdevCudaLastError() : "");
+    return r;
 }
 
 API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fat)

@@ -8,7 +8,6 @@
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
                         unsigned int flags, CUdevice dev);
-const char *gdevCudaLastError(void);
 
 struct proc {
     const char *name;
@@ -57,6 +56,8 @@ static const struct proc procs[] = {
     P(cuSurfObjectGetResourceDesc, 5000), P(cuTexObjectCreate, 5000), P(cuTexObjectDestroy, 5000),
     P(cuTexObjectGetResourceDesc, 5000), P(cuTexObjectGetTextureDesc, 5000),
     P(cuGetProcAddress, 12000),
+    P(cuLinkCreate, 6050), P(cuLinkAddData, 6050), P(cuLinkAddFile, 6050),
+    P(cuLinkComplete, 5050), P(cuLinkDestroy, 5050),
 };
 #undef P
 
