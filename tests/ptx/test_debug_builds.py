@@ -20,7 +20,8 @@ def dev():
 @pytest.mark.parametrize("name", [
     "test_divergent_nested_loops_and_early_exit", "test_dynamic_shared_reduction",
     "test_generic_pointers_to_shared_local_global", "test_atomics_all_operations",
-    "test_shuffles_votes_block_reductions", "test_globals_constants_struct_params"])
+    "test_shuffles_votes_block_reductions", "test_globals_constants_struct_params",
+    "test_assert_traps_and_printf_runs"])
 def test_exec_kernels_debug_build(monkeypatch, dev, name):
     monkeypatch.setattr(test_exec, "MOD", EXEC_DEBUG)
     fn = getattr(test_exec, name)

@@ -42,7 +42,7 @@ def c_string(read: Callable[[int, int], bytes], addr: int, limit: int = MAX_STRI
 def failure(kernel: str, line: int, values: Sequence[int], read: Callable[[int, int], bytes],
             block: Sequence[int], thread: Sequence[int]) -> KernelFault:
     """The fault of a failed ``assert`` in ``kernel`` (PTX ``line``): ``values`` are the
-    thread's ``__assertfail`` arguments (message, file, line, function, charSize), strings
+    thread's ``__assertfail`` arguments (message, file, line, function), strings
     read with ``read``; one that cannot be read shows as ``?``."""
     def text(addr: int) -> str:
         try:

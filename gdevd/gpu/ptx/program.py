@@ -31,7 +31,7 @@ from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
 
 FALL, BRA, EXIT, BAR, TRAP = range(5)
-ASSERT_SIZES = (8, 8, 4, 8, 8)    # __assertfail(message, file, line, function, charSize)
+ASSERT_SIZES = (8, 8, 4, 8)    # __assertfail(message, file, line, function, charSize)
 
 # Register-only, lane-local instructions: in a uniform wave whose other threads have all
 # exited they may run over every lane (idx=None, the fast path), since exited threads'
@@ -129,11 +129,12 @@ def _control(ins: Ins, instr: Instr):
 
 def assert_args(ins: Ins, instr: Instr) -> tuple[str, ...]:
     """The argument variables of a ``builtin.__assertfail`` call (linker.py): message,
-    file, line, function and character size, as CUDA's ``__assertfail`` declares them."""
+    file, line, function and character size, as CUDA's ``__assertfail`` declares them, or
+    the first four, as debug builds call ``__assert_fail``."""
     params = instr.args[1].items if len(instr.args) > 1 else ()
-    if len(params) != len(ASSERT_SIZES) or not all(isinstance(p, Sym) for p in params):
-        raise ins.fail("__assertfail takes a message, file, line, function and char size")
-    return tuple(p.name for p in params)
+    if len(params) not in (4, 5) or not all(isinstance(p, Sym) for p in params):
+        raise ins.fail("__assertfail takes a message, file, line, function (and char size)")
+    return tuple(p.name for p in params[:4])
 
 
 BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}
