@@ -30,7 +30,7 @@ from pathlib import Path
 import cffi
 
 from . import cache
-from .cgen import kernel_c
+from .cgen import kernel_c, relative
 from .jobs import Jobs
 from .operands import Unsupported
 
@@ -117,13 +117,18 @@ def _target(cc: str, march: str) -> str:
     return out.stderr
 
 
+def _salt() -> list[str]:
+    """What, besides the source, decides the machine code: the translator's sources, the
+    compiler's version, the flags and the target ``-march=native`` resolves to."""
+    cc = compiler() or "cc"
+    march = next(f for f in FLAGS if f.startswith("-march="))
+    return [_sources_digest(), _compiler_version(cc), " ".join(FLAGS), _target(cc, march)]
+
+
 def cache_key(ptx: str) -> str:
     """Content hash naming a module's compiled form (on this compiler and this CPU)."""
     h = hashlib.blake2b(digest_size=20)
-    cc = compiler() or "cc"
-    march = next(f for f in FLAGS if f.startswith("-march="))
-    for part in (ptx, _sources_digest(), _compiler_version(cc), " ".join(FLAGS),
-                 _target(cc, march)):
+    for part in (ptx, *_salt()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -140,6 +145,7 @@ class Compiled:
     seconds: float
     cached: bool
     pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
+    compiled: int = 0    # kernels the C compiler ran for (the others: shared or cached objects)
 
 
 def _command(args: list[str]) -> list[str]:
@@ -159,48 +165,75 @@ def _source(module, info, fname: str) -> str:
     return '#include "prelude.h"\n' + kernel_c(module, info, fname)
 
 
+_PLACEHOLDER = "GDEV_KFN"
+
+
+def _kernel_unit(module, info) -> tuple[str, str]:
+    """(C function name, translation unit) of one kernel, named by the hash of its C: the
+    translation counts PTX lines from the kernel's first (:func:`~.cgen.relative`), so two
+    kernels that differ only in name or place (a template instantiated twice, one kernel in
+    two programs) are one object, compiled once and kept in the object cache."""
+    rel, _ = relative(info)
+    text = _source(module, rel, _PLACEHOLDER)
+    h = hashlib.blake2b(digest_size=10)
+    for part in (text, *_salt()):
+        h.update(part.encode())
+        h.update(b"\0")
+    fname = "h" + h.hexdigest()
+    return fname, text.replace(_PLACEHOLDER, fname)
+
+
 def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """(C source of each translated kernel, C name per kernel, reason per rejected one),
-    in the module's order, translated but not compiled (for tests and tools)."""
-    parts, kernels, rejected = [], {}, {}
-    for k, (name, info) in enumerate(module.kernels.items()):
+    """(C source of each distinct translated kernel, C name per kernel, reason per rejected
+    one), in the module's order, translated but not compiled (for tests and tools)."""
+    parts: dict[str, str] = {}
+    kernels, rejected = {}, {}
+    for name, info in module.kernels.items():
         try:
-            parts.append(_source(module, info, f"k{k}"))
-            kernels[name] = f"k{k}"
+            fname, parts[fname] = _kernel_unit(module, info)
+            kernels[name] = fname
         except Unsupported as exc:
             rejected[name] = str(exc)
-    return parts, kernels, rejected
+    return list(parts.values()), kernels, rejected
 
 
-def _translate_and_compile(module, tmp: Path, stop: threading.Event
-                           ) -> tuple[Path | None, dict, dict]:
+def _translate_and_compile(module, tmp: Path, stop: threading.Event, base: Path
+                           ) -> tuple[Path | None, dict, dict, int]:
     """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
-    kernel, reason per rejected one).  Kernels are translated largest first and each is
-    handed to the compiler as soon as its C exists, so translation overlaps compilation
-    and the longest jobs do not start last."""
-    kernels, rejected, objs = {}, {}, []
-    order = sorted(enumerate(module.kernels.items()), key=lambda e: -_size(e[1][1]))
+    kernel, reason per rejected one, kernels compiled).  Kernels are translated largest
+    first and each is handed to the compiler as soon as its C exists, so translation
+    overlaps compilation and the longest jobs do not start last; a kernel whose object is
+    already there (a duplicate in this module, or in the object cache) is not compiled."""
+    kernels, rejected, fresh = {}, {}, []
+    objs: dict[str, Path | None] = {}
+    order = sorted(module.kernels.items(), key=lambda e: -_size(e[1]))
     with Jobs(tmp, stop) as jobs:
-        for k, (name, info) in order:
-            fname = f"k{k}"
+        for name, info in order:
             try:
-                src = _source(module, info, fname)
+                fname, src = _kernel_unit(module, info)
             except Unsupported as exc:
                 rejected[name] = str(exc)
                 continue
             kernels[name] = fname
-            c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
-            c_file.write_text(src)
-            objs.append(str(obj))
-            jobs.start(_command([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj),
-                                 str(c_file)]))
+            if fname in objs:
+                continue
+            objs[fname] = cache.object_lookup(base, fname)
+            if objs[fname] is None:
+                c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
+                c_file.write_text(src)
+                fresh.append(fname)
+                objs[fname] = obj
+                jobs.start(_command([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj),
+                                     str(c_file)]))
         jobs.wait()
+        for fname in fresh:
+            cache.object_store(base, fname, (tmp / f"{fname}.o").read_bytes())
         if not objs:
-            return None, {}, _in_order(module, rejected)
+            return None, {}, _in_order(module, rejected), 0
         so = tmp / "module.so"
-        jobs.start(_command(["-shared", "-o", str(so), *objs]))
+        jobs.start(_command(["-shared", "-o", str(so), *map(str, objs.values())]))
         jobs.wait()
-    return so, _in_order(module, kernels), _in_order(module, rejected)
+    return so, _in_order(module, kernels), _in_order(module, rejected), len(fresh)
 
 
 def _in_order(module, table: dict[str, str]) -> dict[str, str]:
@@ -210,7 +243,7 @@ def _in_order(module, table: dict[str, str]) -> dict[str, str]:
 def _load(so: Path, kernels: dict[str, str]):
     ffi = cffi.FFI()
     ffi.cdef(CDEF + "".join(f"void {f}_run(struct jctx **, int, int64_t);\n"
-                            for f in kernels.values()))
+                            for f in sorted(set(kernels.values()))))
     return ffi, ffi.dlopen(str(so))
 
 
@@ -227,14 +260,16 @@ def build(module, ptx: str, cancelled: threading.Event | None = None) -> Compile
     stop = cancelled or threading.Event()
     key, base = cache_key(ptx), cache.root()
     entry = cache.lookup(base, key)
-    cached = entry is not None
+    cached, compiled = entry is not None, 0
     if entry is None:
         with cache.building(base, key, stop.is_set):
             entry = cache.lookup(base, key)     # built by the holder we waited for
             cached = entry is not None
             if entry is None:
                 with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-                    built, kernels, rejected = _translate_and_compile(module, Path(tmp), stop)
+                    built, kernels, rejected, compiled = _translate_and_compile(
+                        module, Path(tmp), stop, base)
                     entry = cache.store(base, key, built, kernels, rejected)
     ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
-    return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached)
+    return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached,
+                    compiled=compiled)

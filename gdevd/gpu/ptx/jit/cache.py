@@ -3,6 +3,10 @@
 An entry is two files in ``ROOT/KK/`` (``KK`` = the key's first two hex digits):
 ``KEY.so``, the shared object, and ``KEY.json``, its manifest (the key, the size and digest
 of the ``.so``, the C function of each compiled kernel, the reason for each rejected one).
+Below the modules, each kernel's object is kept by the hash of its C (its function name,
+``ROOT/obj/HH/NAME.o`` and ``NAME.sum``, its size and digest), so a module that shares a
+kernel with one compiled before, or is compiled again after an edit of another kernel,
+compiles only what is new.
 Both are written to a temporary name and renamed, the manifest last, so a reader never sees
 half a file from a live writer.  A crash or a full disk can still leave a short or empty
 file behind (renames are not flushed), and anyone able to write to the directory could
@@ -45,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
-FUNCTION = re.compile(r"k[0-9]{1,6}")   # the C names build.py gives kernels (cdef input)
+FUNCTION = re.compile(r"h[0-9a-f]{20}")   # the C names build.py gives kernels (cdef input)
 _refused: set[Path] = set()
 
 
@@ -222,3 +226,34 @@ def _publish(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(part, path)
+
+
+def _object_paths(base: Path, fname: str) -> tuple[Path, Path]:
+    stem = base / "obj" / fname[1:3] / fname
+    return stem.with_suffix(".o"), stem.with_suffix(".sum")
+
+
+def object_lookup(base: Path, fname: str) -> Path | None:
+    """The intact cached object of kernel function ``fname``, or None (damaged: logged)."""
+    if not FUNCTION.fullmatch(fname):
+        raise ValueError(f"bad function name {fname!r}")
+    obj, summary = _object_paths(base, fname)
+    if not summary.exists():
+        return None
+    try:
+        size, digest = json.loads(_read_own(summary))
+        data = _read_own(obj)
+        if len(data) != size or _digest(data) != digest:
+            raise ValueError(f"{obj.name} does not match its summary")
+    except (OSError, ValueError, TypeError) as exc:
+        log.warning("JIT cache object %s is damaged (%s): compiling it again", obj, exc)
+        return None
+    return obj
+
+
+def object_store(base: Path, fname: str, data: bytes) -> None:
+    """Keep kernel function ``fname``'s object: the ``.o``, then the summary vouching for it."""
+    obj, summary = _object_paths(base, fname)
+    _make_private(obj.parent)
+    _publish(obj, data)
+    _publish(summary, json.dumps([len(data), _digest(data)]).encode())

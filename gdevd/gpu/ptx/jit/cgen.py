@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import replace
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
@@ -246,6 +247,29 @@ def vectorized(pc: int, blk) -> bool:
 # (no loop-to-memcpy: a call per 16-lane chunk costs more than the vector copy it replaces)
 VECTORIZE = ('__attribute__((optimize("vect-cost-model=dynamic", '
              '"no-tree-loop-distribute-patterns")))')
+def line0(info) -> int:
+    """The first PTX line of a kernel's code (0 if it has none): the origin of the line
+    numbers its translation records (see :func:`relative`)."""
+    return min((ins.line for b in info.blocks for ins in b.instrs),
+               default=min((b.term.line for b in info.blocks if b.term.line), default=0))
+
+
+def relative(info):
+    """(a copy of ``info`` whose instructions' and terminators' lines count from
+    :func:`line0`, that origin).  Translated so, kernels that differ only in where their
+    PTX sits are the same C: a fault's recorded line is relative, and the launch adds the
+    origin back (launch.py)."""
+    org = line0(info)
+
+    def shift(line: int) -> int:
+        return line - org if line else 0
+    blocks = [replace(b, instrs=[replace(i, line=shift(i.line)) for i in b.instrs],
+                      lines=[shift(x) for x in b.lines],
+                      term=replace(b.term, line=shift(b.term.line)))
+              for b in info.blocks]
+    return replace(info, blocks=blocks), org
+
+
 def kernel_c(module, info, fname: str) -> str:
     """C source of one kernel's run function (Unsupported if any construct is not handled)."""
     syms, _, _ = symbols(module, info)

@@ -263,7 +263,9 @@ class JitLaunch(Launch):
 
     def _fault(self, chunk: _Chunk) -> KernelFault:
         ctx = chunk.ctx
-        name, line = self.info.name, ctx.fault_line
+        from .cgen import line0
+        # the translation records lines from the kernel's first (cgen.relative)
+        name, line = self.info.name, ctx.fault_line + line0(self.info)
         if ctx.fault_kind == F_ASSERT:
             return self._assert_fault(chunk, line)
         if ctx.fault_kind == F_TRAP:
