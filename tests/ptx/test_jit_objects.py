@@ -106,3 +106,32 @@ def test_a_damaged_object_is_compiled_again(cache_dir, caplog):
     assert again.jit.compiled.compiled == 1
     assert any("is damaged" in r.message for r in caplog.records)
     assert run(again, "poke", 2).tolist() == [2 + t for t in range(32)]
+
+
+def _bytes(root) -> int:
+    return sum(f.stat().st_size for f in root.rglob("*")
+               if f.suffix in (".so", ".json", ".o", ".sum"))
+
+
+def test_the_cache_stays_within_its_bound_dropping_the_least_recently_used(cache_dir,
+                                                                           monkeypatch):
+    from gdevd.gpu.ptx.jit import build, cache
+    first = HEADER + kernel("poke")
+    compiled(first, "first")
+    one = _bytes(cache_dir)
+    monkeypatch.setenv("GDEV_JIT_CACHE_MAX", str(one * 3 // 2))     # room for one module
+    second = HEADER + kernel("scale", "mul.lo.u32 %r1, %r1, %r2;")
+    compiled(second, "second")
+    assert _bytes(cache_dir) <= one * 3 // 2
+    assert not cache.paths(cache_dir, build.cache_key(first))[1].exists()   # the older
+    assert compiled(second, "second").jit.compiled.cached                  # the newer kept
+    again = compiled(first, "first")              # compiled again when wanted, and correct
+    assert not again.jit.compiled.cached
+    assert run(again, "poke", 1).tolist() == [1 + t for t in range(32)]
+
+
+def test_a_malformed_cache_bound_is_an_error_that_says_so(cache_dir, monkeypatch):
+    monkeypatch.setenv("GDEV_JIT_CACHE_MAX", "lots")
+    mod = load_module(HEADER + kernel("poke"), "bounded")
+    mod.start_compile(wait=True)
+    assert mod.jit.status == "failed" and "GDEV_JIT_CACHE_MAX='LOTS'" in mod.jit.error

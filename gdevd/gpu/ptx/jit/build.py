@@ -270,6 +270,8 @@ def build(module, ptx: str, cancelled: threading.Event | None = None) -> Compile
                     built, kernels, rejected, compiled = _translate_and_compile(
                         module, Path(tmp), stop, base)
                     entry = cache.store(base, key, built, kernels, rejected)
+                    cache.prune(base, {cache.paths(base, key)[1]} |
+                                {cache.object_voucher(base, f) for f in kernels.values()})
     ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
     return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached,
                     compiled=compiled)

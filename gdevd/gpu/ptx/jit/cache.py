@@ -21,6 +21,10 @@ plant code that the daemon would ``dlopen``; so:
   with one log line, and compiled modules go to a private temporary directory instead,
   removed at exit.
 
+* **Bounded**: the cache keeps at most :func:`limit` bytes (``$GDEV_JIT_CACHE_MAX``, 2 GiB by
+  default): after each build :func:`prune` deletes the least recently used entries and
+  objects (a use touches the manifest or summary) down to 90% of it, so tenants loading ever
+  new modules cannot fill the daemon's disk.  A deleted entry is compiled again when wanted.
 * **One builder per key**: :func:`building` holds an exclusive ``flock`` on ``KEY.lock``
   while a process compiles ``KEY``; a second process (or thread) that wants the same key
   waits for it and then finds the entry, so two daemons or tenants loading one module at
@@ -50,6 +54,8 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 FUNCTION = re.compile(r"h[0-9a-f]{20}")   # the C names build.py gives kernels (cdef input)
+DEFAULT_MAX = 2 << 30   # bytes the cache keeps (GDEV_JIT_CACHE_MAX)
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _refused: set[Path] = set()
 
 
@@ -168,6 +174,7 @@ def lookup(base: Path, key: str) -> Entry | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("JIT cache entry %s is damaged (%s): compiling it again", manifest, exc)
         return None
+    _touch(manifest)
     return Entry(so, meta["kernels"], meta["rejected"])
 
 
@@ -233,6 +240,11 @@ def _object_paths(base: Path, fname: str) -> tuple[Path, Path]:
     return stem.with_suffix(".o"), stem.with_suffix(".sum")
 
 
+def object_voucher(base: Path, fname: str) -> Path:
+    """The summary file of kernel function ``fname``'s cached object."""
+    return _object_paths(base, fname)[1]
+
+
 def object_lookup(base: Path, fname: str) -> Path | None:
     """The intact cached object of kernel function ``fname``, or None (damaged: logged)."""
     if not FUNCTION.fullmatch(fname):
@@ -248,6 +260,7 @@ def object_lookup(base: Path, fname: str) -> Path | None:
     except (OSError, ValueError, TypeError) as exc:
         log.warning("JIT cache object %s is damaged (%s): compiling it again", obj, exc)
         return None
+    _touch(summary)
     return obj
 
 
@@ -257,3 +270,58 @@ def object_store(base: Path, fname: str, data: bytes) -> None:
     _make_private(obj.parent)
     _publish(obj, data)
     _publish(summary, json.dumps([len(data), _digest(data)]).encode())
+
+
+def _touch(voucher: Path) -> None:
+    """Mark an entry or object used now (its manifest or summary: what :func:`prune` reads)."""
+    with contextlib.suppress(OSError):
+        os.utime(voucher)
+
+
+def limit() -> int:
+    """The most bytes the cache keeps: ``$GDEV_JIT_CACHE_MAX`` (bytes, or with a K, M or G
+    suffix), else :data:`DEFAULT_MAX`.  ValueError names a malformed value."""
+    raw = os.environ.get("GDEV_JIT_CACHE_MAX", "").strip().upper()
+    if not raw:
+        return DEFAULT_MAX
+    m = re.fullmatch(r"([0-9]+)([KMG]?)", raw)
+    if m is None:
+        raise ValueError(f"GDEV_JIT_CACHE_MAX={raw!r}: want bytes, or a number with K, M or G")
+    return int(m[1]) * _SUFFIX[m[2]]
+
+
+def _units(base: Path) -> list[tuple[float, int, list[Path]]]:
+    """Every entry and object under ``base``: (last use, bytes, its files), the voucher
+    (manifest or summary) first among the files."""
+    out = []
+    for voucher, other in [(m, m.with_suffix(".so")) for m in base.glob("??/*.json")] + \
+            [(m, m.with_suffix(".o")) for m in base.glob("obj/??/*.sum")]:
+        try:
+            st = voucher.lstat()
+            size = st.st_size + (other.lstat().st_size if other.exists() else 0)
+        except OSError:         # deleted meanwhile by another process's prune
+            continue
+        out.append((st.st_mtime, size, [voucher, other]))
+    return out
+
+
+def prune(base: Path, keep: set[Path] = frozenset()) -> int:
+    """Delete the least recently used entries and objects under ``base`` until it holds at
+    most 90% of :func:`limit` (never those whose voucher is in ``keep``); the bytes freed.
+    The voucher goes first, so a reader never finds a manifest without its ``.so``."""
+    units = sorted(_units(base), key=lambda u: u[0])
+    total, cap, freed = sum(u[1] for u in units), limit(), 0
+    if total <= cap:
+        return 0
+    for _, size, files in units:
+        if total - freed <= cap * 9 // 10:
+            break
+        if files[0] in keep:
+            continue
+        for f in files:
+            with contextlib.suppress(FileNotFoundError):
+                f.unlink()
+        freed += size
+    log.info("JIT cache %s over %d bytes: %d bytes of least recently used code deleted",
+             base, cap, freed)
+    return freed
