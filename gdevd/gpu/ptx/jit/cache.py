@@ -48,7 +48,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -305,7 +305,7 @@ def _units(base: Path) -> list[tuple[float, int, list[Path]]]:
     return out
 
 
-def prune(base: Path, keep: set[Path] = frozenset()) -> int:
+def prune(base: Path, keep: Set[Path] = frozenset()) -> int:
     """Delete the least recently used entries and objects under ``base`` until it holds at
     most 90% of :func:`limit` (never those whose voucher is in ``keep``); the bytes freed.
     The voucher goes first, so a reader never finds a manifest without its ``.so``."""
