@@ -42,6 +42,17 @@ def nvcc() -> str:
     return path
 
 
+def build_rt_program(name: str, out_dir: Path) -> Path:
+    """progs/<name>.cu built by nvcc ``-cudart shared`` (PTX for sm_75) into out_dir."""
+    need_cuda_h()
+    clib_dir()
+    out = out_dir / name
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(out), str(PROGS / f"{name}.cu")], check=True,
+                   capture_output=True)
+    return out
+
+
 @cache
 def drv_runner() -> Path:
     """progs/drv_runner.c built against libcuda.so.1."""

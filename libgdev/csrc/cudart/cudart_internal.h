@@ -39,14 +39,18 @@ cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod); /* loaded on first u
 cudaError_t rt_managed_push(void); /* __managed__ variables (managed.c): before a launch */
 void rt_managed_pull(void);        /* ... at a synchronization */
 void rt_managed_forget(void);      /* ... after cudaDeviceReset */
-/* stream capture (graph.c): whether s is capturing; recording instead of issuing */
+/* stream capture (capture.c): whether s is capturing; recording instead of issuing */
 int rt_capturing(cudaStream_t s);
 cudaError_t rt_capture_kernel(cudaStream_t s, const void *func, dim3 grid, dim3 block,
                               void **args, size_t shared);
 cudaError_t rt_capture_copy(cudaStream_t s, void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind kind);
 cudaError_t rt_capture_memset(cudaStream_t s, void *p, int value, size_t n);
-cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t e);
+cudaError_t rt_capture_host(cudaStream_t s, cudaHostFn_t fn, void *data);
+cudaError_t rt_capture_graph(cudaStream_t s, const struct CUgraph_st *g);
+cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t e, unsigned flags);
+/* cudaStreamWaitEvent: *handled = 1 when a capture took the wait */
+cudaError_t rt_capture_wait(cudaStream_t s, cudaEvent_t e, int *handled);
 cudaError_t rt_capture_sync(cudaStream_t s); /* a capturing stream cannot synchronize */
 int rt_device(void);
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */

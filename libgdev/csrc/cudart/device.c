@@ -236,6 +236,10 @@ API cudaError_t cudaPeekAtLastError(void)
 
 #define RT_NAMES(X) \
     X(cudaSuccess) X(cudaErrorInvalidValue) X(cudaErrorMemoryAllocation) \
+    X(cudaErrorStreamCaptureUnmatched) X(cudaErrorStreamCaptureUnjoined) \
+    X(cudaErrorStreamCaptureIsolation) X(cudaErrorGraphExecUpdateFailure) \
+    X(cudaErrorPeerAccessAlreadyEnabled) X(cudaErrorPeerAccessNotEnabled) \
+    X(cudaErrorInvalidPitchValue) X(cudaErrorInvalidChannelDescriptor) \
     X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
     X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
     X(cudaErrorMissingConfiguration) X(cudaErrorInvalidMemcpyDirection) \
@@ -276,6 +280,16 @@ API const char *cudaGetErrorString(cudaError_t e)
         return "operation failed due to a previous error during capture";
     case cudaErrorStreamCaptureImplicit:
         return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorStreamCaptureUnmatched:
+        return "capture was not ended in the same stream as it began";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureIsolation:
+        return "dependency created on uncaptured work in another stream";
+    case cudaErrorGraphExecUpdateFailure:
+        return "the graph update was not performed because it included changes which "
+               "violated constraints specific to instantiated graph update";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
     default: break;
     }
     if (cuGetErrorString((CUresult)e, &s) || !s)

@@ -49,6 +49,8 @@ API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const 
 
 API cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
 {
+    if (rt_capturing(s))
+        return rt_set(rt_capture_host(s, fn, data));
     cudaError_t e = cudaStreamSynchronize(s); /* everything issued before has run */
     if (!e)
         fn(data);
@@ -141,7 +143,10 @@ API cudaError_t cudaProfilerStop(void)
 
 API cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags)
 {
-    (void)flags; /* external-event flags: nothing outside this process waits on it */
+    if (flags & ~(unsigned)cudaEventRecordExternal)
+        return rt_set(cudaErrorInvalidValue);
+    if (rt_capturing(s)) /* external: an event-record node; otherwise as cudaEventRecord */
+        return rt_set(rt_capture_event(s, e, flags));
     return cudaEventRecord(e, s);
 }
 

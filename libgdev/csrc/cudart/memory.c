@@ -262,8 +262,10 @@ API cudaError_t cudaStreamQuery(cudaStream_t s)
 API cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
     IN_CTX();
-    if (rt_capturing(s)) /* the captured stream's own order already holds */
-        return cudaSuccess;
+    int captured;
+    cudaError_t err = rt_capture_wait(s, e, &captured);
+    if (captured)
+        return rt_set(err);
     CALL(cuStreamWaitEvent(s, e, flags));
 }
 
@@ -285,7 +287,7 @@ API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     IN_CTX();
     if (rt_capturing(s))
-        return rt_set(rt_capture_event(s, e));
+        return rt_set(rt_capture_event(s, e, 0));
     CALL(cuEventRecord(e, s));
 }
 
