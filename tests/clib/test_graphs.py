@@ -4,16 +4,11 @@ build of the libraries."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.clib.cbuild import ROOT, clib_dir, sanitizer_env
-from tests.clib.runner import build_rt_program
-
-GDEV_RUN = ROOT / "scripts" / "gdev-run"
+from tests.clib.runner import asan_env, build_rt_program, gdev_run
 
 DAG = (
     # 8 nodes, roots copy-in and memset, 7 edges; types memcpy, child graph, host, event
@@ -42,21 +37,6 @@ def _build(tmp_path_factory, name: str) -> Path:
     return build_rt_program(name, tmp_path_factory.mktemp("graphs"))
 
 
-def _run(mount: str, prog: Path, env: dict[str, str] | None = None) -> str:
-    res = subprocess.run([str(GDEV_RUN), "--mount", mount, str(prog)], env=env,
-                         capture_output=True, text=True, timeout=180)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
-
-
-def _asan_env() -> dict[str, str]:
-    preload = " ".join(subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True,
-                                      text=True, check=True).stdout.strip()
-                       for lib in ("libasan.so", "libubsan.so"))
-    return sanitizer_env({**os.environ, "GDEV_CLIB_DIR": str(clib_dir(sanitized=True)),
-                          "LD_PRELOAD": preload})
-
-
 @pytest.fixture(scope="module")
 def rt_graph_dag(tmp_path_factory) -> Path:
     return _build(tmp_path_factory, "rt_graph_dag")
@@ -68,16 +48,16 @@ def rt_graph_capture(tmp_path_factory) -> Path:
 
 
 def test_explicit_dag_runs_in_dependency_order_and_takes_updates(gdevd, rt_graph_dag) -> None:
-    assert _run(gdevd.mount, rt_graph_dag) == DAG
+    assert gdev_run(gdevd.mount, rt_graph_dag) == DAG
 
 
 def test_capture_across_streams_builds_the_fork_join_dag(gdevd, rt_graph_capture) -> None:
-    assert _run(gdevd.mount, rt_graph_capture) == CAPTURE
+    assert gdev_run(gdevd.mount, rt_graph_capture) == CAPTURE
 
 
 def test_graphs_under_asan_ubsan(gdevd, rt_graph_dag, rt_graph_capture) -> None:
     """Both programs on the sanitized libraries: no leak, overflow or use after free in the
     graph code (node removal, clones, updates, capture teardown)."""
-    env = _asan_env()
-    assert _run(gdevd.mount, rt_graph_dag, env) == DAG
-    assert _run(gdevd.mount, rt_graph_capture, env) == CAPTURE
+    env = asan_env()
+    assert gdev_run(gdevd.mount, rt_graph_dag, env) == DAG
+    assert gdev_run(gdevd.mount, rt_graph_capture, env) == CAPTURE

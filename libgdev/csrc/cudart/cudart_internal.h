@@ -52,7 +52,9 @@ cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t e, unsigned flags);
 /* cudaStreamWaitEvent: *handled = 1 when a capture took the wait */
 cudaError_t rt_capture_wait(cudaStream_t s, cudaEvent_t e, int *handled);
 cudaError_t rt_capture_sync(cudaStream_t s); /* a capturing stream cannot synchronize */
+void rt_stream_attrs_forget(cudaStream_t s); /* streamattr.c: at cudaStreamDestroy */
 int rt_device(void);
+cudaError_t rt_valid_device(int dev); /* peer.c: cudaErrorInvalidDevice unless 0 <= dev < n */
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */
 cudaError_t rt_from(CUresult r);                     /* driver result -> runtime error */
 cudaError_t rt_function(const void *host_fun, CUfunction *fn);

@@ -206,6 +206,7 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
     p->sharedMemPerBlockOptin =
         (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     p->maxBlocksPerMultiProcessor = 16;
+    p->pciBusID = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev); /* libcuda's ids.c */
     return cudaSuccess;
 }
 
@@ -239,6 +240,7 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorStreamCaptureUnmatched) X(cudaErrorStreamCaptureUnjoined) \
     X(cudaErrorStreamCaptureIsolation) X(cudaErrorGraphExecUpdateFailure) \
     X(cudaErrorPeerAccessAlreadyEnabled) X(cudaErrorPeerAccessNotEnabled) \
+    X(cudaErrorPeerAccessUnsupported) \
     X(cudaErrorInvalidPitchValue) X(cudaErrorInvalidChannelDescriptor) \
     X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
     X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
@@ -290,6 +292,8 @@ API const char *cudaGetErrorString(cudaError_t e)
                "violated constraints specific to instantiated graph update";
     case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
     case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
+    case cudaErrorPeerAccessUnsupported:
+        return "peer access is not supported between these two devices";
     default: break;
     }
     if (cuGetErrorString((CUresult)e, &s) || !s)

@@ -1,7 +1,6 @@
-/* CUDA graphs: instantiation (a topological order, child graphs inlined, a cycle refused),
- * launch (the operations issued in that order in the launch's stream), and the changes an
- * executable graph takes: per-node parameters, enabling, and cudaGraphExecUpdate from a
- * graph of the same topology (nodes paired by creation order, as CUDA pairs them). */
+/* CUDA graphs: instantiation (a topological order, child graphs inlined, a cycle refused)
+ * and launch (the operations issued in that order in the launch's stream).  The changes an
+ * executable graph takes are in graph_update.c. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -158,100 +157,4 @@ API cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
         if (!x->v[i].disabled)
             e = rt_op_issue(&x->v[i].op, s);
     return rt_set(e);
-}
-
-/* x's operation from graph node nd, if it has the type wanted. */
-static struct xnode *xfind(cudaGraphExec_t x, cudaGraphNode_t nd, enum cudaGraphNodeType t)
-{
-    for (size_t i = 0; x && nd && i < x->n; i++)
-        if (x->v[i].key == nd)
-            return x->v[i].op.type == t ? &x->v[i] : NULL;
-    return NULL;
-}
-
-API cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                                 const struct cudaKernelNodeParams *p)
-{
-    struct xnode *xn = xfind(x, nd, cudaGraphNodeTypeKernel);
-    struct op op = {.type = cudaGraphNodeTypeKernel};
-    cudaError_t e = xn && p ? rt_kernel_op(&op.u.k, p) : cudaErrorInvalidValue;
-    if (e)
-        return rt_set(e);
-    rt_op_free(&xn->op);
-    xn->op = op;
-    return cudaSuccess;
-}
-
-API cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                                 const struct cudaMemcpy3DParms *p)
-{
-    struct xnode *xn = xfind(x, nd, cudaGraphNodeTypeMemcpy);
-    if (!xn || !p || !p->srcPtr.ptr || !p->dstPtr.ptr)
-        return rt_set(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray)
-        return rt_set(cudaErrorNotSupported);
-    xn->op.u.copy = *p;
-    return cudaSuccess;
-}
-
-API cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                                   void *dst, const void *src, size_t count,
-                                                   enum cudaMemcpyKind kind)
-{
-    struct xnode *xn = xfind(x, nd, cudaGraphNodeTypeMemcpy);
-    if (!xn || !dst || !src || !count)
-        return rt_set(cudaErrorInvalidValue);
-    struct cudaMemcpy3DParms *c = &xn->op.u.copy;
-    *c = (struct cudaMemcpy3DParms){
-        .srcPtr = {.ptr = (void *)src, .pitch = count, .xsize = count, .ysize = 1},
-        .dstPtr = {.ptr = dst, .pitch = count, .xsize = count, .ysize = 1},
-        .extent = {.width = count, .height = 1, .depth = 1}, .kind = kind};
-    return cudaSuccess;
-}
-
-API cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                                 const struct cudaMemsetParams *p)
-{
-    struct xnode *xn = xfind(x, nd, cudaGraphNodeTypeMemset);
-    if (!xn || rt_memset_valid(p))
-        return rt_set(cudaErrorInvalidValue);
-    xn->op.u.set = *p;
-    return cudaSuccess;
-}
-
-API cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                               const struct cudaHostNodeParams *p)
-{
-    struct xnode *xn = xfind(x, nd, cudaGraphNodeTypeHost);
-    if (!xn || !p || !p->fn)
-        return rt_set(cudaErrorInvalidValue);
-    xn->op.u.host = *p;
-    return cudaSuccess;
-}
-
-/* Kernel, copy and memset nodes can be switched off (they then do nothing) and on again. */
-API cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t x, cudaGraphNode_t nd, unsigned int on)
-{
-    int n = 0;
-    enum cudaGraphNodeType t = nd ? nd->op.type : cudaGraphNodeTypeEmpty;
-    if (t != cudaGraphNodeTypeKernel && t != cudaGraphNodeTypeMemcpy
-        && t != cudaGraphNodeTypeMemset)
-        return rt_set(cudaErrorInvalidValue);
-    for (size_t i = 0; x && i < x->n; i++)
-        if (x->v[i].key == nd) {
-            x->v[i].disabled = !on;
-            n++;
-        }
-    return n ? cudaSuccess : rt_set(cudaErrorInvalidValue);
-}
-
-API cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t x, cudaGraphNode_t nd,
-                                        unsigned int *on)
-{
-    for (size_t i = 0; x && nd && on && i < x->n; i++)
-        if (x->v[i].key == nd) {
-            *on = !x->v[i].disabled;
-            return cudaSuccess;
-        }
-    return rt_set(cudaErrorInvalidValue);
 }

@@ -215,18 +215,6 @@ API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 
 /* Stream-ordered allocation: allocating at once is ordered before any later use; freeing
  * waits for the stream's work first. */
-API cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
-{
-    (void)s;
-    return cudaMalloc(p, size);
-}
-
-API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
-{
-    cudaError_t e = cudaStreamSynchronize(s);
-    return e ? e : cudaFree(p);
-}
-
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)
 {

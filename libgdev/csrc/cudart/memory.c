@@ -90,6 +90,17 @@ API cudaError_t cudaHostGetDevicePointer(void **pd, void *ph, unsigned int flags
     CALL(r);
 }
 
+/* Every pinned buffer is mapped (it has a device address); none is portable (one handle). */
+API cudaError_t cudaHostGetFlags(unsigned int *flags, void *ph)
+{
+    CUdeviceptr d = 0;
+    IN_CTX();
+    if (!flags || !ph || cuMemHostGetDevicePointer(&d, ph, 0))
+        return rt_set(cudaErrorInvalidValue);
+    *flags = cudaHostAllocMapped;
+    return cudaSuccess;
+}
+
 API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
     IN_CTX();
@@ -240,7 +251,11 @@ API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags
     CALL(cuStreamCreateWithPriority(s, flags, prio));
 }
 
-API cudaError_t cudaStreamDestroy(cudaStream_t s) { CALL(cuStreamDestroy(s)); }
+API cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    rt_stream_attrs_forget(s);
+    CALL(cuStreamDestroy(s));
+}
 
 API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
