@@ -65,7 +65,7 @@ $(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(wildcard $(CLIB_SRC)/cudart/*.h) \
 $(CLIB_DIR)/libcudart.so.12: $(LIBCUDART_C) $(wildcard $(CLIB_SRC)/cudart/*.h) \
                              $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
 	sed 's/libcudart.so.13/libcudart.so.12/' $(CLIB_SRC)/cudart/libcudart.map > $@.map
-	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.12 \
+	$(CC) $(CLIB_FLAGS) -DRT_CUDA12_ABI -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.12 \
 	    -Wl,--version-script=$@.map -o $@ $(LIBCUDART_C) \
 	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 

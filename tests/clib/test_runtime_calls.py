@@ -24,6 +24,7 @@ EXPECTED = (
     # peer copies: on one device, and across devices through the host
     "peer_copy same=1 across=1 device_after=0 bad=cudaErrorInvalidDevice\n"
     "funcs name=_Z4axpbPiiii not_kernel=cudaErrorInvalidDeviceFunction handle=1 "
+    "kernel=1,cudaErrorInvalidDeviceFunction "
     "param1=8,4 past=cudaErrorInvalidValue bank=1 bad_bank=cudaErrorInvalidValue entry=0,0 "
     "missing=cudaErrorSymbolNotFound,1\n"
     "stream_attr too_big=cudaErrorInvalidValue priority=cudaErrorNotSupported ratio=0.6 "

@@ -122,6 +122,27 @@ cudaError_t rt_capture_graph(cudaStream_t s, const struct CUgraph_st *g)
     return e ? e : record(s, &op);
 }
 
+/* cudaMallocAsync in a capturing stream: a graph allocation, made now (graph_mem.c). */
+cudaError_t rt_capture_alloc(cudaStream_t s, size_t size, void **p)
+{
+    struct op op;
+    struct cudaMemAllocNodeParams a = {
+        .poolProps = {.allocType = cudaMemAllocationTypePinned,
+                      .location = {cudaMemLocationTypeDevice, rt_device()}},
+        .bytesize = size};
+    cudaError_t e = rt_alloc_op(&op, &a);
+    if (!e && !(e = record(s, &op)))
+        *p = a.dptr;
+    return e;
+}
+
+/* cudaFreeAsync in a capturing stream: only a graph allocation can be freed in a graph. */
+cudaError_t rt_capture_free(cudaStream_t s, void *p)
+{
+    struct op op = {.type = cudaGraphNodeTypeMemFree, .u.freed = p};
+    return rt_gmem_owned(p) ? record(s, &op) : cudaErrorInvalidValue;
+}
+
 /* cudaEventRecord[WithFlags] in a capturing stream: external records are nodes; others note
  * the frontier in the event, for the streams that wait on it. */
 cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t ev, unsigned flags)
@@ -143,6 +164,17 @@ cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t ev, unsigned flags)
     }
     pthread_mutex_unlock(&cap_lock);
     return e;
+}
+
+void rt_capture_forget_event(cudaEvent_t ev)
+{
+    pthread_mutex_lock(&cap_lock);
+    struct cev *ce = cap_event(ev);
+    if (ce) {
+        free(ce->nodes.v);
+        *ce = (struct cev){0};
+    }
+    pthread_mutex_unlock(&cap_lock);
 }
 
 /* Join s to ce's capture with ce's nodes as its frontier (s was not capturing). */

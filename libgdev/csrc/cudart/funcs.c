@@ -20,6 +20,16 @@ API cudaError_t cudaGetFuncBySymbol(cudaFunction_t *fn, const void *symbol)
     return rt_set(rt_function(symbol, fn));
 }
 
+/* nvcc's own entry (register.c): the kernel handle cudaLaunchKernel also takes. */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
+
+API cudaError_t cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+    if (!kernel)
+        return rt_set(cudaErrorInvalidValue);
+    return __cudaGetKernel(kernel, func);
+}
+
 API cudaError_t cudaFuncGetParamInfo(const void *func, size_t index, size_t *offset,
                                      size_t *size)
 {

@@ -9,6 +9,8 @@
 cudaError_t rt_op_copy(struct op *to, const struct op *from)
 {
     *to = *from;
+    if (from->type == cudaGraphNodeTypeMemAlloc)
+        rt_gmem_ref(from->u.alloc.mem);
     if (from->type == cudaGraphNodeTypeGraph)
         return rt_graph_clone(&to->u.child, from->u.child);
     if (from->type != cudaGraphNodeTypeKernel)
@@ -35,6 +37,8 @@ void rt_op_free(struct op *op)
         free(op->u.k.argv);
     } else if (op->type == cudaGraphNodeTypeGraph) {
         rt_graph_free(op->u.child);
+    } else if (op->type == cudaGraphNodeTypeMemAlloc) {
+        rt_gmem_unref(op->u.alloc.mem);
     }
     op->type = cudaGraphNodeTypeEmpty;
 }

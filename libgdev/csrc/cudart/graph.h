@@ -29,6 +29,8 @@ struct kernel_op {
     size_t len;
 };
 
+struct gmem; /* a graph allocation (graph_mem.c) */
+
 /* The operation of a node; `type` says which member is live. */
 struct op {
     enum cudaGraphNodeType type;
@@ -39,6 +41,11 @@ struct op {
         struct cudaHostNodeParams host;
         struct CUgraph_st *child; /* owned: a clone of the graph given */
         cudaEvent_t event;
+        struct {
+            struct cudaMemAllocNodeParams params;
+            struct gmem *mem; /* one reference per op */
+        } alloc;
+        void *freed; /* a memory-free node's graph allocation */
     } u;
 };
 
@@ -85,6 +92,11 @@ void rt_graph_number(const struct CUgraph_st *g); /* each node's index = its pos
 /* graph_nodes.c: a kernel operation from CUDA's parameters (arguments copied) */
 cudaError_t rt_kernel_op(struct kernel_op *k, const struct cudaKernelNodeParams *p);
 cudaError_t rt_memset_valid(const struct cudaMemsetParams *p);
+
+/* graph_mem.c: graph allocations, counted by the ops that hold them */
+cudaError_t rt_alloc_op(struct op *op, struct cudaMemAllocNodeParams *p); /* sets p->dptr */
+void rt_gmem_ref(struct gmem *m);
+void rt_gmem_unref(struct gmem *m);
 
 /* graph_exec.c: issue one operation in stream s */
 cudaError_t rt_op_issue(const struct op *op, cudaStream_t s);

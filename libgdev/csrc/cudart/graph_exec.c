@@ -93,11 +93,18 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t g, unsigned lon
     return cudaSuccess;
 }
 
+#define KNOWN_FLAGS (cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUpload \
+                     | cudaGraphInstantiateFlagDeviceLaunch \
+                     | cudaGraphInstantiateFlagUseNodePriority)
+
+/* Device-side launch is refused: kernels here cannot launch graphs. */
 API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g,
                                      unsigned long long flags)
 {
-    if (!exec || !g)
+    if (!exec || !g || (flags & ~(unsigned long long)KNOWN_FLAGS))
         return rt_set(cudaErrorInvalidValue);
+    if (flags & cudaGraphInstantiateFlagDeviceLaunch)
+        return rt_set(cudaErrorNotSupported);
     return rt_set(instantiate(exec, g, flags, NULL));
 }
 
@@ -110,8 +117,10 @@ API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t
 API cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *exec, cudaGraph_t g,
                                                cudaGraphInstantiateParams *p)
 {
-    if (!exec || !g || !p)
+    if (!exec || !g || !p || (p->flags & ~(unsigned long long)KNOWN_FLAGS))
         return rt_set(cudaErrorInvalidValue);
+    if (p->flags & cudaGraphInstantiateFlagDeviceLaunch)
+        return rt_set(cudaErrorNotSupported);
     p->errNode_out = NULL;
     cudaError_t e = instantiate(exec, g, p->flags, &p->errNode_out);
     p->result_out = !e ? cudaGraphInstantiateSuccess
@@ -145,13 +154,36 @@ API cudaError_t cudaGraphUpload(cudaGraphExec_t x, cudaStream_t s)
     return x ? cudaSuccess : rt_set(cudaErrorInvalidValue);
 }
 
+/* x as a graph: its operations as they are now (per-node changes included, disabled nodes
+ * left out), each after the one before. */
+static cudaError_t as_graph(cudaGraphExec_t x, struct CUgraph_st **out)
+{
+    cudaGraphNode_t prev = NULL;
+    cudaError_t e = rt_graph_new(out);
+    for (size_t i = 0; !e && i < x->n; i++) {
+        struct op op;
+        if (!x->v[i].disabled && !(e = rt_op_copy(&op, &x->v[i].op)))
+            e = rt_graph_add(*out, &op, &prev, prev ? 1 : 0, &prev);
+    }
+    if (e)
+        rt_graph_free(*out);
+    return e;
+}
+
 /* On a capturing stream the whole graph becomes one child-graph node of the capture. */
 API cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
 {
+    struct CUgraph_st *g;
     if (!x)
         return rt_set(cudaErrorInvalidValue);
-    if (rt_capturing(s))
-        return rt_set(rt_capture_graph(s, x->src));
+    if (rt_capturing(s)) {
+        cudaError_t e = as_graph(x, &g);
+        if (!e) {
+            e = rt_capture_graph(s, g);
+            rt_graph_free(g);
+        }
+        return rt_set(e);
+    }
     cudaError_t e = cudaSuccess;
     for (size_t i = 0; i < x->n && !e; i++)
         if (!x->v[i].disabled)

@@ -44,7 +44,7 @@ cudaError_t rt_op_issue(const struct op *op, cudaStream_t s)
         return cudaEventRecord(op->u.event, s);
     case cudaGraphNodeTypeWaitEvent:
         return cudaStreamWaitEvent(s, op->u.event, 0);
-    default: /* empty nodes; child graphs are inlined at instantiation */
+    default: /* empty nodes; memory nodes (graph_mem.c); child graphs are inlined */
         return cudaSuccess;
     }
 }

@@ -33,7 +33,7 @@ cudaError_t rt_kernel_op(struct kernel_op *k, const struct cudaKernelNodeParams 
     if (!p->gridDim.x || !p->gridDim.y || !p->gridDim.z || !p->blockDim.x || !p->blockDim.y
         || !p->blockDim.z || (uint64_t)p->blockDim.x * p->blockDim.y * p->blockDim.z > 1024)
         return cudaErrorInvalidConfiguration;
-    *k = (struct kernel_op){.func = p->func, .grid = p->gridDim, .block = p->blockDim,
+    *k = (struct kernel_op){.func = rt_host_stub(p->func), .grid = p->gridDim, .block = p->blockDim,
                             .shared = p->sharedMemBytes};
     while (cuFuncGetParamInfo(fn, (size_t)k->nargs, &off, &size) == CUDA_SUCCESS) {
         total = off + size > total ? off + size : total;

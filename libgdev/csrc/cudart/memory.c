@@ -22,6 +22,8 @@ API cudaError_t cudaMalloc(void **p, size_t size)
 API cudaError_t cudaFree(void *p)
 {
     IN_CTX();
+    if (rt_gmem_owned(p)) /* back to its graph (graph_mem.c) */
+        return cudaSuccess;
     CALL(cuMemFree((CUdeviceptr)(uintptr_t)p));
 }
 
@@ -296,13 +298,18 @@ API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
     CALL(cuEventCreate(e, flags));
 }
 
-API cudaError_t cudaEventDestroy(cudaEvent_t e) { CALL(cuEventDestroy(e)); }
+API cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    rt_capture_forget_event(e);
+    CALL(cuEventDestroy(e));
+}
 
 API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     IN_CTX();
     if (rt_capturing(s))
         return rt_set(rt_capture_event(s, e, 0));
+    rt_capture_forget_event(e);
     CALL(cuEventRecord(e, s));
 }
 

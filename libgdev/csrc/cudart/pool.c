@@ -141,10 +141,12 @@ static cudaError_t pool_alloc(void **p, size_t size, struct CUmemPoolHandle_st *
 API cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool,
                                         cudaStream_t s)
 {
-    (void)s; /* allocated now: ready before anything later in the stream */
     if (!p || !pool)
         return rt_set(cudaErrorInvalidValue);
-    return pool_alloc(p, size, pool);
+    if (rt_capturing(s)) /* a graph allocation */
+        return rt_set(pool->device == rt_device() ? rt_capture_alloc(s, size, p)
+                                                  : cudaErrorInvalidDevice);
+    return pool_alloc(p, size, pool); /* now: ready before anything later in the stream */
 }
 
 API cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
@@ -156,6 +158,10 @@ API cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
 
 API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
+    if (rt_capturing(s))
+        return rt_set(rt_capture_free(s, p));
+    if (rt_gmem_owned(p)) /* back to its graph, which keeps it for the next launch */
+        return cudaSuccess;
     cudaError_t e = cudaStreamSynchronize(s); /* the stream's earlier work may still use p */
     if (e)
         return e;

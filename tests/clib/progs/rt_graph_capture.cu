@@ -23,6 +23,28 @@ static void CUDART_CB summarize(void *) // captured by cudaLaunchHostFunc: a hos
 
 static const char *name(cudaError_t e) { return cudaGetErrorName(e); }
 
+// The fork/join of main() again with x = a*i (the same calls, so the same topology).
+static cudaGraph_t recapture(cudaStream_t s1, cudaStream_t s2, cudaEvent_t fork,
+                             cudaEvent_t joined, int *x, int *y, int *z, int a)
+{
+    cudaGraph_t g = NULL;
+    dim3 grid(N / 256), block(256);
+    cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal);
+    cudaEventRecord(fork, s1);
+    cudaStreamWaitEvent(s2, fork, 0);
+    cudaMemcpyAsync(x, host_in, N * sizeof(int), cudaMemcpyHostToDevice, s1);
+    axpb<<<grid, block, 0, s1>>>(x, a, 0, N);
+    cudaMemsetAsync(y, 0, N * sizeof(int), s2);
+    axpb<<<grid, block, 0, s2>>>(y, 1, 5, N);
+    cudaEventRecord(joined, s2);
+    cudaStreamWaitEvent(s1, joined, 0);
+    addv<<<grid, block, 0, s1>>>(x, y, z, N);
+    cudaMemcpyAsync(host_out, z, N * sizeof(int), cudaMemcpyDeviceToHost, s1);
+    cudaLaunchHostFunc(s1, summarize, NULL);
+    cudaStreamEndCapture(s1, &g);
+    return g;
+}
+
 int main()
 {
     int *x, *y, *z;
@@ -84,6 +106,37 @@ int main()
         sums[k] = last_sum;
     }
     printf("launch sums=%lld,%lld,%lld calls=%d\n", sums[0], sums[1], sums[2], calls);
+
+    // jacobiCudaGraphs' two ways to change an instantiated graph: one kernel node, found by
+    // type and function among the captured nodes, set on the executable graph (z = x + x) ...
+    cudaGraphNode_t all[7], add_node = NULL;
+    size_t count = 7;
+    CK(cudaGraphGetNodes(g, all, &count));
+    cudaKernelNodeParams kp;
+    for (size_t i = 0; i < count; i++) {
+        cudaGraphNodeType t;
+        CK(cudaGraphNodeGetType(all[i], &t));
+        if (t == cudaGraphNodeTypeKernel && cudaGraphKernelNodeGetParams(all[i], &kp) == 0
+            && kp.func == (void *)addv)
+            add_node = all[i];
+    }
+    CK(cudaGraphKernelNodeGetParams(add_node, &kp));
+    int n = N;
+    void *twice_x[] = {&x, &x, &z, &n};
+    kp.kernelParams = twice_x;
+    CK(cudaGraphExecKernelNodeSetParams(ex, add_node, &kp));
+    CK(cudaGraphLaunch(ex, s3));
+    CK(cudaStreamSynchronize(s3));
+    long long set_sum = last_sum;
+    // ... and cudaGraphExecUpdate from a new capture of the same calls with x = 3i.
+    cudaGraph_t g3 = recapture(s1, s2, fork, joined, x, y, z, 3);
+    cudaGraphExecUpdateResultInfo info;
+    cudaError_t up = cudaGraphExecUpdate(ex, g3, &info);
+    CK(cudaGraphLaunch(ex, s3));
+    CK(cudaStreamSynchronize(s3));
+    printf("update set=%lld exec_update=%s,%d sum=%lld\n", set_sum, name(up), (int)info.result,
+           last_sum);
+    CK(cudaGraphDestroy(g3));
 
     // A fork that never joins: the capture cannot end; both streams stop capturing.
     cudaGraph_t bad = (cudaGraph_t)1;

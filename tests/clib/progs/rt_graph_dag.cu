@@ -4,7 +4,9 @@
 // errors CUDA documents (a cycle at instantiation, duplicate and missing edges, foreign
 // nodes, a changed topology at update).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #include "rt_check.h"
 #include "rt_graph_kernels.h"
@@ -124,6 +126,21 @@ int main()
            "func=%d\n", nodes, roots, edges, rv[0] == in, rv[1] == set, types[0], types[1],
            types[2], types[3], *(int *)got.kernelParams[1], got.func == (void *)axpb);
 
+    char dot[] = "/tmp/rt_graph_dag_XXXXXX";
+    close(mkstemp(dot));
+    CK(cudaGraphDebugDotPrint(g, dot, cudaGraphDebugDotFlagsVerbose));
+    int arrows = 0, clusters = 0;
+    char line[512];
+    FILE *f = fopen(dot, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        arrows += strstr(line, "->") != NULL;
+        clusters += strstr(line, "subgraph cluster_") != NULL;
+    }
+    if (f)
+        fclose(f);
+    unlink(dot);
+    printf("dot arrows=%d clusters=%d\n", arrows, clusters);
+
     cudaGraphExec_t x;
     CK(cudaGraphInstantiate(&x, g, 0));
     long long sums[3];
@@ -188,13 +205,17 @@ int main()
     size_t left = 0, left_edges = 0;
     CK(cudaGraphGetNodes(cyc, NULL, &left));
     CK(cudaGraphGetEdges(cyc, NULL, NULL, NULL, &left_edges));
+    cudaGraphExec_t on_device = NULL;
+    cudaError_t device_launch = cudaGraphInstantiate(&on_device, cyc,
+                                                     cudaGraphInstantiateFlagDeviceLaunch);
     cudaError_t acyclic = cudaGraphInstantiate(&bad, cyc, 0);
     cudaError_t wrong = cudaGraphKernelNodeGetParams(e1, &got);
     cudaGetLastError();
     printf("errors dup=%s self=%s foreign=%s cycle=%s missing=%s left=%zu,%zu acyclic=%s "
-           "wrong=%s\n", cudaGetErrorName(dup), cudaGetErrorName(self),
+           "wrong=%s device_launch=%s\n", cudaGetErrorName(dup), cudaGetErrorName(self),
            cudaGetErrorName(foreign), cudaGetErrorName(cycle), cudaGetErrorName(missing), left,
-           left_edges, cudaGetErrorName(acyclic), cudaGetErrorName(wrong));
+           left_edges, cudaGetErrorName(acyclic), cudaGetErrorName(wrong),
+           cudaGetErrorName(device_launch));
 
     CK(cudaGraphExecDestroy(bad));
     CK(cudaGraphExecDestroy(x));

@@ -103,6 +103,17 @@ static int functions()
     CK(cudaFuncGetName(&fname, (const void *)axpb));
     cudaError_t not_kernel = cudaFuncGetName(&fname, (const void *)name);
     CK(cudaGetFuncBySymbol(&fn, (const void *)axpb));
+    cudaKernel_t kern = NULL;
+    int *v;
+    int host_v[4] = {0, 0, 0, 0}, n4 = 4, three = 3, one = 1;
+    CK(cudaGetKernel(&kern, (const void *)axpb));
+    CK(cudaMalloc(&v, sizeof host_v));
+    CK(cudaMemset(v, 0, sizeof host_v));
+    void *kargs[] = {&v, &three, &one, &n4};
+    CK(cudaLaunchKernel((const void *)kern, dim3(1), dim3(4), kargs, 0, 0)); // by its handle
+    CK(cudaMemcpy(host_v, v, sizeof host_v, cudaMemcpyDeviceToHost));
+    CK(cudaFree(v));
+    cudaError_t no_kernel = cudaGetKernel(&kern, (const void *)name);
     CK(cudaFuncGetParamInfo((const void *)axpb, 1, &off, &size));
     cudaError_t past = cudaFuncGetParamInfo((const void *)axpb, 4, &off, &size);
     CK(cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte));
@@ -117,10 +128,10 @@ static int functions()
     CK(cudaFree((void *)(uintptr_t)d));
     cudaError_t missing = cudaGetDriverEntryPoint("cuNoSuchCall", &entry, 0, &missing_st);
     cudaGetLastError();
-    printf("funcs name=%s not_kernel=%s handle=%d param1=%zu,%zu past=%s bank=%d bad_bank=%s "
-           "entry=%d,%d missing=%s,%d\n", fname, name(not_kernel), fn != NULL, off, size,
-           name(past), (int)bank, name(bad_bank), (int)st, (int)alloc, name(missing),
-           (int)missing_st);
+    printf("funcs name=%s not_kernel=%s handle=%d kernel=%d,%s param1=%zu,%zu past=%s "
+           "bank=%d bad_bank=%s entry=%d,%d missing=%s,%d\n", fname, name(not_kernel),
+           fn != NULL, host_v[3], name(no_kernel), off, size, name(past), (int)bank,
+           name(bad_bank), (int)st, (int)alloc, name(missing), (int)missing_st);
     return 0;
 }
 
