@@ -36,7 +36,9 @@ CAPTURE = (
     "update set=33546240 exec_update=cudaSuccess,0 sum=25180160\n"
     "errors unjoined=cudaErrorStreamCaptureUnjoined,1 s2=0 "
     "unmatched=cudaErrorStreamCaptureUnmatched invalidated=cudaErrorStreamCaptureInvalidated "
-    "begin=cudaSuccess,cudaErrorIllegalState nested=1,4 calls=5\n")
+    "begin=cudaSuccess,cudaErrorIllegalState nested=1,4 calls=5\n"
+    # a 2D memset, 2D and symbol copies captured: run at launch, the host's values read then
+    "flat nodes=4 early=0 bytes=448 var=1,2,3,40\n")
 
 
 MEM = (

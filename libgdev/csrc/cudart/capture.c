@@ -90,23 +90,41 @@ cudaError_t rt_capture_kernel(cudaStream_t s, const void *func, dim3 grid, dim3 
     return e ? e : record(s, &op);
 }
 
+cudaError_t rt_capture_copy3d(cudaStream_t s, const struct cudaMemcpy3DParms *p)
+{
+    struct op op = {.type = cudaGraphNodeTypeMemcpy};
+    cudaError_t e = rt_copy_valid(p);
+    if (e)
+        return e;
+    op.u.copy = *p;
+    return record(s, &op);
+}
+
 cudaError_t rt_capture_copy(cudaStream_t s, void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind kind)
 {
-    struct op op = {.type = cudaGraphNodeTypeMemcpy};
-    op.u.copy = (struct cudaMemcpy3DParms){
+    if (!n) /* nothing to copy: no node */
+        return cudaSuccess;
+    struct cudaMemcpy3DParms p = {
         .srcPtr = {.ptr = (void *)src, .pitch = n, .xsize = n, .ysize = 1},
         .dstPtr = {.ptr = dst, .pitch = n, .xsize = n, .ysize = 1},
         .extent = {.width = n, .height = 1, .depth = 1}, .kind = kind};
-    return record(s, &op);
+    return rt_capture_copy3d(s, &p);
+}
+
+cudaError_t rt_capture_memset2d(cudaStream_t s, void *p, size_t pitch, int value,
+                                size_t width, size_t height)
+{
+    struct op op = {.type = cudaGraphNodeTypeMemset};
+    op.u.set = (struct cudaMemsetParams){.dst = p, .pitch = pitch, .value = (unsigned char)value,
+                                         .elementSize = 1, .width = width, .height = height};
+    cudaError_t e = rt_memset_valid(&op.u.set);
+    return e ? e : record(s, &op);
 }
 
 cudaError_t rt_capture_memset(cudaStream_t s, void *p, int value, size_t n)
 {
-    struct op op = {.type = cudaGraphNodeTypeMemset};
-    op.u.set = (struct cudaMemsetParams){.dst = p, .pitch = n, .value = (unsigned char)value,
-                                         .elementSize = 1, .width = n, .height = 1};
-    return record(s, &op);
+    return rt_capture_memset2d(s, p, n, value, n, 1);
 }
 
 cudaError_t rt_capture_host(cudaStream_t s, cudaHostFn_t fn, void *data)

@@ -57,6 +57,9 @@ cudaError_t rt_capture_kernel(cudaStream_t s, const void *func, dim3 grid, dim3 
 cudaError_t rt_capture_copy(cudaStream_t s, void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind kind);
 cudaError_t rt_capture_memset(cudaStream_t s, void *p, int value, size_t n);
+cudaError_t rt_capture_copy3d(cudaStream_t s, const struct cudaMemcpy3DParms *p);
+cudaError_t rt_capture_memset2d(cudaStream_t s, void *p, size_t pitch, int value,
+                                size_t width, size_t height);
 cudaError_t rt_capture_host(cudaStream_t s, cudaHostFn_t fn, void *data);
 cudaError_t rt_capture_graph(cudaStream_t s, const struct CUgraph_st *g);
 cudaError_t rt_capture_alloc(cudaStream_t s, size_t size, void **p);

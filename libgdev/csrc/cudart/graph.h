@@ -92,6 +92,7 @@ void rt_graph_number(const struct CUgraph_st *g); /* each node's index = its pos
 /* graph_nodes.c: a kernel operation from CUDA's parameters (arguments copied) */
 cudaError_t rt_kernel_op(struct kernel_op *k, const struct cudaKernelNodeParams *p);
 cudaError_t rt_memset_valid(const struct cudaMemsetParams *p);
+cudaError_t rt_copy_valid(const struct cudaMemcpy3DParms *p); /* linear memory, nonempty */
 
 /* graph_mem.c: graph allocations, counted by the ops that hold them */
 cudaError_t rt_alloc_op(struct op *op, struct cudaMemAllocNodeParams *p); /* sets p->dptr */

@@ -70,7 +70,7 @@ cudaError_t rt_memset_valid(const struct cudaMemsetParams *p)
     return cudaSuccess;
 }
 
-static cudaError_t copy_valid(const struct cudaMemcpy3DParms *p)
+cudaError_t rt_copy_valid(const struct cudaMemcpy3DParms *p)
 {
     if (!p)
         return cudaErrorInvalidValue;
@@ -106,7 +106,7 @@ API cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *out, cudaGraph_t g,
                                        const cudaGraphNode_t *deps, size_t n,
                                        const struct cudaMemcpy3DParms *p)
 {
-    cudaError_t e = copy_valid(p);
+    cudaError_t e = rt_copy_valid(p);
     struct op op = {.type = cudaGraphNodeTypeMemcpy};
     if (e)
         return rt_set(e);
@@ -246,7 +246,7 @@ API cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t nd, struct cudaMemc
 API cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t nd,
                                              const struct cudaMemcpy3DParms *p)
 {
-    cudaError_t e = copy_valid(p);
+    cudaError_t e = rt_copy_valid(p);
     if (!of_type(nd, cudaGraphNodeTypeMemcpy, p))
         return cudaErrorInvalidValue;
     if (e)

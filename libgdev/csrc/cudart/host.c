@@ -218,6 +218,7 @@ API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)
 {
-    (void)s; /* memset finishes on return */
-    return cudaMemset2D(p, pitch, value, width, height);
+    if (rt_capturing(s))
+        return rt_set(rt_capture_memset2d(s, p, pitch, value, width, height));
+    return cudaMemset2D(p, pitch, value, width, height); /* finishes on return */
 }

@@ -204,15 +204,27 @@ API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t n, si
 API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t n,
                                         size_t offset, enum cudaMemcpyKind kind, cudaStream_t s)
 {
-    (void)s; /* pageable either way: finishes on return */
-    return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
+    CUdeviceptr d;
+    if (rt_capturing(s)) { /* a copy node into the variable */
+        cudaError_t e = symbol_range(symbol, n, offset, &d);
+        return e ? e : rt_set(rt_capture_copy(s, (void *)(uintptr_t)d, src, n,
+                                              kind == cudaMemcpyDeviceToDevice
+                                                  ? kind : cudaMemcpyHostToDevice));
+    }
+    return cudaMemcpyToSymbol(symbol, src, n, offset, kind); /* pageable: done on return */
 }
 
 API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t n,
                                           size_t offset, enum cudaMemcpyKind kind,
                                           cudaStream_t s)
 {
-    (void)s;
+    CUdeviceptr d;
+    if (rt_capturing(s)) { /* a copy node out of the variable */
+        cudaError_t e = symbol_range(symbol, n, offset, &d);
+        return e ? e : rt_set(rt_capture_copy(s, dst, (void *)(uintptr_t)d, n,
+                                              kind == cudaMemcpyDeviceToDevice
+                                                  ? kind : cudaMemcpyDeviceToHost));
+    }
     return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
 }
 

@@ -46,6 +46,13 @@ API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, siz
                                   size_t width, size_t height, enum cudaMemcpyKind kind,
                                   cudaStream_t s)
 {
+    struct cudaMemcpy3DParms p = {
+        .srcPtr = {.ptr = (void *)src, .pitch = spitch, .xsize = width, .ysize = height},
+        .dstPtr = {.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = height},
+        .extent = {.width = width, .height = height, .depth = 1}, .kind = kind};
+    if (rt_capturing(s)) /* a 3D copy node of one slice */
+        return rt_set(width > dpitch || width > spitch ? cudaErrorInvalidPitchValue
+                                                       : rt_capture_copy3d(s, &p));
     return copy_2d(dst, dpitch, src, spitch, width, height, kind, s, 1);
 }
 
@@ -110,6 +117,8 @@ API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
 
 API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t s)
 {
+    if (rt_capturing(s))
+        return rt_set(rt_capture_copy3d(s, p));
     return copy_3d(p, s, 1);
 }
 

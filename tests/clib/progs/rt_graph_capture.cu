@@ -9,6 +9,7 @@
 #include "rt_graph_kernels.h"
 
 static const int N = 4096;
+__device__ int dev_var[4];
 static int host_in[N], host_out[N];
 static long long last_sum;
 static int calls;
@@ -22,6 +23,43 @@ static void CUDART_CB summarize(void *) // captured by cudaLaunchHostFunc: a hos
 }
 
 static const char *name(cudaError_t e) { return cudaGetErrorName(e); }
+
+// 2D and symbol copies and a 2D memset captured: nodes that run at each launch, reading the
+// host's memory then (nothing runs during the capture).
+static int flat_copies(cudaStream_t s)
+{
+    static unsigned char grid_out[4][16];
+    static int to_var[4] = {1, 2, 3, 4}, from_var[4];
+    unsigned char *pitched;
+    size_t pitch;
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    CK(cudaMallocPitch((void **)&pitched, &pitch, 16, 4));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CK(cudaMemset2DAsync(pitched, pitch, 7, 16, 4, s));
+    CK(cudaMemcpyToSymbolAsync(dev_var, to_var, sizeof to_var, 0, cudaMemcpyHostToDevice, s));
+    CK(cudaMemcpy2DAsync(grid_out, 16, pitched, pitch, 16, 4, cudaMemcpyDeviceToHost, s));
+    CK(cudaMemcpyFromSymbolAsync(from_var, dev_var, sizeof from_var, 0, cudaMemcpyDeviceToHost,
+                                 s));
+    CK(cudaStreamEndCapture(s, &g));
+    int early = grid_out[3][15] + from_var[3];
+    to_var[3] = 40; // read when the graph runs
+    size_t nodes = 0;
+    CK(cudaGraphGetNodes(g, NULL, &nodes));
+    CK(cudaGraphInstantiate(&x, g, 0));
+    CK(cudaGraphLaunch(x, s));
+    CK(cudaStreamSynchronize(s));
+    int bytes = 0;
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 16; c++)
+            bytes += grid_out[r][c];
+    printf("flat nodes=%zu early=%d bytes=%d var=%d,%d,%d,%d\n", nodes, early, bytes,
+           from_var[0], from_var[1], from_var[2], from_var[3]);
+    CK(cudaGraphExecDestroy(x));
+    CK(cudaGraphDestroy(g));
+    CK(cudaFree(pitched));
+    return 0;
+}
 
 // The fork/join of main() again with x = a*i (the same calls, so the same topology).
 static cudaGraph_t recapture(cudaStream_t s1, cudaStream_t s2, cudaEvent_t fork,
@@ -172,6 +210,8 @@ int main()
            "calls=%d\n", name(unjoined), bad == NULL, (int)s2_after, name(unmatched),
            name(invalidated), name(twice), name(again), nested_nodes, (int)only_type, calls);
 
+    if (flat_copies(s1))
+        return 1;
     CK(cudaGraphDestroy(nested));
     CK(cudaGraphExecDestroy(ex));
     CK(cudaGraphDestroy(g));
