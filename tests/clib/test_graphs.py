@@ -14,7 +14,7 @@ from tests.clib.runner import asan_env, build_rt_program, gdev_run, need_cuda_h
 DAG = (
     # 8 nodes, roots copy-in and memset, 7 edges; types memcpy, child graph, host, event
     # record; the kernel node's argument a=3 copied when added (the variable changed after)
-    "dag nodes=8 roots=2 edges=7 root0=1 root1=1 types=1,4,3,7 a=3 func=1\n"
+    "dag nodes=8 roots=2 edges=7 root0=1 root1=1 rest=2,1 types=1,4,3,7 a=3 func=1\n"
     # cudaGraphDebugDotPrint: 7 edges, the child's one, the dashed link to it; two clusters
     "dot arrows=9 clusters=2\n"
     # c = (3i+1) + 7*2 summed by the host node on each of three launches; a=5 and a second

@@ -50,8 +50,16 @@ API cudaError_t cudaGraphNodeGetType(cudaGraphNode_t nd, enum cudaGraphNodeType 
     return cudaSuccess;
 }
 
-/* Report up to *count of the n items have(i) selects, through put(i, k); *count = how many
- * there are when out is NULL, else how many were written. */
+/* After k of *count entries were filled: the rest of out is NULL and *count how many were
+ * written (or, without out, how many there are), as CUDA's list queries answer. */
+static void finish(cudaGraphNode_t *out, size_t k, size_t *count)
+{
+    for (size_t i = k; out && i < *count; i++)
+        out[i] = NULL;
+    *count = out && k > *count ? *count : k;
+}
+
+/* Report up to *count of the graph's nodes that have(g, i) selects. */
 static void report(size_t n, int (*have)(cudaGraph_t, size_t), cudaGraph_t g,
                    cudaGraphNode_t *out, size_t *count)
 {
@@ -62,7 +70,7 @@ static void report(size_t n, int (*have)(cudaGraph_t, size_t), cudaGraph_t g,
                 out[k] = g->nodes[i];
             k++;
         }
-    *count = out && k > *count ? *count : k;
+    finish(out, k, count);
 }
 
 static int any(cudaGraph_t g, size_t i) { return g && i < g->n; }
@@ -105,7 +113,9 @@ API cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t *from, cudaGrap
             }
     if (from)
         zero_edges(data, k < *count ? k : *count);
-    *count = from && k > *count ? *count : k;
+    for (size_t i = k; from && i < *count; i++)
+        to[i] = NULL;
+    finish(from, k, count);
     return cudaSuccess;
 }
 
@@ -119,7 +129,7 @@ API cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t nd, cudaGraphNode_t
         memcpy(deps, nd->deps, n * sizeof *deps);
         zero_edges(data, n);
     }
-    *count = n;
+    finish(deps, n, count);
     return cudaSuccess;
 }
 
@@ -139,7 +149,7 @@ API cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t nd, cudaGraphNode
             }
     if (out)
         zero_edges(data, k < *count ? k : *count);
-    *count = out && k > *count ? *count : k;
+    finish(out, k, count);
     return cudaSuccess;
 }
 

@@ -112,8 +112,8 @@ int main()
     CK(cudaGraphGetNodes(g, NULL, &nodes));
     CK(cudaGraphGetRootNodes(g, NULL, &roots));
     CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges));
-    cudaGraphNode_t rv[2];
-    size_t two_roots = 2;
+    cudaGraphNode_t rv[4] = {k1, k1, k1, k1};
+    size_t two_roots = 4; // room for four: the two past the roots come back NULL
     CK(cudaGraphGetRootNodes(g, rv, &two_roots));
     enum cudaGraphNodeType types[4];
     cudaGraphNodeGetType(in, &types[0]);
@@ -122,8 +122,9 @@ int main()
     cudaGraphNodeGetType(rec, &types[3]);
     cudaKernelNodeParams got;
     CK(cudaGraphKernelNodeGetParams(k1, &got));
-    printf("dag nodes=%zu roots=%zu edges=%zu root0=%d root1=%d types=%d,%d,%d,%d a=%d "
-           "func=%d\n", nodes, roots, edges, rv[0] == in, rv[1] == set, types[0], types[1],
+    printf("dag nodes=%zu roots=%zu edges=%zu root0=%d root1=%d rest=%zu,%d types=%d,%d,%d,%d "
+           "a=%d func=%d\n", nodes, roots, edges, rv[0] == in, rv[1] == set, two_roots,
+           rv[2] == NULL && rv[3] == NULL, types[0], types[1],
            types[2], types[3], *(int *)got.kernelParams[1], got.func == (void *)axpb);
 
     char dot[] = "/tmp/rt_graph_dag_XXXXXX";
