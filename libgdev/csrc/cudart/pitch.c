@@ -71,8 +71,7 @@ API cudaError_t cudaMemset2D(void *p, size_t pitch, int value, size_t width, siz
 }
 
 /* 3D: slices of `ysize` rows, `pitch * ysize` bytes apart (cudaPitchedPtr); a 3D copy or memset
- * is one 2D one per slice.  Linear memory only: a copy from or to a CUDA array is
- * cudaErrorNotSupported here. */
+ * is one 2D one per slice; a copy with a CUDA array is array3d.c's. */
 API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent e)
 {
     size_t pitch = 0;
@@ -95,8 +94,8 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, in
 {
     if (!p)
         return rt_set(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray)
-        return rt_set(cudaErrorNotSupported);
+    if (p->srcArray || p->dstArray) /* one slice of a 1D or 2D array (array3d.c) */
+        return rt_copy_3d_array(p, s, async);
     const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
     if (!a->ptr || !b->ptr || !a->pitch || !b->pitch ||
         (p->extent.depth > 1 && (!a->ysize || !b->ysize)))

@@ -247,6 +247,41 @@ static int arrays_and_host()
     CK(cudaGetChannelDesc(&got, arr));
     cudaError_t null_desc = cudaGetChannelDesc(NULL, arr);
     CK(cudaFreeArray(arr));
+    // cudaMalloc3DArray of a 2D array (depth 0), filled and read by cudaMemcpy3D
+    static float img[4][8], part[2][4];
+    static cudaArray_t a2;
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 8; c++)
+            img[r][c] = r * 10.0f + c;
+    CK(cudaMalloc3DArray(&a2, &want, make_cudaExtent(8, 4, 0), 0));
+    cudaMemcpy3DParms in = {}, outp = {};
+    in.srcPtr = make_cudaPitchedPtr(img, 8 * sizeof(float), 8, 4);
+    in.dstArray = a2;
+    in.extent = make_cudaExtent(8, 4, 1); // elements of the array
+    in.kind = cudaMemcpyHostToDevice;
+    CK(cudaMemcpy3D(&in));
+    outp.srcArray = a2;
+    outp.srcPos = make_cudaPos(2, 1, 0); // element (2, 1)
+    outp.dstPtr = make_cudaPitchedPtr(part, 4 * sizeof(float), 4, 2);
+    outp.extent = make_cudaExtent(4, 2, 1);
+    outp.kind = cudaMemcpyDeviceToHost;
+    CK(cudaMemcpy3D(&outp));
+    cudaExtent ext;
+    cudaChannelFormatDesc d2;
+    unsigned aflags;
+    CK(cudaArrayGetInfo(&d2, &ext, &aflags, a2));
+    outp.extent.depth = 2;
+    cudaError_t two_slices = cudaMemcpy3D(&outp);
+    cudaArray_t a3;
+    cudaError_t deep = cudaMalloc3DArray(&a3, &want, make_cudaExtent(8, 4, 2), 0);
+    cudaError_t layered = cudaMalloc3DArray(&a3, &want, make_cudaExtent(8, 4, 0),
+                                            cudaArrayLayered);
+    CK(cudaFreeArray(a2));
+    cudaGetLastError();
+    printf("array3d part=%g,%g,%g extent=%zu,%zu,%zu two_slices=%s deep=%s layered=%s\n",
+           part[0][0], part[0][3], part[1][3], ext.width, ext.height, ext.depth,
+           name(two_slices), name(deep), name(layered));
+
     void *pinned;
     unsigned flags = 0;
     CK(cudaHostAlloc(&pinned, 4096, cudaHostAllocDefault));
