@@ -54,7 +54,7 @@ $(CLIB_DIR)/libcuda.so.1: $(LIBCUDA_C) $(LIBGDEV_C) $(CLIB_HDRS) $(wildcard $(CL
 
 # libcudart.so.13: the soname (and symbol version) `nvcc -cudart shared` links to.
 LIBCUDART_C := $(wildcard $(CLIB_SRC)/cudart/*.c)
-$(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h \
+$(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(wildcard $(CLIB_SRC)/cudart/*.h) \
                              $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
 	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.13 \
 	    -Wl,--version-script=$(CLIB_SRC)/cudart/libcudart.map -o $@ $(LIBCUDART_C) \
@@ -62,10 +62,10 @@ $(CLIB_DIR)/libcudart.so.13: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h
 	ln -sf libcudart.so.13 $(CLIB_DIR)/libcudart.so
 
 # CUDA 12's soname and symbol version: the same runtime for programs built by nvcc 12.
-$(CLIB_DIR)/libcudart.so.12: $(LIBCUDART_C) $(CLIB_SRC)/cudart/cudart_internal.h \
+$(CLIB_DIR)/libcudart.so.12: $(LIBCUDART_C) $(wildcard $(CLIB_SRC)/cudart/*.h) \
                              $(CLIB_SRC)/cudart/libcudart.map $(CLIB_DIR)/libcuda.so.1
 	sed 's/libcudart.so.13/libcudart.so.12/' $(CLIB_SRC)/cudart/libcudart.map > $@.map
-	$(CC) $(CLIB_FLAGS) -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.12 \
+	$(CC) $(CLIB_FLAGS) -DRT_CUDA12_ABI -I$(CUDA_HOME)/include -shared -Wl,-soname,libcudart.so.12 \
 	    -Wl,--version-script=$@.map -o $@ $(LIBCUDART_C) \
 	    -L$(CLIB_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
 

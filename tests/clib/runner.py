@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clib.cbuild import CFLAGS, PROGS, ROOT, clib_dir, compile_program
+from tests.clib.cbuild import CFLAGS, PROGS, ROOT, clib_dir, compile_program, sanitizer_env
 from tests.kernels.cpu_backend import kernel_signatures
 from tests.kernels.harness import KERNELS, _Device, _dim3, _encode
 
@@ -40,6 +40,36 @@ def nvcc() -> str:
     if not os.access(path, os.X_OK):
         pytest.skip("nvcc is not installed: runtime-API programs cannot be built")
     return path
+
+
+def build_rt_program(name: str, out_dir: Path) -> Path:
+    """progs/<name>.cu built by nvcc ``-cudart shared`` (PTX for sm_75) into out_dir."""
+    need_cuda_h()
+    clib_dir()
+    out = out_dir / name
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
+                    "-o", str(out), str(PROGS / f"{name}.cu")], check=True,
+                   capture_output=True)
+    return out
+
+
+def gdev_run(mount: str, prog: Path, env: dict[str, str] | None = None) -> str:
+    """Run ``prog`` on the daemon mounted at ``mount`` by scripts/gdev-run; its stdout (the
+    run must succeed)."""
+    res = subprocess.run([str(ROOT / "scripts" / "gdev-run"), "--mount", mount, str(prog)],
+                         env=env, capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def asan_env() -> dict[str, str]:
+    """The environment that runs an (uninstrumented) nvcc program on the ASan/UBSan build of
+    the libraries, the sanitizer runtimes preloaded."""
+    preload = " ".join(subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True,
+                                      text=True, check=True).stdout.strip()
+                       for lib in ("libasan.so", "libubsan.so"))
+    return sanitizer_env({**os.environ, "GDEV_CLIB_DIR": str(clib_dir(sanitized=True)),
+                          "LD_PRELOAD": preload})
 
 
 @cache

@@ -170,6 +170,12 @@ API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
         r = query(dev, GDEV_QUERY_COMPUTE_CAPABILITY, &v);
         v = attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? v >> 16 : v & 0xffff;
         break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: /* device N on bus N + 1 (ids.c) */
+        NEED_INIT();
+        if (dev < 0 || dev >= device_count)
+            return CUDA_ERROR_INVALID_DEVICE;
+        v = (uint64_t)dev + 1;
+        break;
     default:
         NEED_INIT();
         if (dev < 0 || dev >= device_count)

@@ -55,6 +55,7 @@ static const struct proc procs[] = {
     P(cuSurfObjectCreate, 5000), P(cuSurfObjectDestroy, 5000),
     P(cuSurfObjectGetResourceDesc, 5000), P(cuTexObjectCreate, 5000), P(cuTexObjectDestroy, 5000),
     P(cuTexObjectGetResourceDesc, 5000), P(cuTexObjectGetTextureDesc, 5000),
+    P(cuFuncGetName, 12030), P(cuDeviceGetPCIBusId, 4010), P(cuDeviceGetByPCIBusId, 4010),
     P(cuGetProcAddress, 12000),
     P(cuLinkCreate, 6050), P(cuLinkAddData, 6050), P(cuLinkAddFile, 6050),
     P(cuLinkComplete, 5050), P(cuLinkDestroy, 5050),

@@ -29,6 +29,18 @@ API cudaError_t cudaFreeArray(cudaArray_t array)
     return rt_set(rt_from(cuArrayDestroy((CUarray)array)));
 }
 
+API cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)
+{
+    CUDA_ARRAY_DESCRIPTOR d;
+    if (!desc)
+        return rt_set(cudaErrorInvalidValue);
+    CUresult r = cuArrayGetDescriptor(&d, (CUarray)array);
+    if (r)
+        return rt_set(rt_from(r));
+    *desc = rt_channel_desc(d.Format, d.NumChannels);
+    return cudaSuccess;
+}
+
 API cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent,
                                  unsigned int *flags, cudaArray_t array)
 {

@@ -5,6 +5,17 @@
 #define CUDART_INTERNAL_H
 
 #define CUDA_ENABLE_DEPRECATED 1
+#ifdef RT_CUDA12_ABI
+/* libcudart.so.12: the calls whose arguments changed in CUDA 13 keep CUDA 13's form under
+ * CUDA 12's suffixed names; the plain names take CUDA 12's arguments (abi12.c). */
+#define cudaGraphAddDependencies cudaGraphAddDependencies_v2
+#define cudaGraphRemoveDependencies cudaGraphRemoveDependencies_v2
+#define cudaGraphGetEdges cudaGraphGetEdges_v2
+#define cudaGraphNodeGetDependencies cudaGraphNodeGetDependencies_v2
+#define cudaGraphNodeGetDependentNodes cudaGraphNodeGetDependentNodes_v2
+#define cudaStreamGetCaptureInfo cudaStreamGetCaptureInfo_v3
+#define cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
+#endif
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -39,21 +50,39 @@ cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod); /* loaded on first u
 cudaError_t rt_managed_push(void); /* __managed__ variables (managed.c): before a launch */
 void rt_managed_pull(void);        /* ... at a synchronization */
 void rt_managed_forget(void);      /* ... after cudaDeviceReset */
-/* stream capture (graph.c): whether s is capturing; recording instead of issuing */
+/* stream capture (capture.c): whether s is capturing; recording instead of issuing */
 int rt_capturing(cudaStream_t s);
 cudaError_t rt_capture_kernel(cudaStream_t s, const void *func, dim3 grid, dim3 block,
                               void **args, size_t shared);
 cudaError_t rt_capture_copy(cudaStream_t s, void *dst, const void *src, size_t n,
                             enum cudaMemcpyKind kind);
 cudaError_t rt_capture_memset(cudaStream_t s, void *p, int value, size_t n);
-cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t e);
+cudaError_t rt_capture_copy3d(cudaStream_t s, const struct cudaMemcpy3DParms *p);
+cudaError_t rt_capture_memset2d(cudaStream_t s, void *p, size_t pitch, int value,
+                                size_t width, size_t height);
+cudaError_t rt_capture_host(cudaStream_t s, cudaHostFn_t fn, void *data);
+cudaError_t rt_capture_graph(cudaStream_t s, const struct CUgraph_st *g);
+cudaError_t rt_capture_alloc(cudaStream_t s, size_t size, void **p);
+cudaError_t rt_capture_free(cudaStream_t s, void *p);
+cudaError_t rt_capture_event(cudaStream_t s, cudaEvent_t e, unsigned flags);
+void rt_capture_forget_event(cudaEvent_t e); /* recorded outside a capture (or destroyed) */
+/* cudaStreamWaitEvent: *handled = 1 when a capture took the wait */
+cudaError_t rt_capture_wait(cudaStream_t s, cudaEvent_t e, int *handled);
 cudaError_t rt_capture_sync(cudaStream_t s); /* a capturing stream cannot synchronize */
+/* graph_mem.c: whether p lies in a graph allocation (freed only with its graphs) */
+int rt_gmem_owned(const void *p);
+void rt_stream_attrs_forget(cudaStream_t s); /* streamattr.c: at cudaStreamDestroy */
 int rt_device(void);
+cudaError_t rt_valid_device(int dev); /* peer.c: cudaErrorInvalidDevice unless 0 <= dev < n */
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */
 cudaError_t rt_from(CUresult r);                     /* driver result -> runtime error */
 cudaError_t rt_function(const void *host_fun, CUfunction *fn);
+/* the host stub naming a kernel, given the stub or CUDA 13's kernel handle (register.c) */
+const void *rt_host_stub(const void *func);
 cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size);
 void rt_forget_device(int dev);                      /* after cudaDeviceReset */
+/* array3d.c: a cudaMemcpy3DParms copy with a CUDA array on either side (one slice) */
+cudaError_t rt_copy_3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async);
 CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                  cudaStream_t s, int async);         /* one copy of any kind */
 

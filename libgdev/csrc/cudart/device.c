@@ -206,6 +206,7 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
     p->sharedMemPerBlockOptin =
         (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     p->maxBlocksPerMultiProcessor = 16;
+    p->pciBusID = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev); /* libcuda's ids.c */
     return cudaSuccess;
 }
 
@@ -236,6 +237,11 @@ API cudaError_t cudaPeekAtLastError(void)
 
 #define RT_NAMES(X) \
     X(cudaSuccess) X(cudaErrorInvalidValue) X(cudaErrorMemoryAllocation) \
+    X(cudaErrorStreamCaptureUnmatched) X(cudaErrorStreamCaptureUnjoined) \
+    X(cudaErrorStreamCaptureIsolation) X(cudaErrorGraphExecUpdateFailure) \
+    X(cudaErrorPeerAccessAlreadyEnabled) X(cudaErrorPeerAccessNotEnabled) \
+    X(cudaErrorPeerAccessUnsupported) \
+    X(cudaErrorInvalidPitchValue) X(cudaErrorInvalidChannelDescriptor) \
     X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
     X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
     X(cudaErrorMissingConfiguration) X(cudaErrorInvalidMemcpyDirection) \
@@ -277,6 +283,18 @@ API const char *cudaGetErrorString(cudaError_t e)
         return "operation failed due to a previous error during capture";
     case cudaErrorStreamCaptureImplicit:
         return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorStreamCaptureUnmatched:
+        return "capture was not ended in the same stream as it began";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureIsolation:
+        return "dependency created on uncaptured work in another stream";
+    case cudaErrorGraphExecUpdateFailure:
+        return "the graph update was not performed because it included changes which "
+               "violated constraints specific to instantiated graph update";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
+    case cudaErrorPeerAccessUnsupported:
+        return "peer access is not supported between these two devices";
     default: break;
     }
     if (cuGetErrorString((CUresult)e, &s) || !s)

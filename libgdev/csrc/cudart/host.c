@@ -49,6 +49,8 @@ API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const 
 
 API cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
 {
+    if (rt_capturing(s))
+        return rt_set(rt_capture_host(s, fn, data));
     cudaError_t e = cudaStreamSynchronize(s); /* everything issued before has run */
     if (!e)
         fn(data);
@@ -141,7 +143,10 @@ API cudaError_t cudaProfilerStop(void)
 
 API cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags)
 {
-    (void)flags; /* external-event flags: nothing outside this process waits on it */
+    if (flags & ~(unsigned)cudaEventRecordExternal)
+        return rt_set(cudaErrorInvalidValue);
+    if (rt_capturing(s)) /* external: an event-record node; otherwise as cudaEventRecord */
+        return rt_set(rt_capture_event(s, e, flags));
     return cudaEventRecord(e, s);
 }
 
@@ -210,21 +215,10 @@ API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 
 /* Stream-ordered allocation: allocating at once is ordered before any later use; freeing
  * waits for the stream's work first. */
-API cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t s)
-{
-    (void)s;
-    return cudaMalloc(p, size);
-}
-
-API cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
-{
-    cudaError_t e = cudaStreamSynchronize(s);
-    return e ? e : cudaFree(p);
-}
-
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)
 {
-    (void)s; /* memset finishes on return */
-    return cudaMemset2D(p, pitch, value, width, height);
+    if (rt_capturing(s))
+        return rt_set(rt_capture_memset2d(s, p, pitch, value, width, height));
+    return cudaMemset2D(p, pitch, value, width, height); /* finishes on return */
 }

@@ -22,6 +22,8 @@ API cudaError_t cudaMalloc(void **p, size_t size)
 API cudaError_t cudaFree(void *p)
 {
     IN_CTX();
+    if (rt_gmem_owned(p)) /* back to its graph (graph_mem.c) */
+        return cudaSuccess;
     CALL(cuMemFree((CUdeviceptr)(uintptr_t)p));
 }
 
@@ -88,6 +90,17 @@ API cudaError_t cudaHostGetDevicePointer(void **pd, void *ph, unsigned int flags
     if (pd)
         *pd = (void *)(uintptr_t)d;
     CALL(r);
+}
+
+/* Every pinned buffer is mapped (it has a device address); none is portable (one handle). */
+API cudaError_t cudaHostGetFlags(unsigned int *flags, void *ph)
+{
+    CUdeviceptr d = 0;
+    IN_CTX();
+    if (!flags || !ph || cuMemHostGetDevicePointer(&d, ph, 0))
+        return rt_set(cudaErrorInvalidValue);
+    *flags = cudaHostAllocMapped;
+    return cudaSuccess;
 }
 
 API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
@@ -191,15 +204,27 @@ API cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t n, si
 API cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t n,
                                         size_t offset, enum cudaMemcpyKind kind, cudaStream_t s)
 {
-    (void)s; /* pageable either way: finishes on return */
-    return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
+    CUdeviceptr d;
+    if (rt_capturing(s)) { /* a copy node into the variable */
+        cudaError_t e = symbol_range(symbol, n, offset, &d);
+        return e ? e : rt_set(rt_capture_copy(s, (void *)(uintptr_t)d, src, n,
+                                              kind == cudaMemcpyDeviceToDevice
+                                                  ? kind : cudaMemcpyHostToDevice));
+    }
+    return cudaMemcpyToSymbol(symbol, src, n, offset, kind); /* pageable: done on return */
 }
 
 API cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t n,
                                           size_t offset, enum cudaMemcpyKind kind,
                                           cudaStream_t s)
 {
-    (void)s;
+    CUdeviceptr d;
+    if (rt_capturing(s)) { /* a copy node out of the variable */
+        cudaError_t e = symbol_range(symbol, n, offset, &d);
+        return e ? e : rt_set(rt_capture_copy(s, dst, (void *)(uintptr_t)d, n,
+                                              kind == cudaMemcpyDeviceToDevice
+                                                  ? kind : cudaMemcpyDeviceToHost));
+    }
     return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
 }
 
@@ -240,7 +265,11 @@ API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags
     CALL(cuStreamCreateWithPriority(s, flags, prio));
 }
 
-API cudaError_t cudaStreamDestroy(cudaStream_t s) { CALL(cuStreamDestroy(s)); }
+API cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    rt_stream_attrs_forget(s);
+    CALL(cuStreamDestroy(s));
+}
 
 API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
@@ -262,8 +291,10 @@ API cudaError_t cudaStreamQuery(cudaStream_t s)
 API cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
     IN_CTX();
-    if (rt_capturing(s)) /* the captured stream's own order already holds */
-        return cudaSuccess;
+    int captured;
+    cudaError_t err = rt_capture_wait(s, e, &captured);
+    if (captured)
+        return rt_set(err);
     CALL(cuStreamWaitEvent(s, e, flags));
 }
 
@@ -279,13 +310,18 @@ API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
     CALL(cuEventCreate(e, flags));
 }
 
-API cudaError_t cudaEventDestroy(cudaEvent_t e) { CALL(cuEventDestroy(e)); }
+API cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    rt_capture_forget_event(e);
+    CALL(cuEventDestroy(e));
+}
 
 API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     IN_CTX();
     if (rt_capturing(s))
-        return rt_set(rt_capture_event(s, e));
+        return rt_set(rt_capture_event(s, e, 0));
+    rt_capture_forget_event(e);
     CALL(cuEventRecord(e, s));
 }
 

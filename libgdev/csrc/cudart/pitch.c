@@ -46,6 +46,13 @@ API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, siz
                                   size_t width, size_t height, enum cudaMemcpyKind kind,
                                   cudaStream_t s)
 {
+    struct cudaMemcpy3DParms p = {
+        .srcPtr = {.ptr = (void *)src, .pitch = spitch, .xsize = width, .ysize = height},
+        .dstPtr = {.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = height},
+        .extent = {.width = width, .height = height, .depth = 1}, .kind = kind};
+    if (rt_capturing(s)) /* a 3D copy node of one slice */
+        return rt_set(width > dpitch || width > spitch ? cudaErrorInvalidPitchValue
+                                                       : rt_capture_copy3d(s, &p));
     return copy_2d(dst, dpitch, src, spitch, width, height, kind, s, 1);
 }
 
@@ -64,8 +71,7 @@ API cudaError_t cudaMemset2D(void *p, size_t pitch, int value, size_t width, siz
 }
 
 /* 3D: slices of `ysize` rows, `pitch * ysize` bytes apart (cudaPitchedPtr); a 3D copy or memset
- * is one 2D one per slice.  Linear memory only: a copy from or to a CUDA array is
- * cudaErrorNotSupported here. */
+ * is one 2D one per slice; a copy with a CUDA array is array3d.c's. */
 API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent e)
 {
     size_t pitch = 0;
@@ -88,8 +94,8 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, in
 {
     if (!p)
         return rt_set(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray)
-        return rt_set(cudaErrorNotSupported);
+    if (p->srcArray || p->dstArray) /* one slice of a 1D or 2D array (array3d.c) */
+        return rt_copy_3d_array(p, s, async);
     const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
     if (!a->ptr || !b->ptr || !a->pitch || !b->pitch ||
         (p->extent.depth > 1 && (!a->ysize || !b->ysize)))
@@ -110,6 +116,8 @@ API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
 
 API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t s)
 {
+    if (rt_capturing(s))
+        return rt_set(rt_capture_copy3d(s, p));
     return copy_3d(p, s, 1);
 }
 

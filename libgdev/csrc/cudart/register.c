@@ -140,6 +140,12 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn)
     return cudaSuccess;
 }
 
+const void *rt_host_stub(const void *func)
+{
+    struct rt_func *f = find_func(func);
+    return f ? f->host_fun : func;
+}
+
 cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size)
 {
     struct rt_var *v = NULL;

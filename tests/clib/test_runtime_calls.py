@@ -1,0 +1,54 @@
+"""Runtime calls of CUDA's samples beyond the basics (progs/rt_more_api.cu): PCI addresses,
+device choice, peer access and copies between vGPUs, kernels by host stub, bank
+configuration, driver entry points, stream attributes, the capture mode, memory pools,
+channel descriptors and pinned memory's flags; each with the errors CUDA documents, plain
+and on the ASan/UBSan build of the libraries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.clib.runner import asan_env, build_rt_program, gdev_run
+
+EXPECTED = (
+    # device N on PCI bus N + 1 (of 4 vGPUs): ids, the short form, truncation to the length
+    "pci id=0000:01:00.0 by_id=0 short=0000:04 last=3 by_short=0 prop_bus=4 attr_bus=4 "
+    "bad=cudaErrorInvalidValue none=cudaErrorInvalidDevice bad_dev=cudaErrorInvalidDevice "
+    "chosen=0 choose_null=cudaErrorInvalidValue\n"
+    # each vGPU its own address space: no peer access, none to disable
+    "peer enable=cudaErrorPeerAccessUnsupported self=cudaErrorInvalidDevice "
+    "flags=cudaErrorInvalidValue disable=cudaErrorPeerAccessNotEnabled "
+    "nodev=cudaErrorInvalidDevice p2p=0 p2p_same=cudaErrorInvalidDevice\n"
+    # peer copies: on one device, and across devices through the host
+    "peer_copy same=1 across=1 device_after=0 bad=cudaErrorInvalidDevice\n"
+    "funcs name=_Z4axpbPiiii not_kernel=cudaErrorInvalidDeviceFunction handle=1 "
+    "kernel=1,cudaErrorInvalidDeviceFunction "
+    "param1=8,4 past=cudaErrorInvalidValue bank=1 bad_bank=cudaErrorInvalidValue entry=0,0 "
+    "missing=cudaErrorSymbolNotFound,1\n"
+    "stream_attr too_big=cudaErrorInvalidValue priority=cudaErrorNotSupported ratio=0.6 "
+    "policy=3 mode=0,2\n"
+    # 1 MiB + 2 MiB from the default pool, freed; a created pool made current
+    "pools current=1 threshold=1 used=3145728 after=0 high=3145728 reset=0 "
+    "bad_high=cudaErrorInvalidValue read_only=cudaErrorInvalidValue mine=4096 "
+    "wrong_dev=cudaErrorInvalidDevice access=3,0 destroy_default=cudaErrorInvalidValue "
+    "shareable=cudaErrorNotSupported\n"
+    # a 2D array by cudaMalloc3DArray: element (2,1) is 12, (5,1) 15, (5,2) 25
+    "array3d part=12,15,25 extent=8,4,0 two_slices=cudaErrorNotSupported "
+    "deep=cudaErrorNotSupported layered=cudaErrorNotSupported\n"
+    "misc channel=32,0,2 null=cudaErrorInvalidValue host_flags=2 "
+    "not_pinned=cudaErrorInvalidValue\n")
+
+
+@pytest.fixture(scope="module")
+def rt_more_api(tmp_path_factory) -> Path:
+    return build_rt_program("rt_more_api", tmp_path_factory.mktemp("rtcalls"))
+
+
+def test_runtime_calls_answer_as_cuda_does(gdevd, rt_more_api) -> None:
+    assert gdev_run(gdevd.mount, rt_more_api) == EXPECTED
+
+
+def test_runtime_calls_under_asan_ubsan(gdevd, rt_more_api) -> None:
+    assert gdev_run(gdevd.mount, rt_more_api, asan_env()) == EXPECTED
