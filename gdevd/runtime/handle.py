@@ -22,7 +22,9 @@ awaits shown.
 **Fences.**  Async operations get Gdev fence ids: a per-context sequence that wraps from
 4095 to 1; 0 is reserved (``gsync(h, 0)`` returns at once).  A failed asynchronous operation
 (a kernel fault, an engine error) makes the context *faulted*: the error is sticky and is
-raised by every later ``gsync``/``gbarrier``/``glaunch`` of this handle only.
+raised by every later ``gsync``/``gbarrier``/``glaunch`` and synchronous copy of this handle
+only (a copy checks again once its stream's earlier work is done: the results a faulted
+kernel left are not handed out, as CUDA's memcpy after a kernel's fault fails).
 """
 
 from __future__ import annotations

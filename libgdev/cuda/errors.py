@@ -13,7 +13,7 @@ import enum
 import errno as E
 import functools
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -190,8 +190,35 @@ def api(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
-    """:func:`api` for memcpy/memset entry points (:data:`COPY_REMAP`)."""
-    return _wrap(fn, COPY_REMAP)
+    """:func:`api` for memcpy/memset entry points (:data:`COPY_REMAP`), methods of the
+    driver: a copy that fails in a faulted context fails with that context's sticky error
+    (the daemon refuses its copies, as CUDA does every call after a kernel's fault), which
+    ``gsync`` of fence 0 tells at once from a bad range's EFAULT."""
+    wrapped = _wrap(fn, COPY_REMAP)
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return wrapped(*args, **kwargs)
+        except CudaError as exc:
+            if exc.result == CUresult.CUDA_ERROR_INVALID_VALUE:
+                _sticky_of(args[0])
+            raise
+
+    wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _sticky_of(driver: Any) -> None:
+    """Raise the current context's sticky fault, if it has one (see :func:`copy_api`)."""
+    try:
+        ctx = driver._current()
+    except CudaError:
+        return
+    try:
+        ctx.backend.gsync(ctx.handle, 0)
+    except OSError as exc:
+        raise translate(exc) from exc
 
 
 def module_api(fn: Callable[P, R]) -> Callable[P, R]:

@@ -80,7 +80,8 @@ def test_madd_under_asan_ubsan(gdevd, progs) -> None:
     ("bad-free", "not an allocation"), ("unknown-kernel", "no kernel named no_such_kernel"),
     ("bad-image", "not PTX text"), ("bad-ptx", "<module>:2"),
     ("cubin", "build with PTX"), ("missing-file", "/nonexistent/module.ptx"),
-    ("illegal-address", ""), ("bad-launch", "block 2048x1x1"), ("no-context", "no current"),
+    ("illegal-address", ""), ("fault-then-copy", ""), ("bad-launch", "block 2048x1x1"),
+    ("no-context", "no current"),
 ])
 def test_error_paths(gdevd, progs, case: str, reason: str) -> None:
     res = run(build("drv_errors", progs, sanitized=True), case, str(MADD_PTX),

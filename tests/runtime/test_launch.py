@@ -101,7 +101,13 @@ def test_kernel_fault_is_sticky_for_its_context_only() -> None:
         out = np.zeros(1024, np.uint32)
         await rt.gmemcpy_from_device(good, out, vg, 4096)
         assert (out == 5).all()
-        await rt.gmemcpy_from_device(bad, bytearray(4), cb[0], 4)   # copies still work
+        # a synchronous copy of the faulted context fails the same way, as every CUDA call
+        # after a kernel's illegal access does (it would return what the kernel left)
+        for copy in (rt.gmemcpy_from_device(bad, bytearray(4), cb[0], 4),
+                     rt.gmemcpy_to_device(bad, cb[0], bytes(4), 4),
+                     rt.gmemcpy(bad, cb[0], cb[0], 4)):
+            with raises_errno(errno.EFAULT):
+                await copy
     run_system(body)
 
 

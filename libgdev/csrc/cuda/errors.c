@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda_internal.h"
 
@@ -32,9 +33,15 @@ CUresult cu_poison(CUcontext c, CUresult r)
     if (r != CUDA_ERROR_ILLEGAL_ADDRESS && r != CUDA_ERROR_LAUNCH_FAILED &&
         r != CUDA_ERROR_ASSERT)
         return r;
-    if (!c->sticky && r == CUDA_ERROR_ASSERT)
-        /* the driver prints the failing thread's assertion, as CUDA's does at the sync */
-        fprintf(stderr, "%s\n", gdev_last_error());
+    if (!c->sticky && r == CUDA_ERROR_ASSERT) {
+        /* the driver prints the failing thread's assertion, as CUDA's does at the sync:
+         * the daemon's message, without the verb before it and the errno's words after */
+        const char *m = gdev_last_error(), *from = strstr(m, ": "), *to = strrchr(m, ':');
+        if (from && to > from)
+            fprintf(stderr, "%.*s\n", (int)(to - from - 2), from + 2);
+        else
+            fprintf(stderr, "%s\n", m);
+    }
     if (!c->sticky)
         c->sticky = r;
     return r;

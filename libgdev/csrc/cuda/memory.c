@@ -227,9 +227,16 @@ API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int
     return *pdptr ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
 }
 
-/* Copies: EFAULT here is a range past its allocation, INVALID_VALUE as in CUDA. */
-static CUresult copy_result(int err)
+/* Copies: a failed one of a faulted context is that context's sticky error, as every call
+ * after a kernel's fault is in CUDA (the daemon checks before and after the copy waits for
+ * its stream; gsync of fence 0 says at once whether the context faulted, which tells its
+ * EFAULT from a range past its allocation: INVALID_VALUE, as in CUDA). */
+static CUresult copy_result(CUcontext c, int err)
 {
+    struct gdev_time zero = {0, 0, 0};
+    int fault = gsync(c->h, 0, &zero);
+    if (fault)
+        return cu_poison(c, cu_error(fault));
     return err == -EFAULT ? CUDA_ERROR_INVALID_VALUE
                           : cu_fail(cu_error(err), "%s", gdev_last_error());
 }
@@ -243,7 +250,7 @@ static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int
     int err = async ? gstream_memcpy_to_device(c->h, cu_stream_id(s), dst, src, n, &id)
                     : gmemcpy_to_device(c->h, dst, src, n);
     if (err)
-        return copy_result(err);
+        return copy_result(c, err);
     if (id)
         *cu_stream_fence(c, s) = id;
     if (!async)
@@ -260,7 +267,7 @@ static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async
     int err = async ? gstream_memcpy_from_device(c->h, cu_stream_id(s), dst, src, n, &id)
                     : gmemcpy_from_device(c->h, dst, src, n);
     if (err)
-        return copy_result(err);
+        return copy_result(c, err);
     if (id)
         *cu_stream_fence(c, s) = id;
     if (!async)
@@ -277,7 +284,7 @@ static CUresult dtod(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t n, int
     int err = async ? gstream_memcpy(c->h, cu_stream_id(s), dst, src, n, &id)
                     : gmemcpy(c->h, dst, src, n);
     if (err)
-        return copy_result(err);
+        return copy_result(c, err);
     if (id)
         *cu_stream_fence(c, s) = id;
     if (!async)
@@ -367,7 +374,7 @@ static CUresult memset_n(CUdeviceptr dst, uint32_t value, unsigned width, size_t
     for (size_t off = 0; off < bytes && !err; off += chunk)
         err = gmemcpy_to_device(c->h, dst + off, buf, bytes - off < chunk ? bytes - off : chunk);
     free(buf);
-    return err ? copy_result(err) : CUDA_SUCCESS;
+    return err ? copy_result(c, err) : CUDA_SUCCESS;
 }
 
 API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { return memset_n(d, v, 1, n); }

@@ -60,6 +60,18 @@ int main(int argc, char **argv)
         CUresult r = cuLaunchKernel(f, 4, 4, 1, 16, 16, 1, 0, NULL, params, NULL);
         rc = expect(c, r ? r : cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
         rc |= expect("sticky", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    } else if (!strcmp(c, "fault-then-copy")) {
+        /* the usual program: launch, then read the result back, no synchronization */
+        CUdeviceptr a, bad = 0xdead0000ull;
+        unsigned out[4];
+        cuModuleLoad(&mod, madd);
+        cuModuleGetFunction(&f, mod, "add");
+        cuMemAlloc(&a, n * n * 4);
+        void *params[] = {&a, &a, &bad, &n};
+        CUresult r = cuLaunchKernel(f, 4, 4, 1, 16, 16, 1, 0, NULL, params, NULL);
+        rc = expect(c, r ? r : cuMemcpyDtoH(out, a, sizeof out), CUDA_ERROR_ILLEGAL_ADDRESS);
+        rc |= expect("sticky", cuMemcpyHtoD(a, out, sizeof out), CUDA_ERROR_ILLEGAL_ADDRESS);
+        rc |= expect("sticky", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     } else if (!strcmp(c, "bad-launch")) {
         cuModuleLoad(&mod, madd);
         cuModuleGetFunction(&f, mod, "add");
