@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_cvt,
     ops_float,
     ops_int,
+    ops_mbarrier,
     ops_mem,
     ops_simd,
     ops_surf,
@@ -64,7 +65,7 @@ class Block:
     labels: list[str] = field(default_factory=list)
 
 
-_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma"}
+_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma", "elect"}
 
 
 def warp_collective(blk: Block) -> bool:
