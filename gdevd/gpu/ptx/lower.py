@@ -19,7 +19,7 @@ A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::1
 
 sm_90's packed 16-bit integer arithmetic (``add.u16x2`` ...) is lowered too (packed16.py),
 16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py), bf16
-arithmetic (bf16arith.py) and f16 ``fma.relu`` (relu16.py).
+arithmetic (bf16arith.py), f16 ``fma.relu`` (relu16.py) and ``cvt`` to tf32 (tf32.py).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .errors import PtxError
 from .packed16 import is_packed16, lower_packed16
 from .relu16 import is_relu16, lower_relu16
 from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sink, Sym, Vec
+from .tf32 import is_tf32, lower_tf32
 
 _WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
 
@@ -47,7 +48,7 @@ def lower(ast: ModuleAst, name: str) -> ModuleAst:
 
 # (is it one, its lowering(fn, instruction, Fresh, module name)) for the lowerings beside cp.async
 _LOWERINGS = ((is_packed16, lower_packed16), (is_atom16, lower_atom16),
-              (is_bf16_arith, lower_bf16), (is_relu16, lower_relu16))
+              (is_bf16_arith, lower_bf16), (is_relu16, lower_relu16), (is_tf32, lower_tf32))
 
 
 class Fresh:

@@ -122,7 +122,7 @@ def _control(ins: Ins, instr: Instr):
     return None
 
 
-BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}
+BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma"}
 
 
 def decode_instr(instr: Instr, ctx):
