@@ -180,3 +180,12 @@ def test_cvt_to_tf32(engine, mode):
 def test_malformed_forms_are_refused_at_load(form):
     with pytest.raises(PtxError):
         load_module(kernel_text(["u32"], "u32", form + "mov.u32 %y, 0;"), "bad")
+
+
+@pytest.mark.parametrize("engine", ["jit"], indirect=True)
+def test_the_compiled_engine_translates_every_wmma_kernel(engine):
+    for name in ("wmma_types", "wmma"):
+        mod = load(name)
+        mod.start_compile(wait=True)
+        assert {k: mod.jit.engine_of(k) for k in mod.kernels} == \
+            dict.fromkeys(mod.kernels, "jit"), mod.jit.compiled.rejected

@@ -11,9 +11,10 @@ The elements are packed into the PTX registers in that order: two ``.f16``/``.bf
 
 Arithmetic (one result per element, independent of the order a GPU would use):
 
-* ``.f16`` inputs: products and sums in float32 (numpy's matmul), then the accumulator type;
-* ``.bf16`` and ``.tf32``: every product is exact (8 or 11 significant bits a factor), the K
-  products and C are summed in float64 in k order and rounded once to float32.  A ``.tf32``
+* ``.f16``, ``.bf16`` and ``.tf32``: every product is exact in float64 (11, 8 or 11
+  significant bits a factor), C plus the K products is summed in float64 in k order and
+  rounded once to the accumulator type (a GPU's fp32 accumulation rounds more often: results
+  here are at least as accurate, and the same on both engines).  A ``.tf32``
   element is the ``.f32`` bit pattern with its low 13 bits ignored, as the tensor cores read
   it (truncation; programs round first with ``cvt.rna.tf32.f32``, see tf32.py);
 * ``.s8``/``.u8``: exact in 64-bit integers, then wrapped to ``.s32``, or clamped to its range
@@ -81,36 +82,29 @@ def unpack(regs: list, f: Frag, n: int) -> np.ndarray:
 
 
 def values(elems: np.ndarray, elem: str) -> np.ndarray:
-    """Elements as the numbers ``mma`` computes with (float64, or int64 for integers; float32
-    for the .f16 path)."""
+    """Elements as the numbers ``mma`` computes with: float64 (exact for every float type),
+    int64 for the integers."""
     if elem == "bf16":
         return (elems.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     if elem == "tf32":
         return (elems & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     if elem in ("s8", "u8", "s32"):
         return elems.astype(np.int64)
-    return elems.astype(np.float32 if elem in ("f16", "f32") else np.float64)
+    return elems.astype(np.float64)
 
 
 def multiply(am, bm, cm, ab: str, d: str, satfinite: bool) -> np.ndarray:
     """D = A x B + C per warp (arrays (warps, rows, cols) from :func:`values`), as the
     module docstring says; returns D in the memory dtype of ``d``."""
-    if ab == "f16":
-        out = np.matmul(am.astype(np.float32), bm.astype(np.float32)) + cm.astype(np.float32)
-    elif ab in ("s8", "u8"):
+    if ab in ("s8", "u8"):
         acc = np.matmul(am, bm) + cm
         if satfinite:
             acc = np.clip(acc, -2**31, 2**31 - 1)
         return acc.astype(np.int64).astype(np.uint32).view(np.int32)
-    elif ab == "f64":
-        out = cm.astype(np.float64)
-        for k in range(am.shape[2]):
-            out = fma_f64(am[:, :, k, None], bm[:, None, k, :], out)
-    else:
-        acc = cm.astype(np.float64)
-        for k in range(am.shape[2]):
-            acc = acc + am[:, :, k, None] * bm[:, None, k, :]
-        out = acc
+    out = cm.astype(np.float64)
+    for k in range(am.shape[2]):
+        a, b = am[:, :, k, None], bm[:, None, k, :]
+        out = fma_f64(a, b, out) if ab == "f64" else out + a * b     # a * b is exact
     with np.errstate(over="ignore"):
         res = out.astype(MEM_DT[d])
     if satfinite:

@@ -17,7 +17,7 @@ import re
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
-from . import floatfns, halfops, intops, mbarops, memops, setops, simdops, texops, warpops  # noqa: F401  (registering the translators)
+from . import floatfns, halfops, intops, mbarops, memops, setops, simdops, texops, warpops, wmmaops  # noqa: F401  (registering the translators)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start
