@@ -126,8 +126,8 @@ def _mma(ins: Ins):
     shape = _shape(ins)
     fa, fb, fc, fd = (frag(k, shape, e) for k, e in (("a", ab), ("b", ab), ("c", tc),
                                                      ("d", td)))
-    if fa is None or fc is None or fd is None or (ab in ("s8", "u8")) != (td == "s32") or \
-            tc != td and ab != "f16":
+    if fa is None or fb is None or fc is None or fd is None or \
+            (ab in ("s8", "u8")) != (td == "s32") or tc != td and ab != "f16":
         raise ins.fail(f"no wmma.mma .{td}.{ab}.{tc} of shape {shape}")
     if ("rn" in ins.flags) != (ab == "f64"):
         raise ins.fail(".rn goes with (and only with) .f64 wmma.mma")

@@ -38,7 +38,7 @@ _AB_TYPES = {"m16n16k8": {"tf32"}, "m8n8k4": {"f64"}}
 _CD_TYPES = {"m16n16k8": {"f32"}, "m8n8k4": {"f64"}}
 _AB_DEFAULT, _CD_DEFAULT = {"f16", "bf16", "s8", "u8"}, {"f16", "f32", "s32"}
 # element type -> its dtype in memory (tf32 and bf16 as raw bits)
-MEM_DT = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
+MEM_DT: dict[str, np.dtype] = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
           "tf32": np.dtype(np.uint32), "s8": np.dtype(np.int8), "u8": np.dtype(np.uint8),
           "f32": np.dtype(np.float32), "s32": np.dtype(np.int32),
           "f64": np.dtype(np.float64)}
@@ -70,13 +70,13 @@ def frag(kind: str, shape_name: str, elem: str) -> Frag | None:
 
 def pack(vals: np.ndarray, f: Frag) -> np.ndarray:
     """Elements (n, per_lane) of the memory dtype -> register bits (n, nregs)."""
-    reg_dt = np.uint64 if f.reg_t == "b64" else np.uint32
+    reg_dt = np.dtype(np.uint64 if f.reg_t == "b64" else np.uint32)
     return np.ascontiguousarray(vals.astype(f.mem_dt, copy=False)).view(reg_dt)
 
 
 def unpack(regs: list, f: Frag, n: int) -> np.ndarray:
     """Register bits (one array per register) -> elements (n, per_lane) of the memory dtype."""
-    reg_dt = np.uint64 if f.reg_t == "b64" else np.uint32
+    reg_dt = np.dtype(np.uint64 if f.reg_t == "b64" else np.uint32)
     cols = [np.broadcast_to(np.asarray(r, reg_dt), (n,)) for r in regs]
     return np.ascontiguousarray(np.stack(cols, axis=1)).view(f.mem_dt)
 
