@@ -131,9 +131,16 @@ def _mma(ins: Ins):
         raise ins.fail(f"no wmma.mma .{td}.{ab}.{tc} of shape {shape}")
     if ("rn" in ins.flags) != (ab == "f64"):
         raise ins.fail(".rn goes with (and only with) .f64 wmma.mma")
-    sat = "satfinite" in ins.flags
     ins.nargs(4)
     regs = [_regs(ins, ins.args[k], f.nregs) for k, f in enumerate((fd, fa, fb, fc))]
+    return mma_binder(regs, (fa, fb, fc, fd), ab, td, "satfinite" in ins.flags)
+
+
+def mma_binder(regs: list, frags: tuple, ab: str, td: str, sat: bool):
+    """The binder of D = A x B + C per warp for ``wmma.mma`` and ``mma.sync``: ``regs`` the
+    register lists of D, A, B, C; ``frags`` the fragments of A, B, C, D (their tables say
+    where each lane's elements sit); arithmetic as :func:`wmma_frag.multiply`."""
+    fa, fb, fc, fd = frags
 
     def gather(bits, f: Frag, key, lane, nwarps):
         vals = values(unpack(bits, f, key.size), f.elem)

@@ -18,8 +18,10 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_cvt,
     ops_float,
     ops_int,
+    ops_matrix,
     ops_mbarrier,
     ops_mem,
+    ops_mma,
     ops_simd,
     ops_surf,
     ops_tex,
@@ -65,7 +67,8 @@ class Block:
     labels: list[str] = field(default_factory=list)
 
 
-_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma", "elect"}
+_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma", "elect", "mma", "ldmatrix",
+               "stmatrix", "movmatrix"}
 
 
 def warp_collective(blk: Block) -> bool:
@@ -122,7 +125,7 @@ def _control(ins: Ins, instr: Instr):
     return None
 
 
-BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma"}
+BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma", "mma"}
 
 
 def decode_instr(instr: Instr, ctx):

@@ -47,15 +47,18 @@ MEM_DT: dict[str, np.dtype] = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.
 class Frag:
     """Layout of one fragment: ``rows x cols`` matrix, ``per_lane`` elements in ``nregs``
     registers read and written as ``reg_t`` bits, ``table[lane]`` the lane's row-major
-    element indices."""
+    element indices (WMMA's, see above, unless ``table`` gives them: mma.sync's)."""
 
-    def __init__(self, kind: str, shape, elem: str) -> None:
+    def __init__(self, kind: str, shape, elem: str, table: np.ndarray | None = None) -> None:
         m, n, k = shape
         self.kind, self.elem = kind, elem
         self.rows, self.cols = {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[kind]
         size = self.rows * self.cols
-        self.per_lane = 16 if elem == "f16" and kind in "ab" else size // 32
-        self.table = (np.arange(32)[:, None] * self.per_lane + np.arange(self.per_lane)) % size
+        if table is None:
+            self.per_lane = 16 if elem == "f16" and kind in "ab" else size // 32
+            table = (np.arange(32)[:, None] * self.per_lane + np.arange(self.per_lane)) % size
+        self.per_lane = table.shape[1]
+        self.table = table
         self.mem_dt = MEM_DT[elem]
         self.reg_t = "b64" if elem == "f64" else "b32"
         self.nregs = self.per_lane * self.mem_dt.itemsize // (8 if elem == "f64" else 4)

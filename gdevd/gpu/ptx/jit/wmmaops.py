@@ -1,20 +1,22 @@
 """Translation of ``wmma`` (:mod:`gdevd.gpu.ptx.ops_wmma`, layout and arithmetic in
-:mod:`gdevd.gpu.ptx.wmma_frag`) to C.
+:mod:`gdevd.gpu.ptx.wmma_frag`) and ``mma.sync`` (:mod:`gdevd.gpu.ptx.ops_mma`) to C.
 
 ``wmma.load``/``wmma.store`` are *ordered* statements: each lane, in lane order, resolves
 the address of every element of its share of the fragment (lane l holds logical elements
 ``l*E ..`` modulo the matrix size) through the access's pointer function, with the
 interpreter's faults, and moves the bytes between memory and its registers.
-``wmma.mma`` is *raw*: it gathers each warp's A, B and C from the executing lanes'
-registers (elements no lane holds are 0, later lanes overwrite earlier ones, as the
-interpreter's fancy indexing does), computes D element by element in the interpreter's
-order (C plus the exact products in k order in double, or ``fma`` for ``.f64``, or 64-bit
-integers) and scatters D back to every executing lane.
+``wmma.mma`` and ``mma.sync`` are *raw*: they gather each warp's A, B and C from the
+executing lanes' registers through each fragment's table of element positions (elements
+no lane holds are 0, later lanes overwrite earlier ones, as the interpreter's fancy
+indexing does), compute D element by element in the interpreter's order (C plus the exact
+products in k order in double, or ``fma`` for ``.f64``, or 64-bit integers) and scatter D
+back to every executing lane.
 """
 
 from __future__ import annotations
 
 from ..errors import PtxError
+from ..ops_mma import mma_form
 from ..ops_wmma import _frag_of, _mma_types, _shape
 from ..syntax import Addr, Imm, Reg, Vec
 from ..wmma_frag import frag
@@ -90,7 +92,13 @@ def _memory(ins, ops, load: bool) -> str:
             (f"{loop} {regs_c} }}" if load else f"{regs_c} {loop} }}"))
 
 
-def _gather(ops, regs, f, name: str) -> str:
+def _table(f, name: str) -> str:
+    """A static table ``name`` of each lane's element positions (row-major in its matrix)."""
+    return (f"static const uint16_t {name}[{32 * f.per_lane}] = "
+            f"{{ {', '.join(str(int(x)) for x in f.table.ravel())} }};")
+
+
+def _gather(ops, regs, f, name: str, table: str) -> str:
     """C for lane i: its registers' elements into the warp's matrix ``name``."""
     rsz, sz = (8 if f.reg_t == "b64" else 4), f.mem_dt.itemsize
     ut = "uint64_t" if rsz == 8 else "uint32_t"
@@ -98,42 +106,53 @@ def _gather(ops, regs, f, name: str) -> str:
                     for k, r in enumerate(regs))
     return (f"{{ uint8_t w_[{f.nregs * rsz}]; {fill} for (int e_ = 0; e_ < {f.per_lane}; "
             f"e_++) {{ uint64_t q_ = 0; memcpy(&q_, w_ + e_ * {sz}, {sz}); "
-            f"{name}[i >> 5][((i & 31) * {f.per_lane} + e_) % {f.rows * f.cols}] = "
-            f"{_VALUE[f.elem]}; }} }}")
+            f"{name}[i >> 5][{table}[(i & 31) * {f.per_lane} + e_]] = {_VALUE[f.elem]}; }} }}")
 
 
 def _mma(ins, ops):
     ab, tc, td = _checked(_mma_types, ins)
     shape = _checked(_shape, ins)
-    fa, fb, fc, fd = (frag(k, shape, e) for k, e in (("a", ab), ("b", ab), ("c", tc),
-                                                     ("d", td)))
-    if None in (fa, fb, fc, fd) or len(ins.args) != 4:
+    frags = tuple(frag(k, shape, e) for k, e in (("a", ab), ("b", ab), ("c", tc), ("d", td)))
+    if None in frags or len(ins.args) != 4:
         raise Unsupported("wmma.mma form")
-    regs = [_regs(ins.args[k], f.nregs) for k, f in enumerate((fd, fa, fb, fc))]
+    regs = [_regs(ins.args[k], f.nregs) for k, f in enumerate((frags[3], *frags[:3]))]
+    return "raw", mma_c(ops, regs, frags, ab, td, "satfinite" in ins.flags)
+
+
+@tr("mma")
+def t_mma(ins, ops):
+    """mma.sync.aligned (every form the interpreter decodes, :mod:`ops_mma`)."""
+    regs, frags, ta, td, sat = _checked(mma_form, ins)
+    return "raw", mma_c(ops, regs, frags, ta, td, sat)
+
+
+def mma_c(ops, regs, frags, ab: str, td: str, sat: bool) -> str:
+    """C of D = A x B + C per warp (``regs``: D, A, B, C; ``frags``: A, B, C, D)."""
+    fa, fb, fc, fd = frags
     m, n, k = fa.rows, fb.cols, fa.cols
     num = "int64_t" if ab in ("s8", "u8") else "double"
     step = "x_ = fma(A_[w_][r_ * K_ + k_], B_[w_][k_ * N_ + c_], x_);" if ab == "f64" else \
         "x_ += A_[w_][r_ * K_ + k_] * B_[w_][k_ * N_ + c_];"
     clamp = ("if (x_ > 2147483647) x_ = 2147483647; if (x_ < -2147483648ll) x_ = -2147483648ll;"
-             if td == "s32" and "satfinite" in ins.flags else "")
-    sat = _SAT[td] if "satfinite" in ins.flags else ""
+             if td == "s32" and sat else "")
     dsz, drsz = fd.mem_dt.itemsize, 8 if fd.reg_t == "b64" else 4
     dut = "uint64_t" if drsz == 8 else "uint32_t"
     scatter = " ".join(f"{{ {dut} v_; memcpy(&v_, w_ + {j * drsz}, {drsz}); "
                        f"{ops.wr(r, fd.reg_t, 'v_')} }}" for j, r in enumerate(regs[0]))
-    return "raw", (
-        f"{{ enum {{ M_ = {m}, N_ = {n}, K_ = {k} }}; "
+    tables = " ".join(_table(f, f"T{x}_") for f, x in zip(frags, "ABCD", strict=True))
+    return (
+        f"{{ enum {{ M_ = {m}, N_ = {n}, K_ = {k} }}; {tables} "
         f"static __thread {num} A_[32][M_ * K_], B_[32][K_ * N_], C_[32][M_ * N_]; "
         f"static __thread uint64_t D_[32][M_ * N_]; uint8_t on_[32] = {{0}}; "
         f"LOOP(on_[i >> 5] = 1;); for (int w_ = 0; w_ < 32; w_++) if (on_[w_]) {{ "
         f"memset(A_[w_], 0, sizeof A_[w_]); memset(B_[w_], 0, sizeof B_[w_]); "
         f"memset(C_[w_], 0, sizeof C_[w_]); }} "
-        f"LOOP({_gather(ops, regs[1], fa, 'A_')} {_gather(ops, regs[2], fb, 'B_')} "
-        f"{_gather(ops, regs[3], fc, 'C_')}); "
+        f"LOOP({_gather(ops, regs[1], fa, 'A_', 'TA_')} {_gather(ops, regs[2], fb, 'B_', 'TB_')} "
+        f"{_gather(ops, regs[3], fc, 'C_', 'TC_')}); "
         f"for (int w_ = 0; w_ < 32; w_++) if (on_[w_]) for (int r_ = 0; r_ < M_; r_++) "
         f"for (int c_ = 0; c_ < N_; c_++) {{ {num} x_ = C_[w_][r_ * N_ + c_]; "
-        f"for (int k_ = 0; k_ < K_; k_++) {step} {clamp} uint64_t b_ = {_BITS[td]}; {sat} "
-        f"D_[w_][r_ * N_ + c_] = b_; }} "
+        f"for (int k_ = 0; k_ < K_; k_++) {step} {clamp} uint64_t b_ = {_BITS[td]}; "
+        f"{_SAT[td] if sat else ''} D_[w_][r_ * N_ + c_] = b_; }} "
         f"LOOP(uint8_t w_[{fd.nregs * drsz}]; for (int e_ = 0; e_ < {fd.per_lane}; e_++) {{ "
-        f"uint64_t b_ = D_[i >> 5][((i & 31) * {fd.per_lane} + e_) % (M_ * N_)]; "
+        f"uint64_t b_ = D_[i >> 5][TD_[(i & 31) * {fd.per_lane} + e_]]; "
         f"memcpy(w_ + e_ * {dsz}, &b_, {dsz}); }} {scatter}); }}")
