@@ -11,7 +11,8 @@ Usage::
         kernels/*.ptx
 
 ``--build-corpus`` first compiles ``scripts/ptx_corpus/*.cu`` (varied CUDA written to cover what
-real suites use) with ``nvcc -ptx -arch=compute_75 -O3`` into ``build/ptx-corpus/`` (git-ignored;
+real suites use) with ``nvcc -ptx -arch=compute_75 -O3`` (``ARCH``: compute_80/90 for the files
+that need it) into ``build/ptx-corpus/`` (git-ignored;
 fast-math variants as ``*.fastmath.ptx``) and surveys those files too. ``--engine`` probes
 the PTX engine (``gdevd.gpu.ptx.load_module``): which files it loads, and which opcodes and
 constructs it rejects (a rejected line is blanked and the file reloaded, until it loads), and
@@ -32,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS_SRC = ROOT / "scripts" / "ptx_corpus"
 CORPUS_OUT = ROOT / "build" / "ptx-corpus"
 FAST_MATH = ("float_math", "samples", "double_math")
+# files built for a newer virtual architecture than compute_75 (what they use needs it)
+ARCH = {"async_barrier": "compute_90", "wmma_types": "compute_80"}
 
 PREAMBLE = """# PTX coverage: what nvcc emits
 
@@ -213,7 +216,8 @@ def build_corpus(nvcc: str = "nvcc") -> list[Path]:
             variants.append((src.stem + ".fastmath.ptx", ["--use_fast_math"]))
         for name, extra in variants:
             dst = CORPUS_OUT / name
-            cmd = [nvcc, "-ptx", "-arch=compute_75", "-O3", *extra, "-o", str(dst), str(src)]
+            arch = ARCH.get(src.stem, "compute_75")
+            cmd = [nvcc, "-ptx", f"-arch={arch}", "-O3", *extra, "-o", str(dst), str(src)]
             subprocess.run(cmd, check=True)
             out.append(dst)
     return out

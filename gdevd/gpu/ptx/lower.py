@@ -19,7 +19,7 @@ A guarded ``cp.async`` runs behind a branch on its guard.  Cache hints (``.L2::1
 
 sm_90's packed 16-bit integer arithmetic (``add.u16x2`` ...) is lowered too (packed16.py),
 16-bit atomics (``atomicAdd`` of ``__half``/``__nv_bfloat16``, atom16.py), bf16
-arithmetic (bf16arith.py) and f16 ``fma.relu`` (relu16.py).
+arithmetic (bf16arith.py), f16 ``fma.relu`` (relu16.py) and ``cvt`` to tf32 (tf32.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from .bf16arith import is_bf16_arith, lower_bf16
 from .errors import PtxError
 from .packed16 import is_packed16, lower_packed16
 from .relu16 import is_relu16, lower_relu16
-from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sym, Vec
+from .syntax import Addr, Function, Imm, Instr, Label, ModuleAst, Reg, Sink, Sym, Vec
+from .tf32 import is_tf32, lower_tf32
 
 _WAITS = ("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all")
 
@@ -47,7 +48,7 @@ def lower(ast: ModuleAst, name: str) -> ModuleAst:
 
 # (is it one, its lowering(fn, instruction, Fresh, module name)) for the lowerings beside cp.async
 _LOWERINGS = ((is_packed16, lower_packed16), (is_atom16, lower_atom16),
-              (is_bf16_arith, lower_bf16), (is_relu16, lower_relu16))
+              (is_bf16_arith, lower_bf16), (is_relu16, lower_relu16), (is_tf32, lower_tf32))
 
 
 class Fresh:
@@ -84,9 +85,22 @@ def _lower_body(fn: Function, name: str) -> list:
             out += low(fn, s, new, name)
         elif not isinstance(s, Instr) or not s.opcode.startswith("cp.async"):
             out.append(s)
+        elif s.opcode.startswith("cp.async.mbarrier.arrive"):
+            out.append(_copy_arrive(s))
         elif not s.opcode.startswith(_WAITS):
             out += _copy(fn, s, new.count, name)
     return out
+
+
+def _copy_arrive(s: Instr) -> Instr:
+    """``cp.async.mbarrier.arrive[.noinc]``: the thread's copies are already done, so the
+    arrive-on happens now.  ``.noinc`` counts toward the expected arrivals (an ``arrive``);
+    without it the pending count was first raised by one, so the pair changes nothing but
+    the address must still name an mbarrier (an ``expect_tx`` of 0 checks it)."""
+    space = ".shared" if any(m.startswith("shared") for m in s.opcode.split(".")) else ""
+    if "noinc" in s.opcode.split("."):
+        return Instr(f"mbarrier.arrive{space}.b64", [Sink(), *s.args], s.line, s.guard)
+    return Instr(f"mbarrier.expect_tx{space}.b64", [*s.args, Imm(0)], s.line, s.guard)
 
 
 def _temp(fn: Function, fresh, t: str) -> Reg:

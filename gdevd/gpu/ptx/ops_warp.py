@@ -1,4 +1,5 @@
-"""Warp-level operations: shfl.sync, vote.sync, activemask, bar.warp.sync, match.sync.
+"""Warp-level operations: shfl.sync, vote.sync, activemask, bar.warp.sync, match.sync,
+elect.sync.
 
 A warp is 32 consecutive threads of a block in linear thread order (the last one may be
 partial).  The member mask is taken to be the set of lanes executing the instruction.
@@ -233,5 +234,34 @@ def dec_redux(ins: Ins):
             rest[first] = False
             fn.at(acc, key[rest], v[rest])
             w(idx, acc[key].astype(dt))
+        return run
+    return bind
+
+
+@op("elect")
+def dec_elect(ins: Ins):
+    """Decoder of ``elect.sync d|p, membermask``: per warp, the lowest executing lane whose
+    bit is in its member mask leads (``p`` true for it alone; ``d`` its lane id, 0 when no
+    lane qualifies)."""
+    ins.only({"sync"})
+    ins.nargs(2)
+    dst = ins.args[0]
+    d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
+    mask = ins.src(1)
+
+    def bind(env):
+        wd, wp, rm = env.wr(d, "u32"), env.wr(p, "pred"), env.rd(mask, "b32")
+        lane_all, _, _, key_all, nwarps = warp_info(env)
+
+        def run(idx):
+            sel = slice(None) if idx is None else idx
+            key, lane = key_all[sel], lane_all[sel]
+            m = np.broadcast_to(np.asarray(rm(idx), np.uint32), key.shape)
+            inside = ((m >> lane.astype(np.uint32)) & np.uint32(1)) != 0
+            leader = np.full(nwarps, 32, np.int64)
+            np.minimum.at(leader, key[inside], lane[inside])
+            lead = leader[key]
+            wd(idx, np.where(lead < 32, lead, 0).astype(np.uint32))
+            wp(idx, lane == lead)
         return run
     return bind

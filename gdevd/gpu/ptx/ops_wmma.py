@@ -1,11 +1,12 @@
-"""Warp matrix multiply-accumulate (tensor cores): wmma.load, wmma.mma, wmma.store for
-.f16 inputs with .f16/.f32 accumulators, shapes m16n16k16, m32n8k16 and m8n32k16.
+"""Warp matrix multiply-accumulate (tensor cores): ``wmma.load``, ``wmma.mma`` and
+``wmma.store`` for ``.f16``, ``.bf16``, ``.tf32``, ``.s8``/``.u8`` and ``.f64`` inputs with
+their ``.f16``/``.f32``/``.s32``/``.f64`` accumulators, shapes m16n16k16, m32n8k16,
+m8n32k16, m16n16k8 (tf32) and m8n8k4 (f64), in the generic, ``.global`` or ``.shared``
+state space.
 
-Fragments are opaque in PTX, so the engine picks its own layout: a lane holds consecutive
-elements of the fragment's matrix in row-major *logical* order (lane l of an A fragment
-holds elements l*16 .. l*16+15 of the M x K matrix, modulo its size; accumulators hold 8
-elements per lane).  Loads and stores translate between memory layout (row/col, stride)
-and that order, so ``mma`` only gathers each warp's matrices, multiplies in float32 and
+The fragment layout and the arithmetic are :mod:`wmma_frag`'s.  Loads and stores translate
+between memory layout (``.row``/``.col``, stride in elements, default the matrix's width or
+height) and that layout, so ``mma`` only gathers each warp's matrices, multiplies and
 scatters the result.  The instructions are warp-collective: all 32 lanes must execute them.
 """
 
@@ -16,24 +17,17 @@ import numpy as np
 from .decode import Ins, op
 from .ops_mem import addr_reader, space_of
 from .syntax import Addr, Imm, Reg, Vec
+from .wmma_frag import SHAPES, Frag, frag, multiply, pack, unpack, values
 
-SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16)}
+_ALLOWED = {"load", "store", "mma", "a", "b", "c", "d", "sync", "aligned", "row", "col",
+            "global", "shared", "shared::cta", "satfinite", "rn", "tf32", *SHAPES}
 
 
-def _shape(ins: Ins):
+def _shape(ins: Ins) -> str:
     found = [m for m in ins.mods if m in SHAPES]
     if len(found) != 1:
         raise ins.fail("unsupported wmma shape")
-    return SHAPES[found[0]]
-
-
-def frag_layout(kind: str, shape, acc_type: str = "f32"):
-    """(rows, cols, elements per lane, index table (32, E) into the row-major matrix)."""
-    m, n, k = shape
-    rows, cols = {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[kind]
-    per_lane = 16 if kind in ("a", "b") else 8
-    table = (np.arange(32)[:, None] * per_lane + np.arange(per_lane)) % (rows * cols)
-    return rows, cols, per_lane, table
+    return found[0]
 
 
 def _regs(ins: Ins, operand, count: int) -> list:
@@ -52,147 +46,123 @@ def _lane_info(env, idx):
 @op("wmma")
 def dec_wmma(ins: Ins):
     """Decoder of ``wmma`` (see the module docstring)."""
+    ins.only(_ALLOWED)
     if "load" in ins.flags:
-        return _load(ins)
+        return _memory(ins, load=True)
     if "store" in ins.flags:
-        return _store(ins)
+        return _memory(ins, load=False)
     if "mma" in ins.flags:
         return _mma(ins)
     raise ins.fail("unsupported wmma operation")
 
 
-def _frag_kind(ins: Ins) -> str:
+def _frag_of(ins: Ins, load: bool) -> Frag:
     kinds = [k for k in ("a", "b", "c", "d") if k in ins.flags]
-    if len(kinds) != 1:
-        raise ins.fail("wmma.load/store needs one of .a/.b/.c (.d for store)")
-    return kinds[0]
+    if len(kinds) != 1 or (kinds[0] == "d") == load:
+        raise ins.fail("wmma.load needs one of .a/.b/.c, wmma.store needs .d")
+    elem = "tf32" if "tf32" in ins.flags else ins.type()
+    f = frag(kinds[0], _shape(ins), elem)
+    if f is None:
+        raise ins.fail(f"no .{elem} {kinds[0].upper()} fragments of shape {_shape(ins)}")
+    return f
 
 
-def _mem_args(ins: Ins, kind: str):
-    t = ins.type()
-    if t not in ("f16", "f32"):
-        raise ins.fail("only .f16/.f32 wmma fragments are supported")
-    if kind in ("a", "b") and t != "f16":
-        raise ins.fail("A/B fragments must be .f16")
-    layout = "col" if "col" in ins.flags else "row"
-    rows, cols, per_lane, table = frag_layout(kind, _shape(ins))
-    nregs = per_lane // 2 if t == "f16" else per_lane
-    return t, layout, rows, cols, per_lane, table, nregs
-
-
-def _addresses(env, idx, ra, rs, layout, rows, cols, table, esize):
+def _addresses(env, idx, ra, rs, layout: str, f: Frag):
     """Per lane and element: byte addresses of the fragment elements."""
     lanes, lane, _ = _lane_info(env, idx)
-    elems = table[lane]                         # (n, E) row-major logical indices
-    r, c = elems // cols, elems % cols
+    elems = f.table[lane]                       # (n, E) row-major logical indices
+    r, c = elems // f.cols, elems % f.cols
     stride = np.asarray(rs(idx)).astype(np.int64).reshape(-1, 1)
     off = (r * stride + c) if layout == "row" else (c * stride + r)
     base = np.asarray(ra(idx)).astype(np.uint64).reshape(-1, 1)
-    return lanes, base + (off * esize).astype(np.uint64)
+    return lanes, base + (off * f.mem_dt.itemsize).astype(np.uint64)
 
 
-def _default_stride(kind: str, layout: str, rows: int, cols: int) -> int:
-    return cols if layout == "row" else rows
-
-
-def _load(ins: Ins):
-    kind = _frag_kind(ins)
-    t, layout, rows, cols, per_lane, table, nregs = _mem_args(ins, kind)
+def _memory(ins: Ins, load: bool):
+    f = _frag_of(ins, load)
+    layout = "col" if "col" in ins.flags else "row"
     ins.nargs(2, 3)
-    dests = _regs(ins, ins.args[0], nregs)
-    addr = ins.args[1]
+    regs = _regs(ins, ins.args[0 if load else 1], f.nregs)
+    addr = ins.args[1 if load else 0]
     if not isinstance(addr, Addr):
         raise ins.fail("expected a memory operand")
     stride_op = ins.src(2) if len(ins.args) == 3 else \
-        Imm(_default_stride(kind, layout, rows, cols))
-    space = space_of(ins)
-    space = "global" if space == "const" else space
-    dt = np.dtype(np.float16 if t == "f16" else np.float32)
+        Imm(f.cols if layout == "row" else f.rows)
+    space = "shared" if "shared::cta" in ins.flags else space_of(ins)
 
     def bind(env):
         ra, rs = addr_reader(env, addr), env.rd(stride_op, "u32")
-        ws = [env.wr(d, "b32" if t == "f16" else "f32") for d in dests]
+        io = [(env.wr if load else env.rd)(r, f.reg_t) for r in regs]
 
         def run(idx):
-            lanes, va = _addresses(env, idx, ra, rs, layout, rows, cols, table, dt.itemsize)
+            lanes, va = _addresses(env, idx, ra, rs, layout, f)
             n, e = va.shape
-            vals = env.mem.load(space, va.ravel(), np.repeat(lanes, e), dt, 1).reshape(n, e)
-            if t == "f16":
-                vals = np.ascontiguousarray(vals).view(np.uint32)   # pairs of halves
-            for k, w in enumerate(ws):
-                w(idx, vals[:, k])
+            if load:
+                vals = env.mem.load(space, va.ravel(), np.repeat(lanes, e), f.mem_dt, 1)
+                bits = pack(vals.reshape(n, e), f)
+                for k, w in enumerate(io):
+                    w(idx, bits[:, k])
+            else:
+                vals = unpack([r(idx) for r in io], f, n).reshape(n * e, 1)
+                env.mem.store(space, va.ravel(), np.repeat(lanes, e), vals)
         return run
     return bind
 
 
-def _store(ins: Ins):
-    if "d" not in ins.flags:
-        raise ins.fail("wmma.store needs .d")
-    t, layout, rows, cols, per_lane, table, nregs = _mem_args(ins, "d")
-    ins.nargs(2, 3)
-    addr = ins.args[0]
-    if not isinstance(addr, Addr):
-        raise ins.fail("expected a memory operand")
-    srcs = _regs(ins, ins.args[1], nregs)
-    stride_op = ins.src(2) if len(ins.args) == 3 else Imm(cols if layout == "row" else rows)
-    space = space_of(ins)
-    dt = np.dtype(np.float16 if t == "f16" else np.float32)
-
-    def bind(env):
-        ra, rs = addr_reader(env, addr), env.rd(stride_op, "u32")
-        rd = [env.rd(s, "b32" if t == "f16" else "f32") for s in srcs]
-
-        def run(idx):
-            lanes, va = _addresses(env, idx, ra, rs, layout, rows, cols, table, dt.itemsize)
-            n, e = va.shape
-            regs = np.stack([np.broadcast_to(np.asarray(r(idx)), (n,)) for r in rd], axis=1)
-            vals = np.ascontiguousarray(regs).view(dt).reshape(n * e, 1)
-            env.mem.store(space, va.ravel(), np.repeat(lanes, e), vals)
-        return run
-    return bind
+def _mma_types(ins: Ins) -> tuple[str, str, str]:
+    """(A/B element type, C type, D type) of a ``wmma.mma``."""
+    t = ins.types
+    if "tf32" in ins.flags and t == ["f32", "f32"]:
+        return "tf32", "f32", "f32"
+    if len(t) == 2 and all(x in ("f16", "f32") for x in t):
+        return "f16", t[1], t[0]
+    if len(t) == 4 and t[1] == t[2]:
+        return t[1], t[3], t[0]
+    raise ins.fail("unsupported wmma.mma types")
 
 
 def _mma(ins: Ins):
-    if len(ins.types) != 2 or any(x not in ("f16", "f32") for x in ins.types):
-        raise ins.fail("wmma.mma supports .f16/.f32 accumulators")
-    dtype_d, dtype_c = ins.types
+    ab, tc, td = _mma_types(ins)
     shape = _shape(ins)
+    fa, fb, fc, fd = (frag(k, shape, e) for k, e in (("a", ab), ("b", ab), ("c", tc),
+                                                     ("d", td)))
+    if fa is None or fb is None or fc is None or fd is None or \
+            (ab in ("s8", "u8")) != (td == "s32") or tc != td and ab != "f16":
+        raise ins.fail(f"no wmma.mma .{td}.{ab}.{tc} of shape {shape}")
+    if ("rn" in ins.flags) != (ab == "f64"):
+        raise ins.fail(".rn goes with (and only with) .f64 wmma.mma")
     ins.nargs(4)
-    nd = 4 if dtype_d == "f16" else 8
-    nc = 4 if dtype_c == "f16" else 8
-    d = _regs(ins, ins.args[0], nd)
-    a, b = _regs(ins, ins.args[1], 8), _regs(ins, ins.args[2], 8)
-    c = _regs(ins, ins.args[3], nc)
-    la, lb, lc = frag_layout("a", shape), frag_layout("b", shape), frag_layout("c", shape)
+    regs = [_regs(ins, ins.args[k], f.nregs) for k, f in enumerate((fd, fa, fb, fc))]
+    return mma_binder(regs, (fa, fb, fc, fd), ab, td, "satfinite" in ins.flags)
 
-    def gather(regs, layout, kind_dt, key, lane, nwarps):
-        rows, cols, per_lane, table = layout
-        vals = np.stack([np.asarray(r) for r in regs], axis=1)
-        vals = np.ascontiguousarray(vals).view(kind_dt).astype(np.float32)
-        mat = np.zeros((nwarps, rows * cols), np.float32)
-        mat[key[:, None], table[lane]] = vals[:, :per_lane]
-        return mat.reshape(nwarps, rows, cols)
+
+def mma_binder(regs: list, frags: tuple, ab: str, td: str, sat: bool):
+    """The binder of D = A x B + C per warp for ``wmma.mma`` and ``mma.sync``: ``regs`` the
+    register lists of D, A, B, C; ``frags`` the fragments of A, B, C, D (their tables say
+    where each lane's elements sit); arithmetic as :func:`wmma_frag.multiply`."""
+    fa, fb, fc, fd = frags
+
+    def gather(bits, f: Frag, key, lane, nwarps):
+        vals = values(unpack(bits, f, key.size), f.elem)
+        mat = np.zeros((nwarps, f.rows * f.cols), vals.dtype)
+        mat[key[:, None], f.table[lane]] = vals[:, :f.per_lane]
+        return mat.reshape(nwarps, f.rows, f.cols)
 
     def bind(env):
-        ra = [env.rd(r, "b32") for r in a]
-        rb = [env.rd(r, "b32") for r in b]
-        rc = [env.rd(r, "b32" if dtype_c == "f16" else "f32") for r in c]
-        wd = [env.wr(r, "b32" if dtype_d == "f16" else "f32") for r in d]
+        wd = [env.wr(r, fd.reg_t) for r in regs[0]]
+        rabc = [[env.rd(r, f.reg_t) for r in rs] for rs, f in zip(regs[1:], (fa, fb, fc),
+                                                                  strict=True)]
 
         def run(idx):
             lanes, lane, start = _lane_info(env, idx)
             _, key = np.unique(start, return_inverse=True)
             key = key.ravel()
             nw = int(key.max()) + 1 if key.size else 0
-            am = gather([r(idx) for r in ra], la, np.float16, key, lane, nw)
-            bm = gather([r(idx) for r in rb], lb, np.float16, key, lane, nw)
-            cm = gather([r(idx) for r in rc], lc, np.float16 if dtype_c == "f16"
-                        else np.float32, key, lane, nw)
-            dm = (np.matmul(am, bm) + cm).reshape(nw, -1)
-            out = dm[key[:, None], lc[3][lane]]
-            if dtype_d == "f16":
-                out = np.ascontiguousarray(out.astype(np.float16)).view(np.uint32)
+            am, bm, cm = (gather([r(idx) for r in rs], f, key, lane, nw)
+                          for rs, f in zip(rabc, (fa, fb, fc), strict=True))
+            dm = multiply(am, bm, cm, ab, td, sat).reshape(nw, -1)
+            bits = pack(dm[key[:, None], fd.table[lane]], fd)
             for k, w in enumerate(wd):
-                w(idx, out[:, k])
+                w(idx, bits[:, k])
         return run
     return bind

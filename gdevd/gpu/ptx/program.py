@@ -18,7 +18,10 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_cvt,
     ops_float,
     ops_int,
+    ops_matrix,
+    ops_mbarrier,
     ops_mem,
+    ops_mma,
     ops_simd,
     ops_surf,
     ops_tex,
@@ -67,7 +70,8 @@ class Block:
     labels: list[str] = field(default_factory=list)
 
 
-_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma"}
+_COLLECTIVE = {"shfl", "vote", "match", "redux", "wmma", "elect", "mma", "ldmatrix",
+               "stmatrix", "movmatrix"}
 
 
 def warp_collective(blk: Block) -> bool:
@@ -137,7 +141,7 @@ def assert_args(ins: Ins, instr: Instr) -> tuple[str, ...]:
     return tuple(p.name for p in params[:4])
 
 
-BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp"}
+BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma", "mma"}
 
 
 def decode_instr(instr: Instr, ctx):

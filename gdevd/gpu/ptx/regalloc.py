@@ -37,7 +37,8 @@ def defs_uses(ins: Instr) -> tuple[list[str], list[str]]:
     parts = ins.opcode.split(".")
     base = parts[0]
     no_dest = base in NO_DEST or (base == "wmma" and "store" in parts) or \
-        (base == "bar" and "red" not in parts)
+        (base == "bar" and "red" not in parts) or \
+        (bool(ins.args) and isinstance(ins.args[0], Addr))    # mbarrier.init [a], n ...
     if no_dest or not ins.args:
         defs: list[str] = []
         uses = [r for a in ins.args for r in _regs_in(a)]

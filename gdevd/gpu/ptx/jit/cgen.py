@@ -18,7 +18,19 @@ from dataclasses import replace
 
 from ..decode import Ins
 from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
-from . import floatfns, halfops, intops, memops, setops, simdops, texops, warpops  # noqa: F401  (registering the translators)
+from . import (  # noqa: F401  (registering the translators)
+    floatfns,
+    halfops,
+    intops,
+    matrixops,
+    mbarops,
+    memops,
+    setops,
+    simdops,
+    texops,
+    warpops,
+    wmmaops,
+)
 from .arith import TRANSLATORS
 from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start

@@ -73,6 +73,7 @@ struct jctx {
 
 #include "xlate.h"
 #include "tex.h"
+#include "mbar.h"
 
 /* what a faulting lane of a load checked in its loop reads instead (lanes.py) */
 static uint8_t jit_pad[64] __attribute__((unused));
