@@ -56,6 +56,8 @@ struct jctx {
 	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
 	int32_t pcw;	/* the block wrote pc[] (it diverged or lanes exited): clear it at the next */
 	uint32_t divsteps, dyn_shared;
+	uint64_t grid_ws;	/* a cooperative launch's grid workspace (%envreg1/2), else 0 */
+	int64_t quantum, qleft;	/* cooperative: steps before the slot yields (0: never) */
 	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
 	struct jtlb tlb_own;
 	const void *tex;	/* the launch's texture objects (struct jtex, tex.h) */
