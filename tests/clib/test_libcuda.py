@@ -152,3 +152,13 @@ def test_streams_overlap_by_event_timestamps(gdevd, progs) -> None:
               env=gdevd.env())
     assert res.returncode == 0, res.stderr
     assert "drv_streams ok" in res.stdout
+
+
+def test_cooperative_launches_through_the_driver_api(gdevd, progs) -> None:
+    res = run(build("drv_coop", progs), str(ROOT / "tests" / "ptx" / "data" / "coop_sync.ptx"),
+              env=gdevd.env())
+    assert res.returncode == 0, res.stdout + res.stderr
+    # 32-thread blocks: 16 per multiprocessor, 40 multiprocessors
+    assert res.stdout == ("drv_coop attribute=1 per_mp=16 grid=640 seen=640,640 "
+                          "oversized=CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\n"
+                          "drv_coop plain=CUDA_ERROR_LAUNCH_FAILED\n"), res.stdout

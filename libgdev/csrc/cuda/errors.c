@@ -18,6 +18,7 @@ CUresult cu_error(int neg_errno)
     case EFAULT: return CUDA_ERROR_ILLEGAL_ADDRESS;
     case EIO: return CUDA_ERROR_LAUNCH_FAILED;
     case ETIME: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case EOVERFLOW: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; /* more than fit at once */
     case EBUSY: return CUDA_ERROR_DEVICE_UNAVAILABLE;
     case EPERM: case EACCES: return CUDA_ERROR_NOT_PERMITTED;
     case EPIPE: case ECONNRESET: case ECONNREFUSED: return CUDA_ERROR_OPERATING_SYSTEM;
@@ -63,6 +64,7 @@ API const char *gdevCudaLastError(void)
     X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch") \
     X(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated") \
     X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure") \
+    X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "too many blocks in cooperative launch") \
     X(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed") \
     X(CUDA_ERROR_NOT_PERMITTED, "operation not permitted") \
     X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported") \

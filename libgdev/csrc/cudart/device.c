@@ -206,6 +206,7 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
     p->sharedMemPerBlockOptin =
         (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     p->maxBlocksPerMultiProcessor = 16;
+    p->cooperativeLaunch = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev);
     return cudaSuccess;
 }
 
@@ -245,7 +246,8 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorOperatingSystem) X(cudaErrorInvalidResourceHandle) \
     X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
     X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
-    X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) X(cudaErrorNotPermitted) \
+    X(cudaErrorContextIsDestroyed) X(cudaErrorLaunchFailure) \
+    X(cudaErrorCooperativeLaunchTooLarge) X(cudaErrorNotPermitted) \
     X(cudaErrorNotSupported) X(cudaErrorIllegalState) X(cudaErrorStreamCaptureUnsupported) \
     X(cudaErrorStreamCaptureInvalidated) X(cudaErrorStreamCaptureImplicit) X(cudaErrorUnknown)
 
