@@ -103,3 +103,16 @@ def test_a_workspace_that_is_not_an_address_is_refused(engine, bad):
     with pytest.raises(GdevError) as exc:
         dev.prepare(mod, "rotate", (2,), (32,), 0, 0, 1, grid_workspace=bad)
     assert exc.value.errno == errno.EINVAL
+
+
+def test_a_block_spinning_at_the_barrier_yields_its_turn(engine):
+    """One engine thread, one large slice: the blocks take short turns (coop.QUANTUM), so
+    the spinning costs a few thousand steps, not the slice's budget (millions)."""
+    old = jit_launch.THREADS
+    jit_launch.set_threads(1)
+    try:
+        dev, mod = Device(), load("coop_sync")
+        launch = _rotate(dev, mod, 16, 32, 3, budget=10**6)
+    finally:
+        jit_launch.set_threads(old)
+    assert launch.stats.instructions < 50_000

@@ -63,7 +63,7 @@ struct jctx {
     int32_t status, pcw;
     uint32_t divsteps, dyn_shared;
     uint64_t grid_ws;
-    int64_t quantum, qleft;
+    int64_t quantum, reserve;
     struct jtlb *tlb;
     struct jtlb tlb_own;
     const void *tex;

@@ -263,9 +263,8 @@ static int (*const {fname}_blocks[])(struct jctx *, int, int) = {{ {table} }};
 /* blocks with a warp-collective instruction (the fairness step keeps their warps whole) */
 static const uint8_t {fname}_coll[] = {{ {coll} }};
 
-/* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1), or
-   the end of a block or of a cooperative block's turn (2: the caller runs the other
-   slots before this one again) */
+/* runs the slot until its budget is spent (0), its blocks are done (1), a fault (-1) or
+   the end of a block (2: the caller runs the other slots' blocks before the next) */
 static int {fname}_body(struct jctx *c)
 {{
 	const int n = c->nt;
@@ -306,10 +305,6 @@ static int {fname}_body(struct jctx *c)
 		}}
 		if (c->left <= 0)
 			return 0;
-		if (c->quantum && (c->qleft -= r) <= 0) {{	/* a cooperative block's turn */
-			c->qleft = c->quantum;
-			return 2;
-		}}
 	}}
 }}
 

@@ -145,7 +145,7 @@ class _Chunk:
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
         ctx.pcw = 1     # a reused chunk's pc[] may hold an unfinished block's
         ctx.grid_ws = launch.grid_workspace
-        ctx.quantum = ctx.qleft = QUANTUM if launch.grid_workspace else 0
+        ctx.quantum = QUANTUM if launch.grid_workspace else 0
         self.done = False
         return self
 
