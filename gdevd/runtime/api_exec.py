@@ -104,15 +104,14 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
     layout = mod.data_layout()
     if layout.size:
         handle.lookup(kernel.data_addr, layout.size)
-    info = mod.kernels.get(kernel.name)
-    if kernel.cooperative and info is not None:
-        check_coresident(handle, info, kernel)
-    ws = await new_workspace(handle) if kernel.cooperative else None
+    ws = await _cooperative(handle, mod, kernel) if kernel.cooperative else None
     try:
+        # (only a cooperative launch passes a workspace: the engine's default is none)
+        extra = {"grid_workspace": ws.va} if ws is not None else {}
         launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                             params=bytes(kernel.params), mmu=handle.mmu,
                             data_base=kernel.data_addr, shared_dynamic=kernel.shared_dynamic,
-                            textures=handle.textures, grid_workspace=ws.va if ws else 0)
+                            textures=handle.textures, **extra)
         launch.printf = handle.printf
         await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
         return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch, ws),
@@ -122,6 +121,14 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
             with trio.CancelScope(shield=True):
                 await free_workspace(handle, ws)
         raise
+
+
+async def _cooperative(handle: Handle, mod: Any, kernel: GdevKernel) -> MemObject:
+    """A cooperative launch's grid workspace, once its grid is known to fit (coop.py)."""
+    info = mod.kernels.get(kernel.name)
+    if info is not None:        # (an unknown entry is the engine's EINVAL)
+        check_coresident(handle, info, kernel)
+    return await new_workspace(handle)
 
 
 async def _run_launch(handle: Handle, fence: Fence, launch: Any,
