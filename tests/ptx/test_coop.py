@@ -116,3 +116,15 @@ def test_a_block_spinning_at_the_barrier_yields_its_turn(engine):
     finally:
         jit_launch.set_threads(old)
     assert launch.stats.instructions < 50_000
+
+
+def test_state_reused_after_a_cooperative_launch_has_no_workspace(engine):
+    """The engines keep bound state for later launches of the same shape (waves, slots):
+    a plain launch after a cooperative one reads no workspace, and traps at the barrier."""
+    dev, mod = Device(), load("coop_sync")
+    count, seen = dev.put(np.zeros(1, np.uint32)), dev.alloc(4 * 8 * 32)
+    dev.launch(mod, "census", (8,), (32,), count, seen, -1,
+               grid_workspace=dev.put(np.zeros(2, np.uint32)))
+    with pytest.raises(KernelFault) as exc:
+        dev.launch(mod, "census", (8,), (32,), count, seen, -1)
+    assert exc.value.errno == errno.EIO and "trap" in str(exc.value)

@@ -126,6 +126,7 @@ class _Chunk:
         ctx.reg_stride = stride
         ctx.ntid = list(launch.block)
         ctx.nt = nt
+        self.coop = False       # ctx holds a cooperative launch's workspace and quantum
         self.done = False
 
     def bind(self, launch: JitLaunch, first: int, step: int) -> _Chunk:
@@ -144,8 +145,10 @@ class _Chunk:
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
         ctx.pcw = 1     # a reused chunk's pc[] may hold an unfinished block's
-        ctx.grid_ws = launch.grid_workspace
-        ctx.quantum = QUANTUM if launch.grid_workspace else 0
+        if launch.grid_workspace or self.coop:  # (cffi writes cost: only when they change)
+            ctx.grid_ws = launch.grid_workspace
+            ctx.quantum = QUANTUM if launch.grid_workspace else 0
+            self.coop = bool(launch.grid_workspace)
         self.done = False
         return self
 
