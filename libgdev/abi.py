@@ -69,9 +69,10 @@ FEATURE_ERROR_MSG = 1 << 7  # error replies carry the daemon's message
 FEATURE_GUEST = 1 << 8  # SET_GUEST: a context makes itself a guest (or a host again)
 FEATURE_STREAMS = 1 << 9  # STREAM_*: streams are channels; copies and launches name one
 FEATURE_TEXTURES = 1 << 10  # TEX_CREATE/TEX_DESTROY: texture objects (libgdev.texture)
+FEATURE_COOPERATIVE = 1 << 11  # GLAUNCH/MODULE_LAUNCH take LAUNCH_COOPERATIVE
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
             | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
-            | FEATURE_STREAMS | FEATURE_TEXTURES)
+            | FEATURE_STREAMS | FEATURE_TEXTURES | FEATURE_COOPERATIVE)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -80,6 +81,8 @@ HOST_DMA = 2  # the pinned buffer buf_id, at host_offset
 HOST_KINDS = (HOST_INLINE, HOST_STAGING, HOST_DMA)
 
 GSYNC_TIMEOUT = 0x1  # gsync request flag: timeout_us is valid (else wait forever)
+LAUNCH_COOPERATIVE = 0x1  # launch flag: every block resident at once (grid.sync())
+LAUNCH_FLAGS = LAUNCH_COOPERATIVE
 PRIO_CLEAR = 0x1  # SET_PRIORITY flag: drop the override (prio must be 0)
 PRIO_GET = 0x2  # SET_PRIORITY flag: change nothing, only report (prio must be 0)
 PRIO_FLAGS = PRIO_CLEAR | PRIO_GET

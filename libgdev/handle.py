@@ -315,7 +315,7 @@ class Handle(ModuleVerbs):
         name = kernel.name.encode("ascii")
         req = abi.Launch(kernel.code_addr, kernel.code_size, kernel.data_addr, *kernel.grid,
                          *kernel.block, kernel.shared_dynamic, len(name), len(kernel.params),
-                         stream)
+                         stream, abi.LAUNCH_COOPERATIVE if kernel.cooperative else 0)
         return self._call(abi.GLAUNCH, req, name + bytes(kernel.params)).id
 
     def gsync(self, fence_id: int, timeout: float | None = None) -> None:

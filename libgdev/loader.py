@@ -75,9 +75,11 @@ class ModuleVerbs:
 
     def gmodule_launch(self, module_id: int, index: int, grid: tuple[int, int, int],
                        block: tuple[int, int, int], shared_dynamic: int,
-                       params: bytes | bytearray | memoryview, stream: int = 0) -> int:
+                       params: bytes | bytearray | memoryview, stream: int = 0,
+                       cooperative: bool = False) -> int:
         """Launch function ``index`` (its place in the module's table) of a loaded module
-        with the packed parameter buffer ``params``, in ``stream``; its fence id."""
+        with the packed parameter buffer ``params``, in ``stream`` (``cooperative``: every
+        block resident at once, for grid-wide barriers); its fence id."""
         req = abi.ModuleLaunch(module_id, index, *grid, *block, shared_dynamic, len(params),
-                               stream)
+                               stream, abi.LAUNCH_COOPERATIVE if cooperative else 0)
         return self._request(abi.MODULE_LAUNCH, req, memoryview(params)).fields.id

@@ -174,7 +174,8 @@ class ModuleRef(NamedTuple):
 
 class ModuleLaunch(NamedTuple):
     """Launch function ``function`` of a module; the tail is ``params_len`` bytes of
-    packed parameters.  ``stream``: the context's stream it is ordered in."""
+    packed parameters.  ``stream``: the context's stream it is ordered in; ``flags``:
+    LAUNCH_* (``LAUNCH_COOPERATIVE``)."""
 
     module_id: U64
     function: U32
@@ -187,6 +188,7 @@ class ModuleLaunch(NamedTuple):
     shared_dynamic: U32
     params_len: U32
     stream: U32 = 0
+    flags: U32 = 0
 
 
 # -- compute ----------------------------------------------------------------------------------
@@ -194,7 +196,7 @@ class ModuleLaunch(NamedTuple):
 
 class Launch(NamedTuple):
     """GLAUNCH: the kernel's code and data; the tail is its name, then its parameters.
-    ``stream``: the context's stream it is ordered in."""
+    ``stream``: the context's stream it is ordered in; ``flags``: LAUNCH_*."""
 
     code_addr: U64
     code_size: U64
@@ -209,6 +211,7 @@ class Launch(NamedTuple):
     name_len: U32
     params_len: U32
     stream: U32 = 0
+    flags: U32 = 0
 
 
 class Sync(NamedTuple):
@@ -400,7 +403,7 @@ MODULE_LOAD = Command(0x06, "MODULE_LOAD", Layout("module_load", ModuleLoad, tai
                       Layout("module", Module, tail=True))
 MODULE_UNLOAD = Command(0x07, "MODULE_UNLOAD", Layout("module_ref", ModuleRef), EMPTY)
 MODULE_LAUNCH = Command(0x08, "MODULE_LAUNCH",
-                        Layout("module_launch", ModuleLaunch, tail=True), _FENCE)
+                        Layout("module_launch", ModuleLaunch, pad=4, tail=True), _FENCE)
 SET_GUEST = Command(0x09, "SET_GUEST", Layout("guest", Guest),
                     Layout("guest_reply", GuestReply, pad=4))
 STREAM_CREATE = Command(0x0A, "STREAM_CREATE", Layout("stream_create", StreamCreate, pad=4),
@@ -424,7 +427,7 @@ GMEMCPY_FROM_DEVICE = Command(0x108, "GMEMCPY_FROM_DEVICE", _MEMCPY,
 GMEMCPY_FROM_DEVICE_ASYNC = Command(0x109, "GMEMCPY_FROM_DEVICE_ASYNC", _MEMCPY, _FENCE)
 GMEMCPY = Command(0x110, "GMEMCPY", _DTOD, EMPTY)
 GMEMCPY_ASYNC = Command(0x111, "GMEMCPY_ASYNC", _DTOD, _FENCE)
-GLAUNCH = Command(0x112, "GLAUNCH", Layout("launch", Launch, tail=True), _FENCE)
+GLAUNCH = Command(0x112, "GLAUNCH", Layout("launch", Launch, pad=4, tail=True), _FENCE)
 GSYNC = Command(0x113, "GSYNC", Layout("sync", Sync), EMPTY)
 GBARRIER = Command(0x114, "GBARRIER", EMPTY, EMPTY)
 GQUERY = Command(0x115, "GQUERY", Layout("query", Query, pad=4), Layout("result", Result))

@@ -146,4 +146,13 @@ def kernel_from(req: abi.Launch, tail: abi.Tail) -> rt.GdevKernel:
                          data_addr=req.data_addr, name=name,
                          grid=(req.grid_x, req.grid_y, req.grid_z),
                          block=(req.block_x, req.block_y, req.block_z),
-                         shared_dynamic=req.shared_dynamic, params=tail[req.name_len:])
+                         shared_dynamic=req.shared_dynamic, params=tail[req.name_len:],
+                         cooperative=cooperative(req.flags))
+
+
+def cooperative(flags: int) -> bool:
+    """Whether a launch's LAUNCH_* ``flags`` ask for a cooperative launch; EINVAL for an
+    unknown flag."""
+    if flags & ~abi.LAUNCH_FLAGS:
+        raise GdevError(errno.EINVAL, f"unknown launch flags 0x{flags:x}")
+    return bool(flags & abi.LAUNCH_COOPERATIVE)

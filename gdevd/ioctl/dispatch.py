@@ -180,7 +180,8 @@ async def _module_launch(call: Call, req: abi.ModuleLaunch, tail: abi.Tail) -> O
         raise _einval(f"MODULE_LAUNCH carries {len(tail)} parameter bytes, not {req.params_len}")
     fence = await backend.rt.gmodule_launch(
         call.s.handle, req.module_id, req.function, (req.grid_x, req.grid_y, req.grid_z),
-        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail, req.stream)
+        (req.block_x, req.block_y, req.block_z), req.shared_dynamic, tail, req.stream,
+        backend.cooperative(req.flags))
     return Out(abi.Fence(fence))
 
 

@@ -21,8 +21,10 @@ from ..errors import GdevError
 from ..gpu.compute import LaunchJob
 from ..gpu.ptx import load_module
 from . import defaults as D
+from .coop import check_coresident, free_workspace, new_workspace
 from .handle import Fence, Handle, check_handle
 from .limits import launch_slot
+from .mm.memory import MemObject
 from .mm.residency import resident_all, touching
 from .streams import LEGACY
 
@@ -53,6 +55,8 @@ def _check_kernel(k: Any) -> None:
             raise GdevError(errno.EINVAL, f"{field} must be a non-negative integer: {v!r}")
     if k.code_size == 0:
         raise GdevError(errno.EINVAL, "code_size must be > 0")
+    if not isinstance(k.cooperative, bool):
+        raise GdevError(errno.EINVAL, f"cooperative must be a bool: {k.cooperative!r}")
 
 
 async def _decode(handle: Handle, code: bytes) -> Any:
@@ -77,7 +81,8 @@ async def glaunch(handle: Handle, kernel: GdevKernel, stream: int = LEGACY) -> i
     Errors: EBADF; EINVAL (bad descriptor, unknown entry, bad geometry or parameters,
     unknown stream);
     ENOENT/EFAULT (code or data address not in this context); the sticky error of a
-    faulted context.
+    faulted context; for a cooperative kernel, EOVERFLOW (a grid larger than can be
+    resident at once) and ENOMEM (no room for its grid workspace): coop.py.
     """
     check_handle(handle)
     handle.check_fault()
@@ -99,23 +104,52 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
     layout = mod.data_layout()
     if layout.size:
         handle.lookup(kernel.data_addr, layout.size)
-    launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
-                        params=bytes(kernel.params), mmu=handle.mmu, data_base=kernel.data_addr,
-                        shared_dynamic=kernel.shared_dynamic, textures=handle.textures)
-    launch.printf = handle.printf
-    await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
-    return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch),
-                          stream).id
+    ws = await _cooperative(handle, mod, kernel) if kernel.cooperative else None
+    try:
+        # (only a cooperative launch passes a workspace: the engine's default is none)
+        extra = {"grid_workspace": ws.va} if ws is not None else {}
+        launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
+                            params=bytes(kernel.params), mmu=handle.mmu,
+                            data_base=kernel.data_addr, shared_dynamic=kernel.shared_dynamic,
+                            textures=handle.textures, **extra)
+        launch.printf = handle.printf
+        await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
+        return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch, ws),
+                              stream).id
+    except BaseException:
+        if ws is not None:
+            with trio.CancelScope(shield=True):
+                await free_workspace(handle, ws)
+        raise
 
 
-async def _run_launch(handle: Handle, fence: Fence, launch: Any) -> None:
-    """Run ``launch`` on the compute engine, one slice per grant, until it ends.
+async def _cooperative(handle: Handle, mod: Any, kernel: GdevKernel) -> MemObject:
+    """A cooperative launch's grid workspace, once its grid is known to fit (coop.py)."""
+    info = mod.kernels.get(kernel.name)
+    if info is not None:        # (an unknown entry is the engine's EINVAL)
+        check_coresident(handle, info, kernel)
+    return await new_workspace(handle)
+
+
+async def _run_launch(handle: Handle, fence: Fence, launch: Any,
+                      ws: MemObject | None = None) -> None:
+    """Run ``launch`` on the compute engine, one slice per grant, until it ends; then free
+    its grid workspace ``ws`` (a cooperative launch's, coop.py).
 
     Each slice: wait for the engine (the scheduler), pin and bring back the context's memory,
     hand the job to the engine and wait for its interrupt.  A job the scheduler preempted
     comes back *suspended*: its pins are dropped (so a suspended launch never holds memory
     another context's swap-in waits for) and it arrives again (docs/scheduling.md).
     """
+    try:
+        await _run_slices(handle, fence, launch)
+    finally:
+        if ws is not None:
+            with trio.CancelScope(shield=True):
+                await free_workspace(handle, ws)
+
+
+async def _run_slices(handle: Handle, fence: Fence, launch: Any) -> None:
     sched = handle.system.scheduler
     job = LaunchJob(launch, lambda j: None, tag=fence, limit_s=sched.preempter.limit(handle),
                     group=handle)

@@ -167,9 +167,9 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
 async def gmodule_launch(handle: Handle, module_id: int, index: int,
                          grid: tuple[int, int, int], block: tuple[int, int, int],
                          shared_dynamic: int, params: bytes | memoryview,
-                         stream: int = LEGACY) -> int:
-    """Launch function ``index`` of module ``module_id`` in ``stream``; its fence id (see
-    ``glaunch``).
+                         stream: int = LEGACY, cooperative: bool = False) -> int:
+    """Launch function ``index`` of module ``module_id`` in ``stream`` (``cooperative``:
+    every block resident at once, coop.py); its fence id (see ``glaunch``).
 
     The decoded module is the one the load cached: a launch neither reads nor hashes the
     code again.  Errors: as glaunch's, and ENOENT (no such module, or no function
@@ -182,7 +182,8 @@ async def gmodule_launch(handle: Handle, module_id: int, index: int,
                                       f"(its kernels: {names})")
     kernel = GdevKernel(code_addr=mod.code_addr, code_size=mod.code_size,
                         data_addr=mod.table.data_addr, name=functions[index].name,
-                        grid=grid, block=block, shared_dynamic=shared_dynamic, params=params)
+                        grid=grid, block=block, shared_dynamic=shared_dynamic, params=params,
+                        cooperative=cooperative)
     _check_kernel(kernel)
     handle.check_fault()
     await trio.lowlevel.checkpoint()

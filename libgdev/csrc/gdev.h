@@ -136,6 +136,12 @@ int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr, uint64_t src_a
                    uint64_t size, uint32_t *id); /* always asynchronous */
 int gstream_module_launch(Ghandle h, uint32_t stream, const struct gdev_module *m,
                           uint32_t index, const struct gdev_kernel *k, uint32_t *id);
+/* gstream_module_launch with GDEV_ABI_LAUNCH_* flags: GDEV_ABI_LAUNCH_COOPERATIVE runs every
+ * block at once, with a grid workspace for grid-wide barriers (-EOVERFLOW: the grid is
+ * larger than the device holds at once; docs/cuda.md) */
+int gstream_module_launch_flags(Ghandle h, uint32_t stream, const struct gdev_module *m,
+                                uint32_t index, const struct gdev_kernel *k, uint32_t flags,
+                                uint32_t *id);
 /* Texture objects (gdev-py): a descriptor (struct gdev_abi_tex_desc: CUDA's resource and
  * format numbers, GDEV_ABI_TEX_* flags, one address mode per byte of `modes`; see
  * libgdev/texture.py) entered in the context's table; *tex its opaque handle, the value a

@@ -31,6 +31,8 @@
 #define GDEV_ABI_TEX_FILTER_LINEAR 4
 #define GDEV_ABI_TEX_SURFACE 8
 #define GDEV_ABI_TEX_FLAGS 15
+#define GDEV_ABI_LAUNCH_COOPERATIVE 1
+#define GDEV_ABI_LAUNCH_FLAGS 1
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
@@ -44,7 +46,8 @@
 #define GDEV_ABI_FEATURE_GUEST 0x100u
 #define GDEV_ABI_FEATURE_STREAMS 0x200u
 #define GDEV_ABI_FEATURE_TEXTURES 0x400u
-#define GDEV_ABI_FEATURES 0x7ffu
+#define GDEV_ABI_FEATURE_COOPERATIVE 0x800u
+#define GDEV_ABI_FEATURES 0xfffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -197,6 +200,8 @@ struct gdev_abi_module_launch {
     uint32_t shared_dynamic;
     uint32_t params_len;
     uint32_t stream;
+    uint32_t flags;
+    uint32_t _pad0;
 };
 _Static_assert(offsetof(struct gdev_abi_module_launch, module_id) == 0, "module_launch.module_id");
 _Static_assert(offsetof(struct gdev_abi_module_launch, function) == 8, "module_launch.function");
@@ -209,7 +214,9 @@ _Static_assert(offsetof(struct gdev_abi_module_launch, block_z) == 32, "module_l
 _Static_assert(offsetof(struct gdev_abi_module_launch, shared_dynamic) == 36, "module_launch.shared_dynamic");
 _Static_assert(offsetof(struct gdev_abi_module_launch, params_len) == 40, "module_launch.params_len");
 _Static_assert(offsetof(struct gdev_abi_module_launch, stream) == 44, "module_launch.stream");
-_Static_assert(sizeof(struct gdev_abi_module_launch) == 48, "module_launch size");
+_Static_assert(offsetof(struct gdev_abi_module_launch, flags) == 48, "module_launch.flags");
+_Static_assert(offsetof(struct gdev_abi_module_launch, _pad0) == 52, "module_launch._pad0");
+_Static_assert(sizeof(struct gdev_abi_module_launch) == 56, "module_launch size");
 
 struct gdev_abi_fence {
     uint32_t id;
@@ -385,6 +392,8 @@ struct gdev_abi_launch {
     uint32_t name_len;
     uint32_t params_len;
     uint32_t stream;
+    uint32_t flags;
+    uint32_t _pad0;
 };
 _Static_assert(offsetof(struct gdev_abi_launch, code_addr) == 0, "launch.code_addr");
 _Static_assert(offsetof(struct gdev_abi_launch, code_size) == 8, "launch.code_size");
@@ -399,7 +408,9 @@ _Static_assert(offsetof(struct gdev_abi_launch, shared_dynamic) == 48, "launch.s
 _Static_assert(offsetof(struct gdev_abi_launch, name_len) == 52, "launch.name_len");
 _Static_assert(offsetof(struct gdev_abi_launch, params_len) == 56, "launch.params_len");
 _Static_assert(offsetof(struct gdev_abi_launch, stream) == 60, "launch.stream");
-_Static_assert(sizeof(struct gdev_abi_launch) == 64, "launch size");
+_Static_assert(offsetof(struct gdev_abi_launch, flags) == 64, "launch.flags");
+_Static_assert(offsetof(struct gdev_abi_launch, _pad0) == 68, "launch._pad0");
+_Static_assert(sizeof(struct gdev_abi_launch) == 72, "launch size");
 
 struct gdev_abi_sync {
     uint32_t id;
@@ -634,7 +645,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_MODULE_LOAD_REPLY_SIZE 40
 #define GDEV_CMD_MODULE_UNLOAD_REQUEST_SIZE 8
 #define GDEV_CMD_MODULE_UNLOAD_REPLY_SIZE 0
-#define GDEV_CMD_MODULE_LAUNCH_REQUEST_SIZE 48
+#define GDEV_CMD_MODULE_LAUNCH_REQUEST_SIZE 56
 #define GDEV_CMD_MODULE_LAUNCH_REPLY_SIZE 8
 #define GDEV_CMD_SET_GUEST_REQUEST_SIZE 8
 #define GDEV_CMD_SET_GUEST_REPLY_SIZE 8
@@ -674,7 +685,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GMEMCPY_REPLY_SIZE 0
 #define GDEV_CMD_GMEMCPY_ASYNC_REQUEST_SIZE 32
 #define GDEV_CMD_GMEMCPY_ASYNC_REPLY_SIZE 8
-#define GDEV_CMD_GLAUNCH_REQUEST_SIZE 64
+#define GDEV_CMD_GLAUNCH_REQUEST_SIZE 72
 #define GDEV_CMD_GLAUNCH_REPLY_SIZE 8
 #define GDEV_CMD_GSYNC_REQUEST_SIZE 16
 #define GDEV_CMD_GSYNC_REPLY_SIZE 0
@@ -709,7 +720,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(SET_PRIORITY, 0x5, prio, prio_reply, 8, 8, 0, 0, 0) \
     X(MODULE_LOAD, 0x6, module_load, module, 32, 40, 1, 1, 0) \
     X(MODULE_UNLOAD, 0x7, module_ref, empty, 8, 0, 0, 0, 0) \
-    X(MODULE_LAUNCH, 0x8, module_launch, fence, 48, 8, 1, 0, 0) \
+    X(MODULE_LAUNCH, 0x8, module_launch, fence, 56, 8, 1, 0, 0) \
     X(SET_GUEST, 0x9, guest, guest_reply, 8, 8, 0, 0, 0) \
     X(STREAM_CREATE, 0xa, stream_create, stream, 8, 8, 0, 0, 0) \
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
@@ -729,7 +740,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GMEMCPY_FROM_DEVICE_ASYNC, 0x109, memcpy_host, fence, 40, 8, 1, 0, 0) \
     X(GMEMCPY, 0x110, dtod, empty, 32, 0, 0, 0, 0) \
     X(GMEMCPY_ASYNC, 0x111, dtod, fence, 32, 8, 0, 0, 0) \
-    X(GLAUNCH, 0x112, launch, fence, 64, 8, 1, 0, 0) \
+    X(GLAUNCH, 0x112, launch, fence, 72, 8, 1, 0, 0) \
     X(GSYNC, 0x113, sync, empty, 16, 0, 0, 0, 0) \
     X(GBARRIER, 0x114, empty, empty, 0, 0, 0, 0, 0) \
     X(GQUERY, 0x115, query, result, 8, 8, 0, 0, 0) \

@@ -192,6 +192,14 @@ GDEV_EXPORT int gstream_module_launch(Ghandle h, uint32_t stream, const struct g
                                       uint32_t index, const struct gdev_kernel *k,
                                       uint32_t *id)
 {
+    return gstream_module_launch_flags(h, stream, m, index, k, 0, id);
+}
+
+GDEV_EXPORT int gstream_module_launch_flags(Ghandle h, uint32_t stream,
+                                            const struct gdev_module *m, uint32_t index,
+                                            const struct gdev_kernel *k, uint32_t flags,
+                                            uint32_t *id)
+{
     struct gdev_abi_module_launch req;
     struct gdev_abi_fence out;
     int err;
@@ -201,7 +209,7 @@ GDEV_EXPORT int gstream_module_launch(Ghandle h, uint32_t stream, const struct g
         .module_id = m->id, .function = index, .grid_x = k->grid_x, .grid_y = k->grid_y,
         .grid_z = k->grid_z, .block_x = k->block_x, .block_y = k->block_y,
         .block_z = k->block_z, .shared_dynamic = k->smem_size, .params_len = k->param_size,
-        .stream = stream};
+        .stream = stream, .flags = flags};
     pthread_mutex_lock(&h->lock);
     err = gdev_conn_call(&h->conn, GDEV_CMD_MODULE_LAUNCH, &req, sizeof req, k->param_buf,
                          k->param_size, &out, sizeof out, NULL);

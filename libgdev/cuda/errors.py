@@ -50,6 +50,7 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
     CUDA_ERROR_ASSERT = 710
     CUDA_ERROR_LAUNCH_FAILED = 719
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720
     CUDA_ERROR_NOT_PERMITTED = 800
     CUDA_ERROR_NOT_SUPPORTED = 801
     CUDA_ERROR_TIMEOUT = 909
@@ -87,6 +88,8 @@ ERROR_STRINGS: dict[CUresult, str] = {
     CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED: "context is destroyed",
     CUresult.CUDA_ERROR_ASSERT: "device-side assert triggered",
     CUresult.CUDA_ERROR_LAUNCH_FAILED: "unspecified launch failure",
+    CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+        "too many blocks in cooperative launch",
     CUresult.CUDA_ERROR_NOT_PERMITTED: "operation not permitted",
     CUresult.CUDA_ERROR_NOT_SUPPORTED: "operation not supported",
     CUresult.CUDA_ERROR_TIMEOUT: "wait operation timed out",
@@ -127,6 +130,7 @@ _ERRNO_TO_RESULT: dict[int, CUresult] = {
     E.ENOTRECOVERABLE: CUresult.CUDA_ERROR_ASSERT,  # a device assert failed (sticky)
     E.ETIME: CUresult.CUDA_ERROR_LAUNCH_TIMEOUT,  # watchdog; gsync polls are handled apart
     E.ETIMEDOUT: CUresult.CUDA_ERROR_TIMEOUT,
+    E.EOVERFLOW: CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,  # more than fit at once
     E.EAGAIN: CUresult.CUDA_ERROR_NOT_READY,  # every fence id of the context in flight
     E.EBUSY: CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE,  # the GPU has its maximum of contexts
     E.EACCES: CUresult.CUDA_ERROR_NOT_PERMITTED,

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from libgdev.kernel import coresident_blocks_per_mp
+
 from .core import DriverCore
 from .errors import CUresult, api, fail
 
@@ -159,14 +161,15 @@ class LaunchAPI(DriverCore):
         return f
 
     def _launch(self, f: Function, grid: Any, block: Any, shared: int, hstream: Any,
-                params: bytes) -> int:
+                params: bytes, cooperative: bool = False) -> int:
         s = self._stream(hstream)
         if shared < 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"shared {shared}")
         module_id = f.module.table.module_id
         with s.ctx.lock:
             fence = int(s.ctx.backend.gmodule_launch(s.ctx.handle, module_id, f.index, grid,
-                                                     block, shared, params, s.sid))
+                                                     block, shared, params, s.sid,
+                                                     cooperative))
             s.record(fence)
             s.ctx.printf_pending |= f.info.prints
         return fence
@@ -197,6 +200,32 @@ class LaunchAPI(DriverCore):
             params = pack_params(f.info, kernelParams or ())
         self._launch(f, _dims(gridDimX, gridDimY, gridDimZ),
                      _dims(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream, params)
+
+    @api
+    def cuLaunchCooperativeKernel(self, f: Function, gridDimX: int, gridDimY: int,
+                                  gridDimZ: int, blockDimX: int, blockDimY: int,
+                                  blockDimZ: int, sharedMemBytes: int, hStream: Any,
+                                  kernelParams: Sequence[Any] | None = ()) -> None:
+        """Launch ``f`` with every block resident at once, so that its blocks may wait for
+        each other (``this_grid().sync()``); returns once queued.  A grid larger than
+        :meth:`cuOccupancyMaxActiveBlocksPerMultiprocessor` times the multiprocessor count
+        is CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE."""
+        f = self._function(f)
+        self._launch(f, _dims(gridDimX, gridDimY, gridDimZ),
+                     _dims(blockDimX, blockDimY, blockDimZ), sharedMemBytes, hStream,
+                     pack_params(f.info, kernelParams or ()), cooperative=True)
+
+    @api
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, func: Function, blockSize: int,
+                                                    dynamicSMemSize: int) -> int:
+        """How many blocks of ``blockSize`` threads of ``func`` one multiprocessor holds at
+        once (``libgdev.kernel.coresident_blocks_per_mp``; 0 if the block is too large)."""
+        info = self._function(func).info
+        if blockSize <= 0 or dynamicSMemSize < 0:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"block size {blockSize}, dynamic "
+                       f"shared memory {dynamicSMemSize}")
+        return coresident_blocks_per_mp(blockSize, info.static_shared + dynamicSMemSize,
+                                        info.max_threads)
 
     @api
     def cuFuncSetBlockShape(self, f: Function, x: int, y: int, z: int) -> None:

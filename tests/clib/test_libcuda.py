@@ -166,3 +166,13 @@ def test_jit_linker_as_ptxjit_uses_it(gdevd, progs) -> None:
         "refused file=CUDA_ERROR_FILE_NOT_FOUND cubin=CUDA_ERROR_NO_BINARY_FOR_GPU "
         "unterminated=CUDA_ERROR_INVALID_VALUE empty=CUDA_ERROR_INVALID_VALUE\n"
         "loadex=CUDA_ERROR_INVALID_PTX log_has_reason=1\n"), res.stdout
+
+
+def test_cooperative_launches_through_the_driver_api(gdevd, progs) -> None:
+    res = run(build("drv_coop", progs), str(ROOT / "tests" / "ptx" / "data" / "coop_sync.ptx"),
+              env=gdevd.env())
+    assert res.returncode == 0, res.stdout + res.stderr
+    # 32-thread blocks: 16 per multiprocessor, 40 multiprocessors
+    assert res.stdout == ("drv_coop attribute=1 per_mp=16 grid=640 seen=640,640 "
+                          "oversized=CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\n"
+                          "drv_coop plain=CUDA_ERROR_LAUNCH_FAILED\n"), res.stdout

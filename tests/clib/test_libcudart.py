@@ -86,12 +86,13 @@ def test_device_printf_comes_out_in_its_place_among_the_hosts_lines(gdevd, rt_pr
         "host: done\n"), res.stdout
 
 
-def test_launch_kernel_ex_takes_hints_and_refuses_what_it_cannot_do(gdevd, tmp_path_factory):
+def test_launch_kernel_ex_takes_hints_runs_cooperative_and_refuses_clusters(gdevd,
+                                                                          tmp_path_factory):
     prog = _build(tmp_path_factory, "rt_launch_ex")
     res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout == ("launch_ex hints=cudaSuccess h0=7 h63=7 coop=cudaErrorNotSupported "
+    assert res.stdout == ("launch_ex hints=cudaSuccess h0=7 h63=7 coop=cudaSuccess c63=8 "
                           "cluster=cudaErrorNotSupported unknown=cudaErrorInvalidValue\n")
 
 

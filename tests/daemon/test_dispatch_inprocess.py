@@ -41,6 +41,11 @@ def test_handler_refusals(loopback: Loopback) -> None:
                       params_len=4)
         assert errno_of(conn, "GLAUNCH", b"abc", **launch) == errno.EINVAL  # tail too short
         assert errno_of(conn, "GLAUNCH", b"\xff\xfe\xfd" + bytes(4), **launch) == errno.EINVAL
+        # an unknown launch flag (LAUNCH_COOPERATIVE is the only one)
+        assert errno_of(conn, "GLAUNCH", b"add" + bytes(4), flags=2, **launch) == errno.EINVAL
+        assert errno_of(conn, "MODULE_LAUNCH", module_id=1, function=0, grid_x=1, grid_y=1,
+                        grid_z=1, block_x=1, block_y=1, block_z=1, shared_dynamic=0,
+                        params_len=0, flags=0x80) == errno.EINVAL
         assert errno_of(conn, "GQUERY", type=0xDEAD) == errno.EINVAL
     loopback.serve(client)
 

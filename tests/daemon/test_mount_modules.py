@@ -82,4 +82,4 @@ def test_a_large_image_travels_through_a_pinned_buffer(gdevd) -> None:
 
 def test_the_reply_layout_is_what_docs_abi_says() -> None:
     cmd = abi.BY_NAME["MODULE_LOAD"]
-    assert cmd.reply.struct.size == 40 and abi.BY_NAME["MODULE_LAUNCH"].request.struct.size == 48
+    assert cmd.reply.struct.size == 40 and abi.BY_NAME["MODULE_LAUNCH"].request.struct.size == 56

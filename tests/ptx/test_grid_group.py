@@ -1,6 +1,6 @@
 """``cooperative_groups::this_grid()`` on both engines: its rank and size work (the kernels
-read ``%envreg1/2``, 0 here: docs/ptx-engine.md); ``grid.sync()`` outside a cooperative launch
-traps."""
+read ``%envreg1/2``, 0 outside a cooperative launch: docs/ptx-engine.md); ``grid.sync()``
+outside a cooperative launch traps (cooperative ones: test_coop.py)."""
 
 from __future__ import annotations
 

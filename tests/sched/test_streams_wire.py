@@ -53,7 +53,8 @@ def test_a_client_that_predates_streams_sends_the_legacy_stream() -> None:
     # stream took the place of padding: the old layouts' bytes decode as stream 0
     assert abi.Launch(*range(1, 13)).stream == abi.MemcpyHost(1, 2, 3, 4, 5).stream == 0
     assert abi.ModuleLaunch(*range(1, 11)).stream == abi.Dtod(1, 2, 3).stream == 0
-    for cmd in (abi.GMEMCPY_TO_DEVICE, abi.GLAUNCH, abi.MODULE_LAUNCH):
-        assert cmd.request.fields[-1] == ("stream", "I")
+    assert abi.GMEMCPY_TO_DEVICE.request.fields[-1] == ("stream", "I")
+    for cmd in (abi.GLAUNCH, abi.MODULE_LAUNCH):     # then the launch flags (8 bytes more)
+        assert cmd.request.fields[-3:] == (("stream", "I"), ("flags", "I"), ("_pad0", "I"))
     assert abi.GMEMCPY.request.fields[-2:] == (("stream", "I"), ("_pad0", "I"))
     assert abi.GMEMCPY.request.struct.size == 32

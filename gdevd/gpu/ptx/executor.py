@@ -29,6 +29,7 @@ from gdevd.errors import GdevError, KernelFault, MmuFault
 from gdevd.gpu.texture import TextureFault
 
 from . import assertion
+from .coop import coresident
 from .memory import MemSys
 from .program import ASSERT_SIZES, BAR, BRA, EXIT, FALL, TRAP, warp_collective
 from .state import Env, Geometry
@@ -67,6 +68,7 @@ class Wave:
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
         self.env.printf = launch.printf
+        self.env.grid_ws = launch.grid_workspace
         self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines,
                       tuple(blk.pure)) for blk in info.blocks]
         # blocks that only return: a branch there is an exit (the common `if (i >= n)
@@ -87,6 +89,7 @@ class Wave:
         self.launch = launch
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
         self.env.printf = launch.printf
+        self.env.grid_ws = launch.grid_workspace
         self.env.mem.textures = launch.textures
         self.pc.fill(0)
         self.n_alive = self.n
@@ -312,7 +315,7 @@ class Launch:
 
     def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
                  shared_dynamic: int = 0, watchdog: float | None = None,
-                 textures=None) -> None:
+                 textures=None, grid_workspace: int = 0) -> None:
         self.info = info
         self.textures = textures    # the context's TextureTable (None: tex faults)
         self.grid = _dims(grid, MAX_GRID, "grid")
@@ -344,6 +347,10 @@ class Launch:
             sum(info.pvars.values()) + info.local_size + 64
         wave_threads = max(tpb, min(WAVE_THREADS, WAVE_BYTES // per_thread))
         self.wave_blocks = max(1, wave_threads // tpb)
+        # a cooperative launch (a grid workspace) runs all its blocks at once (coop.py)
+        self.grid_workspace = coresident(self, per_thread, grid_workspace)
+        if grid_workspace:
+            self.wave_blocks = self.total_blocks
         self.next_block = 0
         self.wave: Wave | None = None
         self.done = False

@@ -214,9 +214,11 @@ class Module:
         return end
 
     def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
-               shared_dynamic: int = 0, watchdog: float | None = None, textures=None):
+               shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
+               grid_workspace: int = 0):
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch` (``textures``:
-        the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``)."""
+        the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``;
+        ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py)."""
         from .executor import Launch
         if kernel_name not in self.kernels:
             import errno
@@ -228,9 +230,9 @@ class Module:
             from .jit.launch import JitLaunch
             return JitLaunch(self, self.kernels[kernel_name], self.jit.compiled, fname, grid,
                              block, params, mmu, data_base, shared_dynamic, watchdog,
-                             textures=textures)
+                             textures=textures, grid_workspace=grid_workspace)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
-                      shared_dynamic, watchdog, textures)
+                      shared_dynamic, watchdog, textures, grid_workspace)
 
 
 def _names(a) -> set[str]:

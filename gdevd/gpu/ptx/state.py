@@ -49,6 +49,9 @@ class Env:
                       for name, size in kernel.pvars.items()}
         self.lanes_all = np.arange(self.n, dtype=np.int64)
         self.printf = None       # the launch's printf sink (ops_printf.py), set per launch
+        # the grid workspace of a cooperative launch (0 otherwise), set per launch: read
+        # through %envreg1 (high half) and %envreg2 (low half), as the driver passes it
+        self.grid_ws = 0
         self._special: dict[str, object] = {}
         self._special_t: dict[tuple[str, str], np.ndarray] = {}
 
@@ -184,6 +187,9 @@ class Env:
         if name in ("%clock", "%clock64", "%clock_hi") or name.startswith("%globaltimer"):
             shift = 32 if name.endswith("_hi") else 0
             return lambda idx: scalar(time.monotonic_ns() >> shift, t)
+        if name in ("%envreg1", "%envreg2"):
+            shift = 32 if name == "%envreg1" else 0
+            return lambda idx: scalar((self.grid_ws >> shift) & 0xFFFFFFFF, t)
         val = self.special_value(name)
         if np.ndim(val) == 0:
             s = scalar(int(val), t)
@@ -221,9 +227,8 @@ class Env:
         elif base.startswith("%lanemask_"):
             val = _lanemask(base[10:], lin % 32)
         elif base in ("%smid", "%gridid") or base.startswith("%envreg"):
-            # %envreg*: what the driver passes a launch; 0 here, there being no cooperative
-            # launch: cg::this_grid() finds no grid workspace, and its sync() traps, as a
-            # grid sync in a launch that is not cooperative does
+            # %envreg* other than the grid workspace's two (_special_reader) are 0, as the
+            # driver leaves them
             val = 0
         elif base == "%nsmid":
             val = 1

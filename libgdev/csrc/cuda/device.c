@@ -150,8 +150,9 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 64 * 1024;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1; /* cuMemAllocManaged (memory.c) */
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1; /* streams' kernels overlap */
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1; /* cuLaunchCooperativeKernel */
     default: return 0; /* features the emulated device lacks (concurrent managed access,
-                          cooperative launch, ...) */
+                          multi-device cooperative launch, ...) */
     }
 }
 

@@ -20,6 +20,7 @@ CUresult cu_error(int neg_errno)
     case EIO: return CUDA_ERROR_LAUNCH_FAILED;
     case ENOTRECOVERABLE: return CUDA_ERROR_ASSERT;   /* a device assert failed */
     case ETIME: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case EOVERFLOW: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; /* more than fit at once */
     case EBUSY: return CUDA_ERROR_DEVICE_UNAVAILABLE;
     case EPERM: case EACCES: return CUDA_ERROR_NOT_PERMITTED;
     case EPIPE: case ECONNRESET: case ECONNREFUSED: return CUDA_ERROR_OPERATING_SYSTEM;
@@ -86,6 +87,7 @@ API const char *gdevCudaLastError(void)
     X(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated") \
     X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure") \
     X(CUDA_ERROR_ASSERT, "device-side assert triggered") \
+    X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "too many blocks in cooperative launch") \
     X(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed") \
     X(CUDA_ERROR_NOT_PERMITTED, "operation not permitted") \
     X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported") \

@@ -1,6 +1,7 @@
 /* Launches: cuLaunchKernel packs kernelParams by the parameter layout of the daemon's
  * function table (or takes CU_LAUNCH_PARAM_BUFFER_POINTER as is) and names the function by
- * its index (MODULE_LAUNCH); the legacy path (cuParamSet*, cuFuncSetBlockShape,
+ * its index (MODULE_LAUNCH); cuLaunchCooperativeKernel and cuLaunchKernelEx's cooperative
+ * attribute set its LAUNCH_COOPERATIVE flag; the legacy path (cuParamSet*, cuFuncSetBlockShape,
  * cuLaunchGrid) fills the same buffer by offsets. */
 #include <errno.h>
 #include <string.h>
@@ -24,7 +25,7 @@ uint32_t cu_stream_id(CUstream s)
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shared, CUstream s,
-                       const void *params, uint32_t psize)
+                       const void *params, uint32_t psize, uint32_t flags)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
@@ -45,7 +46,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     struct gdev_kernel k = {
         .param_buf = params, .param_size = psize, .smem_size = shared,
         .grid_x = gx, .grid_y = gy, .grid_z = gz, .block_x = bx, .block_y = by, .block_z = bz};
-    int err = gstream_module_launch(c->h, cu_stream_id(s), f->mod->gm, f->index, &k, &id);
+    int err = gstream_module_launch_flags(c->h, cu_stream_id(s), f->mod->gm, f->index, &k,
+                                          flags, &id);
     if (err)
         return cu_fail(err == -EINVAL ? CUDA_ERROR_INVALID_VALUE : cu_error(err),
                        "launching %s: %s", f->info->name, gdev_last_error());
@@ -55,9 +57,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     return CUDA_SUCCESS;
 }
 
-API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+/* cuLaunchKernel with GDEV_ABI_LAUNCH_* flags: kernelParams packed by the function table,
+ * or extra's buffer as is */
+static CUresult launch_args(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shared, CUstream s,
-                            void **kernelParams, void **extra)
+                            void **kernelParams, void **extra, uint32_t flags)
 {
     uint8_t buf[4096];
 
@@ -77,7 +81,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         if (!p || size < f->info->param_size)
             return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: parameter buffer of %zu bytes, "
                            "want %u", f->info->name, size, f->info->param_size);
-        return launch(f, gx, gy, gz, bx, by, bz, shared, s, p, f->info->param_size);
+        return launch(f, gx, gy, gz, bx, by, bz, shared, s, p, f->info->param_size, flags);
     }
     if (f->info->n_params && !kernelParams)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s takes %u parameters", f->info->name,
@@ -88,7 +92,89 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     memset(buf, 0, f->info->param_size);
     for (unsigned i = 0; i < f->info->n_params; i++)
         memcpy(buf + f->info->params[i].offset, kernelParams[i], f->info->params[i].size);
-    return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->info->param_size);
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, buf, f->info->param_size, flags);
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shared, CUstream s,
+                            void **kernelParams, void **extra)
+{
+    return launch_args(f, gx, gy, gz, bx, by, bz, shared, s, kernelParams, extra, 0);
+}
+
+/* Every block resident at once, with a grid workspace for this_grid().sync(); a grid larger
+ * than cuOccupancyMaxActiveBlocksPerMultiprocessor x the multiprocessors is refused by the
+ * daemon (EOVERFLOW: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). */
+API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                       CUstream s, void **kernelParams)
+{
+    return launch_args(f, gx, gy, gz, bx, by, bz, shared, s, kernelParams, NULL,
+                       GDEV_ABI_LAUNCH_COOPERATIVE);
+}
+
+/* cuLaunchKernelEx: the cooperative attribute launches cooperatively; the hints (access
+ * policy, synchronization policy, priority, programmatic serialization, memory sync
+ * domains) change nothing here; clusters of more than one block are not supported. */
+API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                              void **extra)
+{
+    uint32_t flags = 0;
+    if (!config || (config->numAttrs && !config->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < config->numAttrs; i++) {
+        const CUlaunchAttribute *a = &config->attrs[i];
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            flags = a->value.cooperative ? GDEV_ABI_LAUNCH_COOPERATIVE : 0;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            if ((uint64_t)a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
+                return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "clusters of more than one block");
+            break;
+        case CU_LAUNCH_ATTRIBUTE_IGNORE: case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+            break;
+        default:
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "launch attribute %d", (int)a->id);
+        }
+    }
+    return launch_args(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                       config->blockDimX, config->blockDimY, config->blockDimZ,
+                       config->sharedMemBytes, config->hStream, kernelParams, extra, flags);
+}
+
+/* Blocks of `block` threads one multiprocessor holds at once: the daemon's limit on a
+ * cooperative grid per multiprocessor (libgdev/kernel.py coresident_blocks_per_mp: 1024
+ * threads in whole warps, 64 KiB of shared memory, 16 blocks); the flags (caching) change
+ * nothing here. */
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f,
+                                                                 int block, size_t dynamic,
+                                                                 unsigned int flags)
+{
+    (void)flags;
+    if (!n || !f || block <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((uint32_t)block > f->info->max_threads) {
+        *n = 0;
+        return CUDA_SUCCESS;
+    }
+    size_t shared = (size_t)f->info->static_shared + dynamic;
+    int by_threads = 1024 / ((block + 31) / 32 * 32);
+    int by_shared = shared ? (int)((64u << 10) / shared) : 16;
+    *n = by_threads < by_shared ? by_threads : by_shared;
+    if (*n > 16)
+        *n = 16;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block,
+                                                         size_t dynamic)
+{
+    return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, block, dynamic, 0);
 }
 
 /* Where parameter `index` of f lies in its parameter buffer (the daemon's function table). */
@@ -195,7 +281,7 @@ API CUresult cuLaunchGridAsync(CUfunction f, int gx, int gy, CUstream s)
     if (!f || gx <= 0 || gy <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     return launch(f, (unsigned)gx, (unsigned)gy, 1, (unsigned)f->bx, (unsigned)f->by,
-                  (unsigned)f->bz, f->shared, s, f->legacy_params, f->legacy_size);
+                  (unsigned)f->bz, f->shared, s, f->legacy_params, f->legacy_size, 0);
 }
 
 API CUresult cuLaunchGrid(CUfunction f, int gx, int gy)

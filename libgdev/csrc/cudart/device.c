@@ -207,6 +207,7 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
         (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
     p->maxBlocksPerMultiProcessor = 16;
     p->pciBusID = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev); /* libcuda's ids.c */
+    p->cooperativeLaunch = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev);
     return cudaSuccess;
 }
 
@@ -252,7 +253,7 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorSymbolNotFound) X(cudaErrorNotReady) X(cudaErrorIllegalAddress) \
     X(cudaErrorLaunchOutOfResources) X(cudaErrorLaunchTimeout) \
     X(cudaErrorContextIsDestroyed) X(cudaErrorAssert) X(cudaErrorLaunchFailure) \
-    X(cudaErrorNotPermitted) \
+    X(cudaErrorCooperativeLaunchTooLarge) X(cudaErrorNotPermitted) \
     X(cudaErrorNotSupported) X(cudaErrorIllegalState) X(cudaErrorStreamCaptureUnsupported) \
     X(cudaErrorStreamCaptureInvalidated) X(cudaErrorStreamCaptureImplicit) X(cudaErrorUnknown)
 

@@ -99,27 +99,13 @@ API cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute at
 API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     int *n, const void *func, int block, size_t dynamic_shared, unsigned int flags)
 {
-    (void)flags; /* caching flags change nothing on the emulated device */
     CUfunction fn;
-    int static_shared = 0, max_threads = 0;
     cudaError_t e = rt_function(func, &fn);
     if (e)
         return rt_set(e);
-    if (!n || block <= 0)
-        return rt_set(cudaErrorInvalidValue);
-    cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
-    cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
-    if (block > max_threads) {
-        *n = 0;
-        return cudaSuccess;
-    }
-    int warps = (block + 31) / 32, by_threads = 1024 / (warps * 32);
-    size_t shared = (size_t)static_shared + dynamic_shared;
-    int by_shared = shared ? (int)((64u << 10) / shared) : 16;
-    *n = by_threads < by_shared ? by_threads : by_shared;
-    if (*n > 16)
-        *n = 16;
-    return cudaSuccess;
+    /* libcuda's: the limit the daemon puts on a cooperative grid per multiprocessor */
+    return rt_set(rt_from(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        n, fn, block, dynamic_shared, flags)));
 }
 
 API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func,

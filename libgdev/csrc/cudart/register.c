@@ -213,21 +213,43 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void *
                                          (unsigned)sharedMem, stream, args, NULL)));
 }
 
+/* Every block resident at once, for this_grid().sync() (libcuda's cuLaunchCooperativeKernel:
+ * a grid larger than the occupancy x the multiprocessors is
+ * cudaErrorCooperativeLaunchTooLarge).  Not captured into graphs. */
+API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 block,
+                                            void **args, size_t sharedMem, cudaStream_t stream)
+{
+    CUfunction fn;
+    cudaError_t e = rt_function(func, &fn);
+    if (e)
+        return rt_set(e);
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
+        || (uint64_t)block.x * block.y * block.z > 1024)
+        return rt_set(cudaErrorInvalidConfiguration);
+    if (rt_capturing(stream))
+        return rt_set(cudaErrorStreamCaptureUnsupported);
+    if ((e = rt_managed_push()))
+        return rt_set(e);
+    return rt_set(rt_from(cuLaunchCooperativeKernel(fn, grid.x, grid.y, grid.z, block.x,
+                                                    block.y, block.z, (unsigned)sharedMem,
+                                                    stream, args)));
+}
+
 /* cudaLaunchKernelEx: the attributes that are hints (access policy, synchronization policy,
- * priority, programmatic serialization, memory sync domains) change nothing here; a
- * cooperative launch (all blocks resident at once, for grid-wide barriers) and clusters of
- * more than one block are not supported and say so. */
+ * priority, programmatic serialization, memory sync domains) change nothing here; the
+ * cooperative one launches as cudaLaunchCooperativeKernel; clusters of more than one block
+ * are not supported and say so. */
 API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
                                     void **args)
 {
+    int cooperative = 0;
     if (!config || (config->numAttrs && !config->attrs))
         return rt_set(cudaErrorInvalidValue);
     for (unsigned i = 0; i < config->numAttrs; i++) {
         const cudaLaunchAttribute *a = &config->attrs[i];
         switch (a->id) {
         case cudaLaunchAttributeCooperative:
-            if (a->val.cooperative)
-                return rt_set(cudaErrorNotSupported);
+            cooperative = a->val.cooperative != 0;
             break;
         case cudaLaunchAttributeClusterDimension:
             if (a->val.clusterDim.x * a->val.clusterDim.y * a->val.clusterDim.z > 1)
@@ -246,6 +268,9 @@ API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void
             return rt_set(cudaErrorInvalidValue);
         }
     }
+    if (cooperative)
+        return cudaLaunchCooperativeKernel(func, config->gridDim, config->blockDim, args,
+                                           config->dynamicSmemBytes, config->stream);
     return cudaLaunchKernel(func, config->gridDim, config->blockDim, args,
                             config->dynamicSmemBytes, config->stream);
 }

@@ -1,5 +1,6 @@
 // cudaLaunchKernelEx (cudaLaunchKernelExC): hint attributes accepted, a cooperative launch
-// and clusters refused with cudaErrorNotSupported, an unknown attribute cudaErrorInvalidValue.
+// run (every block resident at once), clusters refused with cudaErrorNotSupported, an unknown
+// attribute cudaErrorInvalidValue.
 #include <cstdio>
 
 __global__ void fill(int *p, int v)
@@ -9,7 +10,7 @@ __global__ void fill(int *p, int v)
 
 int main()
 {
-    int *d, h[64];
+    int *d, h[64], c[64];
     cudaMalloc(&d, sizeof h);
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(2);
@@ -26,14 +27,15 @@ int main()
     at[0].id = cudaLaunchAttributeCooperative;
     at[0].val.cooperative = 1;
     cudaError_t coop = cudaLaunchKernelEx(&cfg, fill, d, 8);
+    cudaMemcpy(c, d, sizeof c, cudaMemcpyDeviceToHost);
     at[0].id = cudaLaunchAttributeClusterDimension;
     at[0].val.clusterDim.x = 2;
     at[0].val.clusterDim.y = at[0].val.clusterDim.z = 1;
     cudaError_t cluster = cudaLaunchKernelEx(&cfg, fill, d, 9);
     at[0].id = (cudaLaunchAttributeID)999;
     cudaError_t unknown = cudaLaunchKernelEx(&cfg, fill, d, 10);
-    printf("launch_ex hints=%s h0=%d h63=%d coop=%s cluster=%s unknown=%s\n",
-           cudaGetErrorName(hints), h[0], h[63], cudaGetErrorName(coop),
+    printf("launch_ex hints=%s h0=%d h63=%d coop=%s c63=%d cluster=%s unknown=%s\n",
+           cudaGetErrorName(hints), h[0], h[63], cudaGetErrorName(coop), c[63],
            cudaGetErrorName(cluster), cudaGetErrorName(unknown));
     return 0;
 }

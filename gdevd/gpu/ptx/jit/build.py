@@ -62,6 +62,8 @@ struct jctx {
     int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
     int32_t status, pcw;
     uint32_t divsteps, dyn_shared;
+    uint64_t grid_ws;
+    int64_t quantum, reserve;
     struct jtlb *tlb;
     struct jtlb tlb_own;
     const void *tex;

@@ -27,6 +27,7 @@ from gdevd.gpu._core import ffi as core_ffi
 
 from ...texture import ADDRESS_MODES
 from .. import assertion
+from ..coop import QUANTUM
 from ..executor import Launch
 from ..program import ASSERT_SIZES
 from .lanes import SLOTS
@@ -128,6 +129,7 @@ class _Chunk:
         ctx.reg_stride = stride
         ctx.ntid = list(launch.block)
         ctx.nt = nt
+        self.coop = False       # ctx holds a cooperative launch's workspace and quantum
         self.done = False
 
     def bind(self, launch: JitLaunch, first: int, step: int) -> _Chunk:
@@ -146,6 +148,10 @@ class _Chunk:
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
         ctx.pcw = 1     # a reused chunk's pc[] may hold an unfinished block's
+        if launch.grid_workspace or self.coop:  # (cffi writes cost: only when they change)
+            ctx.grid_ws = launch.grid_workspace
+            ctx.quantum = QUANTUM if launch.grid_workspace else 0
+            self.coop = bool(launch.grid_workspace)
         self.done = False
         return self
 
@@ -167,9 +173,9 @@ class JitLaunch(Launch):
 
     def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
                  data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
-                 threads: int | None = None, textures=None) -> None:
+                 threads: int | None = None, textures=None, grid_workspace: int = 0) -> None:
         super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
-                         watchdog, textures)
+                         watchdog, textures, grid_workspace)
         from .cgen import symbols
         self.compiled = compiled
         self.fn = getattr(compiled.lib, f"{fname}_run")
@@ -185,6 +191,8 @@ class JitLaunch(Launch):
         self.threads = threads
         self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
         slots = min(self.total_blocks, max(threads, MIN_SLOTS))
+        if grid_workspace:      # cooperative: a slot per block, taking turns (coop.py)
+            slots = self.total_blocks
         self.key = (fname, self.block, self.shared_total, self.lo_stride, self.pv_stride)
         idle = compiled.pool.setdefault(self.key, [])
         self.chunks = [(_pop(idle) or _Chunk(self)).bind(self, k, slots) for k in range(slots)]

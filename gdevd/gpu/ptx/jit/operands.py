@@ -187,8 +187,11 @@ class Operands:
             "%globaltimer": "clock_ns()", "%globaltimer_lo": "clock_ns()",
             "%globaltimer_hi": "(clock_ns() >> 32)",
         }
+        if base in ("%envreg1", "%envreg2"):   # the grid workspace (coop.py)
+            return "(uint32_t)c->grid_ws" if base == "%envreg2" else \
+                "(uint32_t)(c->grid_ws >> 32)"
         if base.startswith("%envreg"):
-            return "0"      # as the interpreter's (state.py): no cooperative launch
+            return "0"      # as the interpreter's (state.py)
         if base not in table:
             raise Unsupported(f"special register {name}")
         return table[base]

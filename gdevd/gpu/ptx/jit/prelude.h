@@ -56,6 +56,9 @@ struct jctx {
 	int32_t status;	/* of the last run: 0 budget spent, 1 blocks done, -1 fault */
 	int32_t pcw;	/* the block wrote pc[] (it diverged or lanes exited): clear it at the next */
 	uint32_t divsteps, dyn_shared;
+	uint64_t grid_ws;	/* a cooperative launch's grid workspace (%envreg1/2), else 0 */
+	int64_t quantum;	/* cooperative: the steps of a turn (run_slots; 0: no turns) */
+	int64_t reserve;	/* the slice's steps not yet handed to `left` (run_slots) */
 	struct jtlb *tlb;	/* the TLB this slot uses: its engine thread's (run_slots) */
 	struct jtlb tlb_own;
 	const void *tex;	/* the launch's texture objects (struct jtex, tex.h) */
@@ -282,7 +285,20 @@ static void live_lanes(struct jctx *c)
  * threads.  Interleaving keeps the blocks in flight consecutive, which is what neighbours
  * spinning on each other's flags need, and the memory a thread touches close together
  * (slot s runs blocks s, s + R, ...: run alone, each slot would sweep the whole grid).
+ * A slot with a quantum (a cooperative launch's block: coop.py) gets its budget in turns
+ * of that many steps, so that a block spinning at a grid barrier yields to the others;
+ * the kernels' run loops are the same for every launch.
  */
+/* a cooperative slot's turn ended with budget in reserve: its next turn, after the others */
+static void next_turn(struct jctx *c)
+{
+	const int64_t give = c->quantum < c->reserve ? c->quantum : c->reserve;
+
+	c->reserve -= give;
+	c->left += give;	/* (a turn may overrun `left` by the rest of a basic block) */
+	c->status = 2;
+}
+
 static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64_t budget)
 {
 	int live = n;
@@ -290,7 +306,9 @@ static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64
 	for (int t = 0; t < TLB_SIZE; t++)	/* mappings may have changed since the last run */
 		cs[0]->tlb_own.tag[t] = ~0ull;
 	for (int k = 0; k < n; k++) {	/* one TLB per thread: its slots share pages */
-		cs[k]->left = budget;
+		const int64_t q = cs[k]->quantum;
+		cs[k]->left = q && q < budget ? q : budget;
+		cs[k]->reserve = budget - cs[k]->left;
 		cs[k]->status = 2;
 		cs[k]->tlb = &cs[0]->tlb_own;
 	}
@@ -300,6 +318,8 @@ static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64
 			if (cs[k]->status != 2)
 				continue;
 			cs[k]->status = body(cs[k]);
+			if (cs[k]->status == 0 && cs[k]->reserve > 0)
+				next_turn(cs[k]);
 			live -= cs[k]->status != 2;
 		}
 	pthread_rwlock_unlock(&cs[0]->mmu->lock);
