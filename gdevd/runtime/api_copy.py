@@ -118,9 +118,9 @@ async def gmemcpy_to_device(handle: Handle, dst: int, src: Any, size: int,
 
 async def _sync_to_device(handle: Handle, dst: int, host: HostRange, size: int,
                           stream: int = LEGACY) -> None:
-    handle.check_fault()
+    handle.check_kernel_fault()
     async with handle.exclusive(stream):
-        handle.check_fault()        # what ran before it in the stream may have faulted
+        handle.check_kernel_fault()        # what ran before it in the stream may have faulted
         await _to_device(handle, dst, host, size)
 
 
@@ -157,9 +157,9 @@ async def gmemcpy_from_device(handle: Handle, dst: Any, src: int, size: int,
 
 async def _sync_from_device(handle: Handle, host: HostRange, src: int, size: int,
                             stream: int = LEGACY) -> None:
-    handle.check_fault()
+    handle.check_kernel_fault()
     async with handle.exclusive(stream):
-        handle.check_fault()        # a kernel it waited for faulted: its results are not
+        handle.check_kernel_fault()        # a kernel it waited for faulted: its results are not
         await _from_device(handle, host, src, size)
 
 
@@ -257,9 +257,9 @@ async def gmemcpy(handle: Handle, dst: int, src: int, size: int,
     Errors: EBADF, EINVAL, ENOENT (either address unknown), EFAULT (range past an object).
     """
     _prepare_dtod(handle, dst, src, size)
-    handle.check_fault()
+    handle.check_kernel_fault()
     async with handle.exclusive(stream):
-        handle.check_fault()
+        handle.check_kernel_fault()
         await _device_copy(handle, dst, src, size)
 
 

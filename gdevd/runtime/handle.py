@@ -22,9 +22,10 @@ awaits shown.
 **Fences.**  Async operations get Gdev fence ids: a per-context sequence that wraps from
 4095 to 1; 0 is reserved (``gsync(h, 0)`` returns at once).  A failed asynchronous operation
 (a kernel fault, an engine error) makes the context *faulted*: the error is sticky and is
-raised by every later ``gsync``/``gbarrier``/``glaunch`` and synchronous copy of this handle
-only (a copy checks again once its stream's earlier work is done: the results a faulted
-kernel left are not handed out, as CUDA's memcpy after a kernel's fault fails).
+raised by every later ``gsync``/``gbarrier``/``glaunch`` of this handle only, and, when a
+kernel faulted (:meth:`Handle.check_kernel_fault`), by its synchronous copies too (checked
+again once the stream's earlier work is done: the results a faulted kernel left are not
+handed out, as CUDA's memcpy after a kernel's fault fails).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ..errors import GdevError
+from ..errors import GdevError, KernelFault
 from ..gpu.texture import TextureTable
 from . import defaults as D
 from .bounce import BounceBuffers
@@ -115,6 +116,13 @@ class Handle:
     def check_fault(self) -> None:
         """Raise the sticky error of a faulted context (see the module docstring)."""
         if self.fault is not None:
+            raise self.fault
+
+    def check_kernel_fault(self) -> None:
+        """Raise the sticky error if a kernel of this context faulted (illegal address,
+        trap, assert, watchdog): what copies check; a launch that failed for want of memory
+        leaves the context's data readable."""
+        if isinstance(self.fault, KernelFault):
             raise self.fault
 
     def lookup(self, va: int, size: int = 1, *, kind: int | None = None) -> MemObject:

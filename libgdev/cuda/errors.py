@@ -222,7 +222,13 @@ def _sticky_of(driver: Any) -> None:
     try:
         ctx.backend.gsync(ctx.handle, 0)
     except OSError as exc:
-        raise translate(exc) from exc
+        err = translate(exc)
+        if err.result in _KERNEL_FAULTS:    # the daemon's check_kernel_fault
+            raise err from exc
+
+
+_KERNEL_FAULTS = {CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, CUresult.CUDA_ERROR_LAUNCH_FAILED,
+                  CUresult.CUDA_ERROR_ASSERT, CUresult.CUDA_ERROR_LAUNCH_TIMEOUT}
 
 
 def module_api(fn: Callable[P, R]) -> Callable[P, R]:

@@ -234,9 +234,10 @@ API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int
 static CUresult copy_result(CUcontext c, int err)
 {
     struct gdev_time zero = {0, 0, 0};
-    int fault = gsync(c->h, 0, &zero);
-    if (fault)
-        return cu_poison(c, cu_error(fault));
+    CUresult fault = cu_error(gsync(c->h, 0, &zero));
+    if (fault == CUDA_ERROR_ILLEGAL_ADDRESS || fault == CUDA_ERROR_LAUNCH_FAILED ||
+        fault == CUDA_ERROR_ASSERT || fault == CUDA_ERROR_LAUNCH_TIMEOUT)
+        return cu_poison(c, fault); /* a kernel's fault (the daemon's check_kernel_fault) */
     return err == -EFAULT ? CUDA_ERROR_INVALID_VALUE
                           : cu_fail(cu_error(err), "%s", gdev_last_error());
 }
