@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 import trio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gdevd import runtime as rt
@@ -139,6 +139,7 @@ class Model:
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(20, 60))
+@example(seed=0, steps=47)      # a launch fails for want of memory: the data stays readable
 def test_random_operations_lose_no_byte(seed: int, steps: int) -> None:
     async def body(s: rt.GdevSystem) -> None:
         model = Model(s, random.Random(seed))
