@@ -42,15 +42,19 @@ def nvcc() -> str:
     return path
 
 
-def build_rt_program(name: str, out_dir: Path) -> Path:
-    """progs/<name>.cu built by nvcc ``-cudart shared`` (PTX for sm_75) into out_dir."""
+def build_cuda(src: Path, out: Path, arch: str = "compute_75") -> Path:
+    """``src`` built by nvcc ``-cudart shared`` into ``out``, with PTX only (for ``arch``), as
+    a program gdevd runs; skips without the CUDA toolkit."""
     need_cuda_h()
     clib_dir()
-    out = out_dir / name
-    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75",
-                    "-o", str(out), str(PROGS / f"{name}.cu")], check=True,
-                   capture_output=True)
+    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", f"arch={arch},code={arch}",
+                    "-o", str(out), str(src)], check=True, capture_output=True)
     return out
+
+
+def build_rt_program(name: str, out_dir: Path) -> Path:
+    """progs/<name>.cu built by nvcc ``-cudart shared`` (PTX for sm_75) into out_dir."""
+    return build_cuda(PROGS / f"{name}.cu", out_dir / name)
 
 
 def gdev_run(mount: str, prog: Path, env: dict[str, str] | None = None) -> str:

@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gdev.h"
 
@@ -90,8 +91,12 @@ CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/
 /* Write the JIT output options a program reads back (link.c): wall time, info and error log. */
 void cu_jit_report(unsigned n, CUjit_option *opt, void **val, double ms, const char *info,
                    const char *error);
+double cu_ms_since(const struct timespec *t0); /* milliseconds since t0 (monotonic) */
 const char *gdevCudaLastError(void);
-CUresult cu_poison(CUcontext c, CUresult r); /* a kernel's failure: sticky (errors.c) */
+/* The whole file at path, NUL-terminated, in a malloc'ed *out (FILE_NOT_FOUND naming who). */
+CUresult cu_read_file(const char *who, const char *path, char **out);
+int cu_kernel_fault(CUresult r); /* a kernel's own fault: poisons its context (errors.c) */
+CUresult cu_poison(CUcontext c, CUresult r); /* r, made sticky if cu_kernel_fault(r) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);

@@ -28,11 +28,17 @@ CUresult cu_error(int neg_errno)
     }
 }
 
+int cu_kernel_fault(CUresult r)
+{
+    /* what poisons a context in CUDA: every later call of it fails with the same result
+     * (the daemon's KernelFault: illegal address, trap, assert, watchdog) */
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED ||
+           r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_LAUNCH_TIMEOUT;
+}
+
 CUresult cu_poison(CUcontext c, CUresult r)
 {
-    /* what poisons a context in CUDA: every later call of it fails with the same result */
-    if (r != CUDA_ERROR_ILLEGAL_ADDRESS && r != CUDA_ERROR_LAUNCH_FAILED &&
-        r != CUDA_ERROR_ASSERT)
+    if (!cu_kernel_fault(r))
         return r;
     if (!c->sticky && r == CUDA_ERROR_ASSERT) {
         /* the driver prints the failing thread's assertion, as CUDA's does at the sync:

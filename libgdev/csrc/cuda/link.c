@@ -8,7 +8,6 @@
  * The output options a program reads back (CU_JIT_WALL_TIME, the info and error log
  * buffers and their sizes) are written as CUDA writes them: cuModuleLoadDataEx's at its
  * return, a link's at cuLinkComplete (the option arrays must live as long as the link). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,7 @@ struct CUlinkState_st {
     struct timespec t0;
 };
 
-static double ms_since(const struct timespec *t0)
+double cu_ms_since(const struct timespec *t0)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -137,25 +136,15 @@ API CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size
 API CUresult cuLinkAddFile(CUlinkState st, CUjitInputType type, const char *path,
                            unsigned int n, CUjit_option *options, void **values)
 {
-    FILE *f;
     char *buf;
-    long len;
     CUresult r;
     (void)n;
     (void)options;
     (void)values;
     if (!st || !path)
         return CUDA_ERROR_INVALID_VALUE;
-    f = fopen(path, "rb");
-    if (!f)
-        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuLinkAddFile: %s: %s", path,
-                       strerror(errno));
-    if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)
-        || !(buf = calloc(1, (size_t)len + 1)) || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuLinkAddFile: reading %s", path);
-    }
-    fclose(f);
+    if ((r = cu_read_file("cuLinkAddFile", path, &buf)))
+        return r;
     r = add_image(st, type, buf, path);
     free(buf);
     return r;
@@ -166,13 +155,13 @@ API CUresult cuLinkComplete(CUlinkState st, void **cubinOut, size_t *sizeOut)
     if (!st || !cubinOut)
         return CUDA_ERROR_INVALID_VALUE;
     if (!st->ptx) {
-        cu_jit_report(st->n, st->opt, st->val, ms_since(&st->t0), "", "no input to link");
+        cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "", "no input to link");
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuLinkComplete: nothing was added");
     }
     *cubinOut = st->ptx;
     if (sizeOut)
         *sizeOut = strlen(st->ptx) + 1;
-    cu_jit_report(st->n, st->opt, st->val, ms_since(&st->t0), "", "");
+    cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "", "");
     return CUDA_SUCCESS;
 }
 

@@ -235,9 +235,8 @@ static CUresult copy_result(CUcontext c, int err)
 {
     struct gdev_time zero = {0, 0, 0};
     CUresult fault = cu_error(gsync(c->h, 0, &zero));
-    if (fault == CUDA_ERROR_ILLEGAL_ADDRESS || fault == CUDA_ERROR_LAUNCH_FAILED ||
-        fault == CUDA_ERROR_ASSERT || fault == CUDA_ERROR_LAUNCH_TIMEOUT)
-        return cu_poison(c, fault); /* a kernel's fault (the daemon's check_kernel_fault) */
+    if (cu_kernel_fault(fault)) /* the daemon's check_kernel_fault */
+        return cu_poison(c, fault);
     return err == -EFAULT ? CUDA_ERROR_INVALID_VALUE
                           : cu_fail(cu_error(err), "%s", gdev_last_error());
 }

@@ -100,13 +100,10 @@ API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned in
 {
     /* JIT options tune a compiler the daemon does not have (it runs PTX); the output ones
      * (wall time, info and error logs) are written back, the error log with the reason */
-    struct timespec t0, t1;
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     CUresult r = load_image(module, image);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    cu_jit_report(n, options, values,
-                  (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-                  "", r ? gdevCudaLastError() : "");
+    cu_jit_report(n, options, values, cu_ms_since(&t0), "", r ? gdevCudaLastError() : "");
     return r;
 }
 
@@ -115,25 +112,33 @@ API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fat)
     return load_image(module, fat);
 }
 
+CUresult cu_read_file(const char *who, const char *path, char **out)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (!f)
+        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "%s: %s: %s", who, path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)
+        || !(buf = calloc(1, (size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "%s: reading %s", who, path);
+    }
+    fclose(f);
+    *out = buf;
+    return CUDA_SUCCESS;
+}
+
 API CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
-    FILE *f;
     char *buf;
-    long n;
     CUresult r;
 
     if (!fname || !module)
         return CUDA_ERROR_INVALID_VALUE;
-    f = fopen(fname, "rb");
-    if (!f)
-        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuModuleLoad: %s: %s", fname,
-                       strerror(errno));
-    if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)
-        || !(buf = calloc(1, (size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        return cu_fail(CUDA_ERROR_FILE_NOT_FOUND, "cuModuleLoad: reading %s", fname);
-    }
-    fclose(f);
+    if ((r = cu_read_file("cuModuleLoad", fname, &buf)))
+        return r;
     r = load_image(module, buf); /* PTX text whatever the file is called, or a fatbinary */
     free(buf);
     return r;

@@ -195,16 +195,25 @@ API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t
     return cudaSuccess;
 }
 
+/* What every launch checks first: the function of `func`, and a configuration CUDA takes. */
+static cudaError_t launch_function(const void *func, dim3 grid, dim3 block, CUfunction *fn)
+{
+    cudaError_t e = rt_function(func, fn);
+    if (e)
+        return e;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
+        || (uint64_t)block.x * block.y * block.z > 1024)
+        return cudaErrorInvalidConfiguration;
+    return cudaSuccess;
+}
+
 API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
                                  size_t sharedMem, cudaStream_t stream)
 {
     CUfunction fn;
-    cudaError_t e = rt_function(func, &fn);
+    cudaError_t e = launch_function(func, grid, block, &fn);
     if (e)
         return rt_set(e);
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
-        || (uint64_t)block.x * block.y * block.z > 1024)
-        return rt_set(cudaErrorInvalidConfiguration);
     if (rt_capturing(stream))
         return rt_set(rt_capture_kernel(stream, func, grid, block, args, sharedMem));
     if ((e = rt_managed_push()))
@@ -220,12 +229,9 @@ API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 grid, dim3 bl
                                             void **args, size_t sharedMem, cudaStream_t stream)
 {
     CUfunction fn;
-    cudaError_t e = rt_function(func, &fn);
+    cudaError_t e = launch_function(func, grid, block, &fn);
     if (e)
         return rt_set(e);
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z
-        || (uint64_t)block.x * block.y * block.z > 1024)
-        return rt_set(cudaErrorInvalidConfiguration);
     if (rt_capturing(stream))
         return rt_set(cudaErrorStreamCaptureUnsupported);
     if ((e = rt_managed_push()))

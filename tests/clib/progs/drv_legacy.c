@@ -5,37 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "drv_check.h"
+
 #define ALIGN_UP(off, a) (((off) + (a) - 1) & ~((a) - 1))
-#define CK(call)                                                            \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_) {                                                           \
-            const char *s_;                                                 \
-            cuGetErrorName(r_, &s_);                                        \
-            fprintf(stderr, "%s: %s\n", #call, s_);                         \
-            return 1;                                                       \
-        }                                                                   \
-    } while (0)
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)
-        && (buf = calloc(1, (size_t)n + 1)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (f)
-        fclose(f);
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 0, bytes = n * n * 4;
-    char *ptx = argc > 2 ? slurp(argv[1]) : NULL;
+    char *ptx = argc > 2 ? slurp(argv[1], NULL) : NULL;
     CUdevice dev;
     CUcontext ctx, cur;
     CUmodule mod;

@@ -8,30 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(call)                                                            \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_) {                                                           \
-            const char *s_;                                                 \
-            cuGetErrorName(r_, &s_);                                        \
-            fprintf(stderr, "%s: %s\n", #call, s_);                         \
-            return 1;                                                       \
-        }                                                                   \
-    } while (0)
-
-static char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    if (f && !fseek(f, 0, SEEK_END) && (*n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)
-        && (buf = calloc(1, (size_t)*n + 1)) && fread(buf, 1, (size_t)*n, f) != (size_t)*n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (f)
-        fclose(f);
-    return buf;
-}
+#include "drv_check.h"
 
 static const char *name(CUresult r)
 {

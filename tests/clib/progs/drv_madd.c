@@ -5,16 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(call)                                                                       \
-    do {                                                                               \
-        CUresult r_ = (call);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                      \
-            const char *name_;                                                         \
-            cuGetErrorName(r_, &name_);                                                \
-            fprintf(stderr, "drv_madd: %s: %s\n", #call, name_);                       \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
+#include "drv_check.h"
 
 int main(int argc, char **argv)
 {

@@ -9,16 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CK(call)                                                                       \
-    do {                                                                               \
-        CUresult r_ = (call);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                      \
-            const char *name_;                                                         \
-            cuGetErrorName(r_, &name_);                                                \
-            fprintf(stderr, "drv_streams: %s: %s\n", #call, name_);                    \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
+#include "drv_check.h"
 
 #define FLAGS (64u << 10) /* above the direct limit: the copies take the copy engines */
 

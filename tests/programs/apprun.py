@@ -1,0 +1,26 @@
+"""Running an nvcc-built application on a mounted gdevd under one engine policy
+(/proc/gdev/ptx_engine), and reading which modules ran compiled (/proc/gdev/ptx_modules)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.clib.cbuild import ROOT
+from tests.daemon.conftest import read_text, write_once
+
+
+def run_on_engine(gdevd, prog: Path, engine: str) -> subprocess.CompletedProcess:
+    """``prog`` run by scripts/gdev-run with the daemon's engine policy ``engine`` (``auto``
+    again afterwards); the finished process, its output as text."""
+    write_once(gdevd.proc_path("ptx_engine"), engine.encode())
+    try:
+        return subprocess.run([str(ROOT / "scripts" / "gdev-run"), "--mount", gdevd.mount,
+                               str(prog)], capture_output=True, text=True, timeout=600)
+    finally:
+        write_once(gdevd.proc_path("ptx_engine"), b"auto")
+
+
+def module_rows(gdevd) -> list[list[str]]:
+    """The rows of /proc/gdev/ptx_modules, split into fields (no header)."""
+    return [r.split() for r in read_text(gdevd.proc_path("ptx_modules")).splitlines()[1:]]
