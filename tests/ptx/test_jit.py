@@ -15,6 +15,7 @@ import pytest
 from gdevd.errors import KernelFault
 from gdevd.gpu.ptx import jit, load_module
 from gdevd.gpu.ptx.jit import build
+from gdevd.gpu.ptx.jit.compiled import CDEF
 
 from .helpers import Device, load
 
@@ -98,6 +99,6 @@ def test_the_context_struct_allocated_in_python_is_the_one_compiled_code_uses(tm
     subprocess.run([build.compiler(), "-O1", f"-I{build.HERE}", f"-I{build.CSRC}", "-o",
                     str(exe), str(prog), "-lm"], check=True)
     ffi = cffi.FFI()
-    ffi.cdef(build.CDEF)
+    ffi.cdef(CDEF)
     assert int(subprocess.run([str(exe)], capture_output=True, check=True).stdout) == \
         ffi.sizeof("struct jctx")

@@ -47,26 +47,6 @@ def _runs_exactly(mod) -> None:
     assert dev.get(c, 256, np.uint32).tolist() == list(range(0, 512, 2))
 
 
-@pytest.fixture
-def wrapped_cc(tmp_path, monkeypatch):
-    """Install a ``cc`` wrapper built from a shell line (``$@`` = the arguments); yields
-    the directory the wrapper may write to."""
-    real = shutil.which("cc")
-    out = tmp_path / "wrapper-out"
-    out.mkdir()
-
-    def install(body: str) -> Path:
-        script = tmp_path / "cc-wrapper"
-        script.write_text(f"#!/bin/sh\nOUT={out}\nREAL={real}\n{body}\n")
-        script.chmod(0o755)
-        monkeypatch.setenv("CC", str(script))
-        build.compiler.cache_clear()
-        return out
-
-    yield install
-    build.compiler.cache_clear()     # monkeypatch restores $CC after this teardown
-
-
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="plays an older x86-64 CPU")
 def test_the_key_names_the_cpu_that_native_resolves_to(tmp_path, monkeypatch, wrapped_cc):
     monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path / "shared"))
@@ -85,7 +65,9 @@ def test_the_key_names_the_cpu_that_native_resolves_to(tmp_path, monkeypatch, wr
 
 
 def _entry(root: Path) -> tuple[Path, Path]:
-    return cache.paths(root, build.cache_key(MADD))
+    """(the kernel's shared object, the module's manifest) of MADD's entry."""
+    (so,) = root.glob("obj/*/*.so")
+    return so, cache.manifest_path(root, build.cache_key(MADD))
 
 
 def _compiled_by_an_earlier_daemon(root: Path) -> None:
@@ -180,8 +162,8 @@ def test_a_sticky_world_writable_ancestor_is_trusted(tmp_path, monkeypatch):
 def test_the_compiler_runs_at_the_configured_niceness(tmp_path, monkeypatch, wrapped_cc,
                                                        nice):
     monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path / "cache"))
-    out = wrapped_cc('case " $* " in *" -c "*|*" -shared "*) nice >> "$OUT/nice";; esac\n'
-                     'exec "$REAL" "$@"')     # the compile and link jobs record their nice
+    out = wrapped_cc('case " $* " in *" -shared "*) nice >> "$OUT/nice";; esac\n'
+                     'exec "$REAL" "$@"')     # the compile jobs record their nice
     old = jit.compile_nice()
     jit.set_compile_nice(nice)
     try:
@@ -195,7 +177,7 @@ def test_the_compiler_runs_at_the_configured_niceness(tmp_path, monkeypatch, wra
 def test_the_largest_kernels_compile_first_and_a_failure_carries_its_message(
         tmp_path, monkeypatch, wrapped_cc):
     monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path / "cache"))
-    out = wrapped_cc('case " $* " in *" -c "*)\n'
+    out = wrapped_cc('case " $* " in *" -shared "*)\n'
                      '  for a; do case $a in *.c) basename "$a" >> "$OUT/order";; esac; done\n'
                      '  echo "cc: planted failure" >&2; exit 1;;\nesac\nexec "$REAL" "$@"')
     aes = load_module((Path(__file__).resolve().parents[2] / "kernels" / "aes.ptx")

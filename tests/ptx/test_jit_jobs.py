@@ -92,7 +92,7 @@ def test_a_compile_dies_with_the_process_that_started_it(tmp_path):
 
 def _cc1_started(jobs: Jobs) -> list[int]:
     """The ``cc1`` of the first job, once it runs."""
-    while not (found := _cc1_of(jobs.running[0][0].pid)):
+    while not (found := _cc1_of(jobs.running[0].proc.pid)):
         time.sleep(0.01)
     return found
 

@@ -75,7 +75,7 @@ def test_kernels_differing_only_in_name_and_place_are_one_object(cache_dir):
     fn = mod.jit.compiled.kernels
     assert fn["poke_a"] == fn["poke_b"] != fn["other"]
     assert mod.jit.compiled.compiled == 2
-    assert len(list(cache_dir.rglob("*.o"))) == 2
+    assert len(list(cache_dir.glob("obj/*/*.so"))) == 2
     assert run(mod, "poke_a", 5).tolist() == run(mod, "poke_b", 5).tolist() == \
         [5 + t for t in range(32)]
     assert run(mod, "other", 3).tolist() == [3 * t for t in range(32)]
@@ -99,7 +99,7 @@ def test_a_module_sharing_a_kernel_with_an_earlier_one_compiles_only_the_new(cac
 
 def test_a_damaged_object_is_compiled_again(cache_dir, caplog):
     compiled(HEADER + kernel("poke"), "first")
-    (obj,) = cache_dir.rglob("*.o")
+    (obj,) = cache_dir.glob("obj/*/*.so")
     obj.write_bytes(obj.read_bytes()[:100])               # a crash mid-write
     with caplog.at_level(logging.WARNING, logger="gdevd.gpu.ptx.jit.cache"):
         again = compiled(HEADER + "\n// another module\n" + kernel("poke"), "again")
@@ -123,7 +123,8 @@ def test_the_cache_stays_within_its_bound_dropping_the_least_recently_used(cache
     second = HEADER + kernel("scale", "mul.lo.u32 %r1, %r1, %r2;")
     compiled(second, "second")
     assert _bytes(cache_dir) <= one * 3 // 2
-    assert not cache.paths(cache_dir, build.cache_key(first))[1].exists()   # the older
+    poke = build._translate(load_module(first, "first"))[1]["poke"]
+    assert cache.object_lookup(cache_dir, poke) is None                 # the older's code
     assert compiled(second, "second").jit.compiled.cached                  # the newer kept
     again = compiled(first, "first")              # compiled again when wanted, and correct
     assert not again.jit.compiled.cached

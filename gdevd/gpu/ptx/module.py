@@ -225,10 +225,10 @@ class Module:
 
             from gdevd.errors import GdevError
             raise GdevError(errno.EINVAL, f"no kernel {kernel_name!r} in {self.name}")
-        fname = self.jit.function(kernel_name)
-        if fname is not None:
+        native = self.jit.runnable(kernel_name)
+        if native is not None:
             from .jit.launch import JitLaunch
-            return JitLaunch(self, self.kernels[kernel_name], self.jit.compiled, fname, grid,
+            return JitLaunch(self, self.kernels[kernel_name], *native, grid,
                              block, params, mmu, data_base, shared_dynamic, watchdog,
                              textures=textures, grid_workspace=grid_workspace)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,

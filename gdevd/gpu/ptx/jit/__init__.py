@@ -1,12 +1,13 @@
 """The compiling PTX engine: kernels translated to C, compiled by the system compiler.
 
-Tiers: a module runs on the interpreter until its compiled form is ready; ``start()``
-compiles it on a background thread, and later launches of each translated kernel run
-natively (:class:`~.launch.JitLaunch`).  The engine policy (``set_engine``; the
-``GDEV_PTX_ENGINE`` environment variable at start) is one of
+Tiers: a kernel runs on the interpreter until its compiled form is ready; ``start()``
+compiles the module's kernels on a background thread, each loaded as soon as its own
+compile ends (:mod:`.compiled`), and later launches of it run natively
+(:class:`~.launch.JitLaunch`); kernels that launches want are compiled first.  The engine
+policy (``set_engine``; the ``GDEV_PTX_ENGINE`` environment variable at start) is one of
 
-* ``auto``   - tiered: compile in the background, use the result when ready (default);
-* ``jit``    - compile before the first launch (it waits), then run compiled;
+* ``auto``   - tiered: compile in the background, use each kernel when ready (default);
+* ``jit``    - a launch waits for its kernel's compile, then runs compiled;
 * ``interp`` - never compile.
 
 Without a C compiler every module stays on the interpreter, with one log line.
@@ -22,6 +23,7 @@ import threading
 from gdevd.errors import GdevError
 
 from . import build
+from .compiled import Compiled
 from .jobs import Cancelled
 
 log = logging.getLogger(__name__)
@@ -57,7 +59,9 @@ def compile_nice() -> int:
 class JitState:
     """The compiled form of one module: status, compile seconds, per-kernel functions.
 
-    ``status``: ``interp`` (not compiled), ``compiling``, ``jit`` (ready), ``failed``.
+    ``status``: ``interp`` (not compiled), ``compiling``, ``jit`` (every kernel the
+    translator takes is ready), ``failed`` (the compiler failed for some: the others run
+    compiled).  ``compiled`` exists from the start of a compile and fills as it goes.
     """
 
     def __init__(self, module, ptx: str) -> None:
@@ -65,14 +69,14 @@ class JitState:
         self.status = "interp"
         self.seconds = 0.0
         self.error = ""
-        self.compiled: build.Compiled | None = None
+        self.compiled: Compiled | None = None
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._cancel = threading.Event()
 
-    def start(self, wait: bool = False) -> None:
-        """Compile in the background (once, unless cancelled); ``wait`` blocks until it is
-        ready, failed or cancelled."""
+    def start(self, wait: bool = False, want: str | None = None) -> None:
+        """Compile in the background (once, unless cancelled), kernel ``want`` first if
+        given; ``wait`` blocks until the compile is done, failed or cancelled."""
         global _warned
         with self._lock:
             if self.status == "interp" and _engine != "interp":
@@ -82,8 +86,12 @@ class JitState:
                         _warned = True
                     return
                 self.status = "compiling"
+                self.compiled = Compiled()
+                if want is not None:
+                    self.compiled.want(want)
                 self._cancel, self._done = threading.Event(), threading.Event()
-                threading.Thread(target=self._compile, args=(self._cancel, self._done),
+                threading.Thread(target=self._compile,
+                                 args=(self.compiled, self._cancel, self._done),
                                  name="gdev-jit-cc", daemon=True).start()
             done = self._done
         if wait and self.status == "compiling":
@@ -100,30 +108,37 @@ class JitState:
         still runs after ``timeout`` seconds."""
         return self.status != "compiling" or self._done.wait(timeout)
 
-    def _compile(self, cancel: threading.Event, done: threading.Event) -> None:
+    def _compile(self, c: Compiled, cancel: threading.Event, done: threading.Event) -> None:
         try:
-            self.compiled = build.build(self.module, self.ptx, cancel)
-            self.seconds = self.compiled.seconds
+            build.build(self.module, self.ptx, cancel, into=c)
             self.status = "jit"
         except Cancelled:
-            self.status = "interp"
-        except Exception as exc:  # a compiler failure leaves the interpreter serving
+            self.compiled, self.status = None, "interp"
+        except Exception as exc:  # a compiler failure leaves its kernels on the interpreter
             log.exception("compiling module %s failed", self.module.name)
             self.error, self.status = repr(exc), "failed"
         finally:
+            self.seconds = c.seconds
             done.set()
 
-    def function(self, kernel: str) -> str | None:
-        """The compiled function of ``kernel`` if it can run natively now, else None."""
+    def runnable(self, kernel: str) -> tuple[Compiled, str] | None:
+        """(compiled module, C function) of ``kernel`` if it runs natively now, else None.
+        Under the ``jit`` policy it waits for that kernel's compile (not the module's); a
+        launch wants its kernel compiled next in any case."""
         if _engine == "interp":
             return None
         if _engine == "jit":
-            self.start(wait=True)
+            self.start(want=kernel)
         c = self.compiled
-        return c.kernels.get(kernel) if c is not None and self.status == "jit" else None
+        if c is None:
+            return None
+        c.want(kernel)
+        if _engine == "jit":
+            c.wait_for(kernel)
+        fname = c.kernels.get(kernel)
+        return (c, fname) if fname is not None else None
 
     def engine_of(self, kernel: str) -> str:
         """``jit`` or ``interp``: the engine a launch of ``kernel`` would use now."""
         c = self.compiled
-        return "jit" if c is not None and self.status == "jit" and kernel in c.kernels \
-            else "interp"
+        return "jit" if c is not None and kernel in c.kernels else "interp"

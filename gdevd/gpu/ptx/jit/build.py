@@ -24,13 +24,11 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-
-import cffi
 
 from . import cache
 from .cgen import kernel_c, relative
+from .compiled import Compiled
 from .jobs import Jobs
 from .operands import Unsupported
 
@@ -42,36 +40,6 @@ NICE_MAX = 19
 _nice = 10          # niceness of the compiler processes (0 = as the daemon)
 FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
          "-fvisibility=default", "-w"]
-# prelude.h's structures (jctx is allocated here, so its size must match: TLB_SIZE = 1024)
-CDEF = """
-struct jtlb {
-    uint64_t tag[1024];
-    uint8_t *base[1024];
-    uint8_t acc[1024];
-};
-struct jctx {
-    void *mmu;
-    uint8_t *params, *shared, *local, *pvars, *regs, *cc;
-    uint64_t *xa;
-    uint8_t *xb;
-    int32_t *pc, *act, *tid_x, *tid_y, *tid_z, *iota;
-    uint64_t param_size, shared_size, local_size, lo_stride, pv_stride, reg_stride;
-    uint64_t data_base, block, block_end, block_step, instructions, thread_instructions, fault_va;
-    int64_t left;
-    uint32_t ntid[3], nctaid[3], ctaid[3];
-    int32_t nt, upc, nlive, nact, act_ok, started, fault_line, fault_kind;
-    int32_t status, pcw;
-    uint32_t divsteps, dyn_shared;
-    uint64_t grid_ws;
-    int64_t quantum, reserve;
-    struct jtlb *tlb;
-    struct jtlb tlb_own;
-    const void *tex;
-    uint64_t ntex;
-};
-"""
-
-
 def set_nice(value: int) -> None:
     """Run the compiler processes started from now on at niceness ``value`` (0..19)."""
     global _nice
@@ -136,20 +104,6 @@ def cache_key(ptx: str) -> str:
     return h.hexdigest()
 
 
-@dataclass
-class Compiled:
-    """A loaded shared object: C function name per compiled kernel, and why others are not."""
-
-    lib: object
-    ffi: cffi.FFI
-    kernels: dict[str, str]
-    rejected: dict[str, str]
-    seconds: float
-    cached: bool
-    pool: dict = field(default_factory=dict)   # idle launch state per kernel and shape
-    compiled: int = 0    # kernels the C compiler ran for (the others: shared or cached objects)
-
-
 def _command(args: list[str]) -> list[str]:
     """``cc args`` run through ``nice`` at the configured niceness (as is without ``nice``)."""
     cmd = [compiler() or "cc", *args]
@@ -199,81 +153,123 @@ def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
     return list(parts.values()), kernels, rejected
 
 
-def _translate_and_compile(module, tmp: Path, stop: threading.Event, base: Path
-                           ) -> tuple[Path | None, dict, dict, int]:
-    """(shared object in ``tmp`` or None if no kernel translates, C name per compiled
-    kernel, reason per rejected one, kernels compiled).  Kernels are translated largest
-    first and each is handed to the compiler as soon as its C exists, so translation
-    overlaps compilation and the longest jobs do not start last; a kernel whose object is
-    already there (a duplicate in this module, or in the object cache) is not compiled."""
-    kernels, rejected, fresh = {}, {}, []
-    objs: dict[str, Path | None] = {}
-    order = sorted(module.kernels.items(), key=lambda e: -_size(e[1]))
+
+
+def build(module, ptx: str, cancelled: threading.Event | None = None,
+          into: Compiled | None = None) -> Compiled:
+    """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc,
+    filled into ``into`` (a new :class:`Compiled` if None) kernel by kernel as each is ready.
+
+    Raises RuntimeError once every other kernel is done if the compiler failed for some
+    (they stay on the interpreter, the reason in ``rejected``), :class:`~.jobs.Cancelled`
+    once ``cancelled`` is set (its compiler processes are killed); kernels the translator
+    cannot handle are in ``rejected`` with the reason.  A damaged cache entry or object is
+    compiled again and replaced.  One process compiles a key at a time
+    (:func:`.cache.building`): another that wants it meanwhile waits and loads its entry.
+    """
+    t0 = time.monotonic()
+    c = Compiled() if into is None else into
+    try:
+        _fill(module, ptx, c, cancelled or threading.Event())
+    finally:
+        c.finish(time.monotonic() - t0)
+    return c
+
+
+def _fill(module, ptx: str, c: Compiled, stop: threading.Event) -> None:
+    key, base = cache_key(ptx), cache.root()
+    if _load_cached(c, base, key):
+        c.cached = True
+        return
+    with cache.building(base, key, stop.is_set):
+        if _load_cached(c, base, key):          # built by the holder we waited for
+            c.cached = True
+            return
+        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+            failed = _compile(module, c, Path(tmp), stop, base)
+        if not failed:
+            cache.store(base, key, _in_order(module, c.kernels), _in_order(module, c.rejected))
+        cache.prune(base, {cache.manifest_path(base, key)} |
+                    {cache.object_voucher(base, f) for f in c.kernels.values()})
+    if failed:
+        raise RuntimeError(failed)
+
+
+def _load_cached(c: Compiled, base: Path, key: str) -> bool:
+    """Load ``key``'s entry into ``c``; False if there is none or an object of it is
+    missing or damaged (those already loaded stay: the build skips them)."""
+    entry = cache.lookup(base, key)
+    if entry is None:
+        return False
+    for fname in dict.fromkeys(entry.kernels.values()):
+        so = cache.object_lookup(base, fname)
+        if so is None:
+            return False
+        c.load(so, fname, [k for k, f in entry.kernels.items() if f == fname])
+    for name, why in entry.rejected.items():
+        c.reject([name], why)
+    return True
+
+
+def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path) -> str:
+    """Translate and compile the kernels of ``module`` not yet in ``c``, loading each as
+    its compile ends; the compiler's message if it failed for some ("" if none).
+
+    Kernels go largest first (their instruction count tracks their compile time, so the
+    longest jobs do not start last), except that a kernel a launch wants goes next, on a
+    slot of its own if every core is busy; each is handed to the compiler as soon as its C
+    exists, so translation overlaps compilation.  A kernel whose object is already there
+    (a twin in this module, or in the object cache) is not compiled."""
+    queue = [name for name, _ in sorted(module.kernels.items(), key=lambda e: -_size(e[1]))
+             if name not in c.kernels and name not in c.rejected]
+    units: dict[str, tuple[str, str]] = {}
+    waiting: dict[str, list[str]] = {}     # C function being compiled -> its kernels
+    failures: list[str] = []
+
+    def done(fname: str, status: int, message: str) -> None:
+        if status:
+            failures.append(message)
+            c.reject(waiting.pop(fname), f"the C compiler failed: {message[-500:]}")
+            return
+        so = tmp / f"{fname}.so"
+        cache.object_store(base, fname, so.read_bytes())
+        c.compiled += 1
+        c.load(so, fname, waiting.pop(fname))
+
     with Jobs(tmp, stop) as jobs:
-        for name, info in order:
+        while queue:
+            name, urgent = c.take(queue)
             try:
-                fname, src = _kernel_unit(module, info)
+                fname, src = units.get(name) or _kernel_unit(module, module.kernels[name])
             except Unsupported as exc:
-                rejected[name] = str(exc)
+                c.reject([name], str(exc))
                 continue
-            kernels[name] = fname
-            if fname in objs:
-                continue
-            objs[fname] = cache.object_lookup(base, fname)
-            if objs[fname] is None:
-                c_file, obj = tmp / f"{fname}.c", tmp / f"{fname}.o"
-                c_file.write_text(src)
-                fresh.append(fname)
-                objs[fname] = obj
-                jobs.start(_command([*FLAGS, "-c", f"-I{HERE}", f"-I{CSRC}", "-o", str(obj),
-                                     str(c_file)]))
+            units[name] = fname, src
+            if c.has(fname):
+                c.share(fname, [name])
+            elif fname in waiting:
+                waiting[fname].append(name)
+            elif (so := cache.object_lookup(base, fname)) is not None:
+                c.load(so, fname, [name])
+            elif not _start(jobs, tmp, fname, src, done, urgent, lambda: c.wants_any(queue)):
+                queue.insert(0, name)           # a launch wants another first
+            else:
+                waiting[fname] = [name]
         jobs.wait()
-        for fname in fresh:
-            cache.object_store(base, fname, (tmp / f"{fname}.o").read_bytes())
-        if not objs:
-            return None, {}, _in_order(module, rejected), 0
-        so = tmp / "module.so"
-        jobs.start(_command(["-shared", "-o", str(so), *map(str, objs.values())]))
-        jobs.wait()
-    return so, _in_order(module, kernels), _in_order(module, rejected), len(fresh)
+    return "\n".join(failures)
+
+
+def _start(jobs: Jobs, tmp: Path, fname: str, src: str, done, urgent: bool, interrupt
+           ) -> bool:
+    """Start compiling ``fname`` to ``tmp/fname.so`` (False if ``interrupt`` turned true
+    while every slot was busy: nothing started)."""
+    c_file = tmp / f"{fname}.c"
+    c_file.write_text(src)
+    cmd = _command([*FLAGS, "-shared", f"-I{HERE}", f"-I{CSRC}", "-o",
+                    str(tmp / f"{fname}.so"), str(c_file)])
+    return jobs.start(cmd, done=lambda status, msg: done(fname, status, msg), urgent=urgent,
+                      interrupt=None if urgent else interrupt)
 
 
 def _in_order(module, table: dict[str, str]) -> dict[str, str]:
     return {name: table[name] for name in module.kernels if name in table}
-
-
-def _load(so: Path, kernels: dict[str, str]):
-    ffi = cffi.FFI()
-    ffi.cdef(CDEF + "".join(f"void {f}_run(struct jctx **, int, int64_t);\n"
-                            for f in sorted(set(kernels.values()))))
-    return ffi, ffi.dlopen(str(so))
-
-
-def build(module, ptx: str, cancelled: threading.Event | None = None) -> Compiled:
-    """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc.
-
-    Raises RuntimeError if the compiler fails, :class:`~.jobs.Cancelled` once ``cancelled``
-    is set (its compiler processes are killed); kernels the translator cannot handle are
-    listed in ``rejected`` with the reason (they stay on the interpreter).  A damaged cache
-    entry is compiled again and replaced.  One process compiles a key at a time
-    (:func:`.cache.building`): another that wants it meanwhile waits and loads its entry.
-    """
-    t0 = time.monotonic()
-    stop = cancelled or threading.Event()
-    key, base = cache_key(ptx), cache.root()
-    entry = cache.lookup(base, key)
-    cached, compiled = entry is not None, 0
-    if entry is None:
-        with cache.building(base, key, stop.is_set):
-            entry = cache.lookup(base, key)     # built by the holder we waited for
-            cached = entry is not None
-            if entry is None:
-                with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-                    built, kernels, rejected, compiled = _translate_and_compile(
-                        module, Path(tmp), stop, base)
-                    entry = cache.store(base, key, built, kernels, rejected)
-                    cache.prune(base, {cache.paths(base, key)[1]} |
-                                {cache.object_voucher(base, f) for f in kernels.values()})
-    ffi, lib = _load(entry.so, entry.kernels) if entry.kernels else (cffi.FFI(), None)
-    return Compiled(lib, ffi, entry.kernels, entry.rejected, time.monotonic() - t0, cached,
-                    compiled=compiled)

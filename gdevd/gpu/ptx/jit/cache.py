@@ -1,20 +1,19 @@
-"""The on-disk cache of compiled modules: where it is, whether to trust it, whole entries.
+"""The on-disk cache of compiled kernels: where it is, whether to trust it, whole entries.
 
-An entry is two files in ``ROOT/KK/`` (``KK`` = the key's first two hex digits):
-``KEY.so``, the shared object, and ``KEY.json``, its manifest (the key, the size and digest
-of the ``.so``, the C function of each compiled kernel, the reason for each rejected one).
-Below the modules, each kernel's object is kept by the hash of its C (its function name,
-``ROOT/obj/HH/NAME.o`` and ``NAME.sum``, its size and digest), so a module that shares a
+Each kernel's shared object is kept by the hash of its C (its function name,
+``ROOT/obj/HH/NAME.so`` and ``NAME.sum``, its size and digest), so a module that shares a
 kernel with one compiled before, or is compiled again after an edit of another kernel,
-compiles only what is new.
-Both are written to a temporary name and renamed, the manifest last, so a reader never sees
+compiles only what is new, and each kernel can run as soon as its own object exists.  A
+module's entry is its manifest ``ROOT/KK/KEY.json`` (``KK`` = the key's first two hex
+digits): the key, the C function of each compiled kernel, the reason for each rejected one.
+Both are written to a temporary name and renamed, the voucher last, so a reader never sees
 half a file from a live writer.  A crash or a full disk can still leave a short or empty
 file behind (renames are not flushed), and anyone able to write to the directory could
 plant code that the daemon would ``dlopen``; so:
 
-* **Integrity**: an entry is used only if its manifest parses, names this key, lists
-  well-formed function names, and the ``.so`` has the recorded size and digest; anything
-  else is logged and rebuilt (the new entry replaces it).
+* **Integrity**: an entry is used only if its manifest parses, names this key and lists
+  well-formed function names, and an object only if its ``.so`` has the size and digest its
+  summary records; anything else is logged and rebuilt (the new file replaces it).
 * **Trust**: the cache root and every directory above it must be owned by root or by us and
   not writable by group or others (an ancestor may be world-writable with the sticky bit,
   as ``/tmp`` is); entries must be regular files owned by us.  A root that fails is refused
@@ -122,9 +121,8 @@ def _private_dir() -> Path:
 
 @dataclass(frozen=True)
 class Entry:
-    """A whole cache entry: the shared object's path and its manifest's tables."""
+    """A module's cache entry: its manifest's tables."""
 
-    so: Path
     kernels: dict[str, str]
     rejected: dict[str, str]
 
@@ -152,30 +150,25 @@ def building(base: Path, key: str, cancelled: Callable[[], bool] = lambda: False
         os.close(fd)                    # releases the lock
 
 
-def paths(base: Path, key: str) -> tuple[Path, Path]:
-    """(``.so``, manifest) of ``key`` under cache root ``base``."""
-    stem = base / key[:2] / key
-    return stem.with_suffix(".so"), stem.with_suffix(".json")
+def manifest_path(base: Path, key: str) -> Path:
+    """The manifest of ``key`` under cache root ``base``."""
+    return base / key[:2] / f"{key}.json"
 
 
 def lookup(base: Path, key: str) -> Entry | None:
-    """The intact entry of ``key``, or None when there is none or it is damaged (logged)."""
-    so, manifest = paths(base, key)
+    """The intact entry of ``key``, or None when there is none or it is damaged (logged);
+    its objects are checked as they are loaded (:func:`object_lookup`)."""
+    manifest = manifest_path(base, key)
     if not manifest.exists():
         return None
     try:
         meta = json.loads(_read_own(manifest))
         _check_manifest(meta, key)
-        if not meta["kernels"]:
-            return Entry(so, {}, meta["rejected"])
-        data = _read_own(so)
-        if len(data) != meta["so_size"] or _digest(data) != meta["so_digest"]:
-            raise ValueError(f"{so.name} does not match its manifest")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("JIT cache entry %s is damaged (%s): compiling it again", manifest, exc)
         return None
     _touch(manifest)
-    return Entry(so, meta["kernels"], meta["rejected"])
+    return Entry(meta["kernels"], meta["rejected"])
 
 
 def _check_manifest(meta, key: str) -> None:
@@ -190,8 +183,6 @@ def _check_manifest(meta, key: str) -> None:
             raise ValueError(f"bad function name {fn!r}")
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in rejected.items()):
         raise ValueError("malformed rejections")
-    if not (isinstance(meta["so_size"], int) and isinstance(meta["so_digest"], str)):
-        raise ValueError("malformed digest")
 
 
 def _read_own(path: Path) -> bytes:
@@ -211,19 +202,13 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def store(base: Path, key: str, built: Path | None, kernels: dict[str, str],
-          rejected: dict[str, str]) -> Entry:
-    """Publish the shared object at ``built`` (None when no kernel compiled) as ``key``'s
-    entry: the ``.so`` first, then the manifest that vouches for it."""
-    so, manifest = paths(base, key)
-    so.parent.mkdir(mode=0o700, exist_ok=True)
-    data = built.read_bytes() if built is not None else b""
-    if built is not None:
-        _publish(so, data)
-    meta = {"key": key, "so_size": len(data), "so_digest": _digest(data),
-            "kernels": kernels, "rejected": rejected}
+def store(base: Path, key: str, kernels: dict[str, str], rejected: dict[str, str]) -> Entry:
+    """Publish ``key``'s manifest (its kernels' objects are stored already)."""
+    manifest = manifest_path(base, key)
+    manifest.parent.mkdir(mode=0o700, exist_ok=True)
+    meta = {"key": key, "kernels": kernels, "rejected": rejected}
     _publish(manifest, json.dumps(meta).encode())
-    return Entry(so, kernels, rejected)
+    return Entry(kernels, rejected)
 
 
 def _publish(path: Path, data: bytes) -> None:
@@ -237,7 +222,7 @@ def _publish(path: Path, data: bytes) -> None:
 
 def _object_paths(base: Path, fname: str) -> tuple[Path, Path]:
     stem = base / "obj" / fname[1:3] / fname
-    return stem.with_suffix(".o"), stem.with_suffix(".sum")
+    return stem.with_suffix(".so"), stem.with_suffix(".sum")
 
 
 def object_voucher(base: Path, fname: str) -> Path:
@@ -246,7 +231,8 @@ def object_voucher(base: Path, fname: str) -> Path:
 
 
 def object_lookup(base: Path, fname: str) -> Path | None:
-    """The intact cached object of kernel function ``fname``, or None (damaged: logged)."""
+    """The intact cached shared object of kernel function ``fname``, or None (damaged:
+    logged)."""
     if not FUNCTION.fullmatch(fname):
         raise ValueError(f"bad function name {fname!r}")
     obj, summary = _object_paths(base, fname)
@@ -265,7 +251,8 @@ def object_lookup(base: Path, fname: str) -> Path | None:
 
 
 def object_store(base: Path, fname: str, data: bytes) -> None:
-    """Keep kernel function ``fname``'s object: the ``.o``, then the summary vouching for it."""
+    """Keep kernel function ``fname``'s shared object: the ``.so``, then the summary
+    vouching for it."""
     obj, summary = _object_paths(base, fname)
     _make_private(obj.parent)
     _publish(obj, data)
@@ -290,18 +277,23 @@ def limit() -> int:
     return int(m[1]) * _SUFFIX[m[2]]
 
 
+# files that may sit beside a voucher: what it vouches for, and what earlier layouts of the
+# cache kept there (a module's whole .so, a kernel's .o), deleted with it
+_BESIDE = {".json": (".so",), ".sum": (".so", ".o")}
+
+
 def _units(base: Path) -> list[tuple[float, int, list[Path]]]:
     """Every entry and object under ``base``: (last use, bytes, its files), the voucher
     (manifest or summary) first among the files."""
     out = []
-    for voucher, other in [(m, m.with_suffix(".so")) for m in base.glob("??/*.json")] + \
-            [(m, m.with_suffix(".o")) for m in base.glob("obj/??/*.sum")]:
+    for voucher in [*base.glob("??/*.json"), *base.glob("obj/??/*.sum")]:
+        files = [voucher, *(voucher.with_suffix(s) for s in _BESIDE[voucher.suffix])]
         try:
             st = voucher.lstat()
-            size = st.st_size + (other.lstat().st_size if other.exists() else 0)
+            size = sum(f.lstat().st_size for f in files if f.exists())
         except OSError:         # deleted meanwhile by another process's prune
             continue
-        out.append((st.st_mtime, size, [voucher, other]))
+        out.append((st.st_mtime, size, files))
     return out
 
 

@@ -12,7 +12,9 @@ returns at end of file, and the guard kills its whole group (``kill -KILL 0``): 
 compilers, assemblers and itself.  Closing :class:`Jobs` does the same deliberately, so a
 failed or cancelled build leaves nothing behind either.
 
-All builds of a process share one compiler process per core (:data:`_slots`).
+All builds of a process share one compiler process per core (:data:`_slots`), plus one
+slot for a kernel a launch waits for (:data:`_urgent`), so that it need not wait for the
+longest compiles to end.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 # The guard: wait for end of file on stdin (our death or close), then kill the group.
@@ -31,6 +35,16 @@ GUARD = "read _ ; kill -KILL 0"
 # loaded at once then finish one after another instead of all late, and a burst of loads
 # does not start dozens of compilers.
 _slots = threading.BoundedSemaphore(os.cpu_count() or 1)
+# One more, for a kernel a launch waits for while every core compiles (Jobs.start urgent).
+_urgent = threading.BoundedSemaphore(1)
+
+
+@dataclass
+class _Job:
+    proc: subprocess.Popen
+    err: Path                                   # its messages
+    slot: threading.BoundedSemaphore            # released when it ends
+    done: Callable[[int, str], None] | None     # told its exit status and messages
 
 
 class Cancelled(Exception):
@@ -49,7 +63,7 @@ given); leaving the ``with`` block kills whatever
     def __init__(self, tmp: Path, cancelled: threading.Event | None = None,
                  limit: int | None = None) -> None:
         self.tmp, self.limit = tmp, limit or os.cpu_count() or 1
-        self.running: list[tuple[subprocess.Popen, Path]] = []
+        self.running: list[_Job] = []
         self.started = 0
         self.cancelled = cancelled or threading.Event()
         self._guard: subprocess.Popen | None = None
@@ -78,9 +92,9 @@ given); leaving the ``with`` block kills whatever
         os.close(self._lifeline)
         assert self._guard is not None
         self._guard.wait()
-        for proc, _ in self.running:
-            proc.wait()
-            _slots.release()
+        for job in self.running:
+            job.proc.wait()
+            job.slot.release()
         self.running.clear()
 
     def _kill_group(self) -> None:
@@ -98,16 +112,19 @@ given); leaving the ``with`` block kills whatever
             if self._guard is not None and not self._closed:
                 self._kill_group()
 
-    def start(self, cmd: list[str]) -> None:
+    def start(self, cmd: list[str], done: Callable[[int, str], None] | None = None,
+              urgent: bool = False, interrupt: Callable[[], bool] | None = None) -> bool:
         """Run ``cmd`` (a compiler command line) once fewer than ``limit`` jobs of this
-        build, and fewer than one per core of all builds, run."""
-        while len(self.running) >= self.limit:
-            self._reap()
-        while not _slots.acquire(timeout=0.02):
-            self._check_cancelled()
-            if self.running:
-                self._reap(block=False)
-        self._check_cancelled_releasing()
+        build, and fewer than one per core of all builds, run; an ``urgent`` job may take
+        the one extra slot instead.  Returns False, starting nothing, if ``interrupt``
+        returns true while it waits for a slot; ``done(status, messages)`` is called when
+        the job ends."""
+        slot = self._slot(urgent, interrupt)
+        if slot is None:
+            return False
+        if self.cancelled.is_set():
+            slot.release()
+            raise Cancelled("compile cancelled")
         assert self._guard is not None, "Jobs used outside its with block"
         self.started += 1
         err = self.tmp / f"cc-{self.started}.err"
@@ -116,14 +133,28 @@ given); leaving the ``with`` block kills whatever
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
                                         process_group=self._guard.pid)
         except BaseException:
-            _slots.release()
+            slot.release()
             raise
-        self.running.append((proc, err))
+        self.running.append(_Job(proc, err, slot, done))
+        return True
 
-    def _check_cancelled_releasing(self) -> None:
-        if self.cancelled.is_set():
-            _slots.release()
-            raise Cancelled("compile cancelled")
+    def _slot(self, urgent: bool, interrupt: Callable[[], bool] | None
+              ) -> threading.BoundedSemaphore | None:
+        """A compiler slot, acquired (reaping finished jobs meanwhile); None if
+        ``interrupt`` turned true first."""
+        while True:
+            self._check_cancelled()
+            if urgent and _urgent.acquire(blocking=False):
+                return _urgent
+            if len(self.running) < self.limit:
+                if _slots.acquire(timeout=0.02):
+                    return _slots
+            else:
+                time.sleep(0.005)
+            if interrupt is not None and interrupt():
+                return None
+            if self.running:
+                self._reap(block=False)
 
     def wait(self) -> None:
         """Return once every job has finished (RuntimeError if one failed)."""
@@ -138,7 +169,7 @@ given); leaving the ``with`` block kills whatever
     def _reap(self, block: bool = True) -> None:
         """Collect finished jobs (waiting for one unless ``block`` is false)."""
         while True:
-            done = [job for job in self.running if job[0].poll() is not None]
+            done = [job for job in self.running if job.proc.poll() is not None]
             if done or not block:
                 break
             if self.cancelled.is_set():
@@ -147,7 +178,11 @@ given); leaving the ``with`` block kills whatever
             time.sleep(0.005)
         for job in done:
             self.running.remove(job)
-            _slots.release()
+            job.slot.release()
             self._check_cancelled()
-            if job[0].returncode:
-                raise RuntimeError(f"cc failed: {job[1].read_text(errors='replace')[-2000:]}")
+            status = job.proc.returncode
+            message = job.err.read_text(errors="replace")[-2000:] if status else ""
+            if job.done is not None:
+                job.done(status, message)
+            elif status:
+                raise RuntimeError(f"cc failed: {message}")

@@ -178,7 +178,7 @@ class JitLaunch(Launch):
                          watchdog, textures, grid_workspace)
         from .cgen import symbols
         self.compiled = compiled
-        self.fn = getattr(compiled.lib, f"{fname}_run")
+        self.fn = compiled.function(fname)
         self.tpb = self.block[0] * self.block[1] * self.block[2]
         self.lo_stride = (max(info.local_size, 1) + 15) // 16 * 16
         self.pv_stride = symbols(module, info)[2]
