@@ -1,6 +1,8 @@
 """The compiling engine's own costs (part of ``compute.py --engines``): the cold compile of
-kernels/aes.ptx and its warm load, and what a cold compile in the background takes from
-kernels running beside it, at niceness 0 and at the default (ratios within one run).
+kernels/aes.ptx and its warm load, how soon a small kernel of a large module runs compiled
+under the ``jit`` policy (its own compile, not the module's), and what a cold compile in the
+background takes from kernels running beside it, at niceness 0 and at the default (ratios
+within one run).
 """
 
 from __future__ import annotations
@@ -52,6 +54,47 @@ def bench_aes_compile() -> dict:
     return {"bench": "aes.ptx compile", "cold_s": round(cold, 2), "cc_cpu_s": round(cpu, 2),
             "cores": os.cpu_count(), "warm_ms": round(warm * 1e3, 1),
             "kernels_compiled": len(mod2.jit.compiled.kernels)}
+
+
+def _large_module(kernels: int, chain: int) -> str:
+    """PTX of ``kernels`` kernels of ``chain`` dependent multiply-adds each (distinct
+    constants: no two are one object), then ``small``, a one-instruction kernel."""
+    head = ".version 7.0\n.target sm_75\n.address_size 64\n"
+    body = []
+    for k in range(kernels):
+        ops = "".join(f"\tmad.lo.u32 %r1, %r1, {3 + 2 * (k * chain + j)}, %r2;\n"
+                      for j in range(chain))
+        body.append(f".visible .entry big{k}(.param .u64 p, .param .u32 v)\n{{\n"
+                    "\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n"
+                    "\tld.param.u64 %rd1, [p];\n\tld.param.u32 %r1, [v];\n"
+                    f"\tmov.u32 %r2, %tid.x;\n{ops}\tst.global.u32 [%rd1], %r1;\n\tret;\n}}\n")
+    body.append(".visible .entry small(.param .u64 p)\n{\n\t.reg .b64 %rd<2>;\n"
+                "\tld.param.u64 %rd1, [p];\n\tst.global.u32 [%rd1], 1;\n\tret;\n}\n")
+    return head + "".join(body)
+
+
+def bench_first_native_launch() -> dict:
+    """Cold, under the ``jit`` policy: seconds until a launch of a small kernel of a large
+    module runs compiled (it waits for its own compile only, ahead of the larger ones), and
+    until the whole module is compiled; their ratio."""
+    text = _large_module(3 * (os.cpu_count() or 1), 1500)
+    old = jit.engine()
+    jit.set_engine("jit")
+    try:
+        with _empty_cache():
+            mod = load_module(text, "large")
+            t0 = time.perf_counter()
+            mod.start_compile()                 # as the daemon does at load
+            native = mod.jit.runnable("small")
+            first = time.perf_counter() - t0
+            mod.jit.wait()
+            whole = time.perf_counter() - t0
+    finally:
+        jit.set_engine(old)
+    assert native is not None and mod.jit.status == "jit", mod.jit.error
+    return {"bench": "first native launch, large module, jit policy", "kernels":
+            len(mod.kernels), "first_s": round(first, 2), "whole_s": round(whole, 2),
+            "whole_vs_first": round(whole / first, 1)}
 
 
 def _madd_rate(comp, dev, params, until) -> float:

@@ -275,7 +275,7 @@ def run_all(quick: bool) -> Iterator[dict]:
     from scripts.bench import compile as cbench
     steps = [lambda: bench_loops(quick), bench_madd, lambda: bench_mmul(256 if quick else 512),
              lambda: bench_aes(quick), lambda: bench_apps(quick), cbench.bench_aes_compile,
-             cbench.bench_compile_beside_kernels]
+             cbench.bench_first_native_launch, cbench.bench_compile_beside_kernels]
     for step in steps:
         out = step()
         for row in out if isinstance(out, list) else [out]:
