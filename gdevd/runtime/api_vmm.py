@@ -13,6 +13,7 @@ another process is :mod:`.api_vmmshare`.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 
 import numpy as np
 import trio
@@ -111,7 +112,8 @@ async def gvm_map(handle: Handle, addr: int, size: int, offset: int, mem: int) -
 
     Errors: EBADF; EINVAL (unaligned or out-of-range values, the range not inside one
     reservation or the part not inside the allocation, an unknown id, another physical
-    GPU); EEXIST (something is mapped there already).
+    GPU); EEXIST (something is mapped there already); ENOMEM (the context holds
+    ``VMM_MAPPINGS`` mappings).
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
@@ -125,10 +127,12 @@ async def gvm_map(handle: Handle, addr: int, size: int, offset: int, mem: int) -
     if block.gpu is not handle.phys:
         raise GdevError(errno.EINVAL, f"allocation {mem} lives on another physical GPU")
     _check_free(handle, addr, size)
+    handle.vmm.check_maps()
     await settle(block)
     check_handle(handle)
     res = _check_free(handle, addr, size)     # no await from here on
     handle.vmm.get(mem)
+    handle.vmm.check_maps()
     obj = MemObject(addr, block, offset=offset, size=size, prot=0)
     obj.vmm = res
     map_block(handle, obj)
@@ -156,14 +160,24 @@ async def gvm_unmap(handle: Handle, addr: int, size: int) -> None:
     check_int("size", size, lo=1)
     async with handle.exclusive():
         handle.check_open()
-        objs = handle.vmm.mappings_in(addr, size)
+        objs = await _settled(handle, lambda: handle.vmm.mappings_in(addr, size))
         if not objs:
             raise GdevError(errno.EINVAL, f"nothing is mapped at {addr:#x}+{size:#x}")
-        for obj in objs:
-            await settle_object(handle, obj)
-        for obj in handle.vmm.mappings_in(addr, size):   # no await from here on
+        for obj in objs:                                 # no await from here on
             obj.vmm.maps.remove(obj)
             unmap_object(handle, obj)
+
+
+async def _settled(handle: Handle, find: Callable[[], list[MemObject]]) -> list[MemObject]:
+    """``find()``'s mappings once none of their blocks is migrating; the caller does not
+    await between this return and its use of them."""
+    while True:
+        objs = find()
+        moving = [o for o in objs if getattr(o.block, "busy", None) is not None]
+        if not moving:
+            return objs
+        await settle_object(handle, moving[0])
+        handle.check_open()
 
 
 async def gvm_set_access(handle: Handle, addr: int, size: int, flags: int) -> None:
@@ -177,10 +191,8 @@ async def gvm_set_access(handle: Handle, addr: int, size: int, flags: int) -> No
         raise GdevError(errno.EINVAL, f"access flags {flags!r}: 0, 1 (read) or 3 (read-write)")
     async with handle.exclusive():
         handle.check_open()
-        for obj in _tiling(handle, addr, size):
-            await settle_object(handle, obj)
-        for obj in _tiling(handle, addr, size):   # no await from here on
-            _reprotect(handle, obj, flags)
+        for obj in await _settled(handle, lambda: _tiling(handle, addr, size)):
+            _reprotect(handle, obj, flags)      # no await since they were found settled
 
 
 def _tiling(handle: Handle, addr: int, size: int) -> list[MemObject]:

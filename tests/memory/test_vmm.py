@@ -179,6 +179,7 @@ def test_bad_handles_offsets_and_sizes_are_refused_and_change_nothing() -> None:
 def test_quota_reservations_and_ids_are_limited_per_context(monkeypatch) -> None:
     monkeypatch.setattr(D, "VMM_RESERVATIONS", 3)
     monkeypatch.setattr(D, "VMM_HANDLES", 2)
+    monkeypatch.setattr(D, "VMM_MAPPINGS", 3)
 
     async def body(s: rt.GdevSystem) -> None:
         h = await rt.gopen(s, 0, ALICE)
@@ -197,6 +198,12 @@ def test_quota_reservations_and_ids_are_limited_per_context(monkeypatch) -> None
         assert h.vgpu.memory_used == 2 * MiB
         await rt.gvm_release(h, mem)
         assert h.vgpu.memory_used == MiB
+        va = next(iter(h.vmm.reservations))
+        last = next(iter(h.vmm.allocs))
+        for i in range(3):                                    # one allocation, three views
+            await rt.gvm_map(h, va + i * 4096, 4096, 0, last)
+        with _errno(errno.ENOMEM):
+            await rt.gvm_map(h, va + 3 * 4096, 4096, 0, last)
         other = await rt.gopen(s, 0, BOB)                     # another context: its own limits
         await rt.gvm_reserve(other, MiB)
     run_swappy(body)

@@ -96,6 +96,13 @@ class VmmSpace:
             raise GdevError(errno.ENOMEM, f"context {self.cid} holds {D.VMM_RESERVATIONS} "
                                           "reservations (the per-context limit)")
 
+    def check_maps(self) -> None:
+        """ENOMEM when the context holds :data:`~.defaults.VMM_MAPPINGS` mappings (each
+        costs the daemon memory and the range searches time, whatever its size)."""
+        if sum(len(r.maps) for r in self.reservations.values()) >= D.VMM_MAPPINGS:
+            raise GdevError(errno.ENOMEM, f"context {self.cid} holds {D.VMM_MAPPINGS} "
+                                          "mappings (the per-context limit)")
+
     def containing(self, va: int, size: int) -> Reservation:
         """The reservation holding all of ``[va, va + size)``; EINVAL if none does."""
         for res in self.reservations.values():
