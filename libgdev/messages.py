@@ -3,7 +3,7 @@
 Each struct is a NamedTuple whose annotations give the wire format (:mod:`libgdev.wire`);
 each command constant is a ``Command[Request, Reply]``, so a client call and a daemon handler
 are type-checked against the same two classes.  Command numbers keep Gdev's
-(``gdev_ioctl_def.h``); new commands (not in Gdev) live below 0x10 and 0x10 itself.
+(``gdev_ioctl_def.h``); new commands (not in Gdev) live below 0x100.
 ``scripts/gen_abi_header.py`` writes the C header (``libgdev/csrc/gdev_abi.h``) from here.
 """
 
