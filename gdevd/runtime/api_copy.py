@@ -166,7 +166,9 @@ async def _sync_from_device(handle: Handle, host: HostRange, src: int, size: int
 async def _from_device(handle: Handle, host: HostRange, src: int, size: int) -> None:
     check_handle(handle)
     obj = handle.lookup(src, size)
-    whole = obj.covers(src, size)           # else gvm_map mappings end to end: bring them
+    # served from swap only from one readable mapping; else (gvm_map mappings end to end,
+    # or one without access) it is brought back and read through the MMU, which checks
+    whole = obj.covers(src, size) and bool(obj.prot)
     async with touching(handle, (src, size), bring=not whole) as blocks:
         off = obj.offset + src - obj.va
         if whole and blocks and not is_resident(blocks[0], off, size):

@@ -279,3 +279,17 @@ def test_teardown_returns_everything_mapped_exported_and_reserved() -> None:
         assert h.vgpu.memory_used == 0 and not s.shm.segments
         np.testing.assert_equal(len(s.handles), 0)
     run_swappy(body)
+
+
+def test_an_access_less_mapping_faults_even_when_its_pages_are_in_swap() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0, ALICE)
+        va, _ = await _mapped(h, MiB)
+        await rt.gmemcpy_to_device(h, va, pattern(10, MiB), MiB)
+        await rt.gvm_set_access(h, va, MiB, 0)
+        hog = await rt.gmalloc(h, h.vgpu.memory_size - 64 * 4096)   # evicts the allocation
+        assert h.vgpu.swap.swapped_bytes >= MiB
+        await rt.gfree(h, hog)
+        with pytest.raises(MmuFault):                   # not served from swap unchecked
+            await read_back(h, va, 4096)
+    run_swappy(body)
