@@ -25,7 +25,7 @@ from .handle import Handle, check_handle
 from .mm.memory import PROT_RW, DeviceBlock, MemObject
 from .mm.residency import map_block
 from .mm.swap import map_resident, settle, unmap_resident
-from .mm.vmm import check_int, check_pages
+from .mm.vmm import Reservation, check_int, check_pages
 from .teardown import release_block, settle_object, unmap_object, vmm_drop
 
 PROT_READ = 1                   # CUDA's CU_MEM_ACCESS_FLAGS_PROT_READ, the MMU's read flag
@@ -139,7 +139,7 @@ async def gvm_map(handle: Handle, addr: int, size: int, offset: int, mem: int) -
     res.maps.append(obj)
 
 
-def _check_free(handle: Handle, addr: int, size: int):  # type: ignore[no-untyped-def]
+def _check_free(handle: Handle, addr: int, size: int) -> Reservation:
     """The reservation holding ``[addr, addr + size)`` with nothing mapped there."""
     res = handle.vmm.containing(addr, size)
     busy = [o for o in res.maps if o.va < addr + size and addr < o.va + o.size]
