@@ -25,8 +25,9 @@ VMM_OUT = (
     "device=CUDA_ERROR_INVALID_DEVICE share=CUDA_ERROR_OUT_OF_MEMORY "
     "copy_unmapped=CUDA_ERROR_INVALID_VALUE\n"
     "unmapped store=CUDA_ERROR_ILLEGAL_ADDRESS sticky=CUDA_ERROR_ILLEGAL_ADDRESS\n")
-IPC_OUT = ("child wrong=0 reimport_after_release=CUDA_ERROR_INVALID_VALUE still_mapped=1\n"
-           "parent child_answer_wrong=0 child_exit=0\n")
+IPC_OUT = ("child wrong=0 reimport_after_release=CUDA_ERROR_INVALID_VALUE still_mapped=1 "
+           "unmap_after_destroy=CUDA_SUCCESS free_after_destroy=CUDA_SUCCESS\n"
+           "parent granularity=4096 child_answer_wrong=0 child_exit=0\n")
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,13 @@
 /* Two processes share device memory as the CUDA sample memMapIPCDrv does: the parent
- * creates an allocation with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, fills it, exports it
- * and passes the descriptor over a Unix socket (SCM_RIGHTS); the child (its own gdevd
- * context, on vGPU CHILD_DEV) imports it, maps it, checks the parent's data with a kernel and
- * writes its answer into the shared memory, which the parent reads.  Then the parent releases
- * its handle (the export is withdrawn: a second import fails) while the child's mapping keeps
- * working.  Usage: drv_vmm_ipc MADD_PTX CHILD_DEV.  Prints one line per process. */
+ * creates an allocation with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR and exports it with no
+ * context current (as the sample, which destroys its contexts first), then maps it in a
+ * context of its own, fills it and passes the descriptor over a Unix socket (SCM_RIGHTS);
+ * the child (its own gdevd context, on vGPU CHILD_DEV) imports it, maps it, releases the
+ * handle, checks the parent's data with a kernel and writes its answer into the shared
+ * memory, which the parent reads.  Then the parent releases its handle (the export is
+ * withdrawn: a second import fails) while the child's mapping keeps working; the child
+ * destroys its context before unmapping and freeing its range, as the sample does.
+ * Usage: drv_vmm_ipc MADD_PTX CHILD_DEV.  Prints one line per process. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <stdint.h>
@@ -103,6 +106,7 @@ static int child(int sock, const char *ptx, int devno)
                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
     if (map_rw(&va, h, dev))
         return 1;
+    CK(cuMemRelease(h));                          /* the mapping keeps the memory */
     CK(cuMemAlloc(&sum, SIZE / 2));
     void *params[] = {&va, &va, &sum, &n};     /* sum = 2 * the parent's first half */
     CK(cuLaunchKernel(add, n / 16, n / 16, 1, 16, 16, 1, 0, NULL, params, NULL));
@@ -117,12 +121,11 @@ static int child(int sock, const char *ptx, int devno)
     CUresult second = cuMemImportFromShareableHandle(&again, (void *)(uintptr_t)fd,
                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     CK(cuMemcpyDtoH(out, va, 4096));              /* still mapped here, still the data */
-    printf("child wrong=%u reimport_after_release=%s still_mapped=%d\n", wrong, name_of(second),
-           out[7] == 7u * 5u + 1u);
-    CK(cuMemUnmap(va, SIZE));
-    CK(cuMemRelease(h));
-    CK(cuMemAddressFree(va, SIZE));
-    CK(cuCtxDestroy(ctx));
+    CK(cuCtxDestroy(ctx));                        /* before the unmap, as the sample */
+    CUresult unmapped = cuMemUnmap(va, SIZE), freed = cuMemAddressFree(va, SIZE);
+    printf("child wrong=%u reimport_after_release=%s still_mapped=%d unmap_after_destroy=%s "
+           "free_after_destroy=%s\n", wrong, name_of(second), out[7] == 7u * 5u + 1u,
+           name_of(unmapped), name_of(freed));
     close(fd);
     free(out);
     return 0;
@@ -138,17 +141,19 @@ static int parent(int sock, pid_t pid)
     char byte;
     unsigned *host = malloc(SIZE);
 
+    size_t gran;
     CK(cuInit(0));
     CK(cuDeviceGet(&dev, 0));
-    CK(cuCtxCreate(&ctx, NULL, 0, dev));
-    CUmemAllocationProp prop = prop_of(dev);
+    CUmemAllocationProp prop = prop_of(dev);      /* no context yet, as the sample */
+    CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CK(cuMemCreate(&h, SIZE, &prop, 0));
+    CK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CK(cuCtxCreate(&ctx, NULL, 0, dev));
     if (map_rw(&va, h, dev))
         return 1;
     for (unsigned i = 0; i < WORDS; i++)
         host[i] = i * 5u + 1u;
     CK(cuMemcpyHtoD(va, host, SIZE));
-    CK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     if (send_fd(sock, fd) || step(sock, &byte))
         return 1;
     CK(cuMemcpyDtoH(host, va + SIZE / 2, SIZE / 2));
@@ -163,7 +168,7 @@ static int parent(int sock, pid_t pid)
     CK(cuCtxDestroy(ctx));
     close(fd);
     free(host);
-    printf("parent child_answer_wrong=%u child_exit=%d\n", wrong,
+    printf("parent granularity=%zu child_answer_wrong=%u child_exit=%d\n", gran, wrong,
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     return 0;
 }
