@@ -20,6 +20,7 @@ pytestmark = pytest.mark.mount
 VMM_OUT = (
     "vmm supported=1 granularity=4096/2097152 access=3 range_ok=1\n"
     "vector add over two allocations: wrong=0 retained=1\n"
+    "other device's allocation mapped here: ok\n"
     "refused create_size=CUDA_ERROR_INVALID_VALUE map_handle=CUDA_ERROR_INVALID_VALUE "
     "map_released=CUDA_ERROR_INVALID_VALUE free_mapped=CUDA_ERROR_INVALID_VALUE "
     "device=CUDA_ERROR_INVALID_DEVICE share=CUDA_ERROR_OUT_OF_MEMORY "

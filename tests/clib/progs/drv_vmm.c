@@ -96,6 +96,24 @@ int main(int argc, char **argv)
     printf("vector add over two allocations: wrong=%u retained=%d\n", wrong, again != 0);
     CK(cuMemRelease(again));
 
+    /* an allocation for device 1 while device 0's context is current: the library holds it
+     * in device 1's holder handle and maps it here by exporting and importing it */
+    CUmemGenericAllocationHandle far;
+    CUdeviceptr there;
+    unsigned word = 0;
+    prop.location.id = 1;
+    CK(cuMemCreate(&far, gran, &prop, 0));
+    prop.location.id = dev;
+    CK(cuMemAddressReserve(&there, gran, 0, 0, 0));
+    CK(cuMemMap(there, gran, 0, far, 0));
+    CK(cuMemRelease(far));
+    CK(cuMemSetAccess(there, gran, &access, 1));
+    CK(cuMemsetD32(there, 0x600du, gran / 4));
+    CK(cuMemcpyDtoH(&word, there + gran - 4, 4));
+    CK(cuMemUnmap(there, gran));
+    CK(cuMemAddressFree(there, gran));
+    printf("other device's allocation mapped here: %s\n", word == 0x600du ? "ok" : "wrong");
+
     /* CUDA's results for bad arguments */
     CUdeviceptr other;
     CK(cuMemAddressReserve(&other, gran, 0, 0, 0));
