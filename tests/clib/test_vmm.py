@@ -18,7 +18,7 @@ from tests.clib.test_libcuda import MADD_PTX, build
 pytestmark = pytest.mark.mount
 
 VMM_OUT = (
-    "vmm supported=1 granularity=4096/2097152 access=3 range_ok=1\n"
+    "vmm supported=1 granularity=4096/2097152 access=3 range_ok=1 procs=1\n"
     "vector add over two allocations: wrong=0 retained=1\n"
     "other device's allocation mapped here: ok\n"
     "refused create_size=CUDA_ERROR_INVALID_VALUE map_handle=CUDA_ERROR_INVALID_VALUE "

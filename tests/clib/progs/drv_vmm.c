@@ -70,8 +70,15 @@ int main(int argc, char **argv)
     CK(cuMemSetAccess(va, size, &access, 1));
     CK(cuMemGetAccess(&flags, &prop.location, va + size - 1));
     CK(cuMemGetAddressRange(&base, &range, va + size / 2 + 5));
-    printf("vmm supported=%d granularity=%zu/%zu access=%llu range_ok=%d\n", vmm, min_gran, gran,
-           flags, base == va + size / 2 && range == size / 2);
+    void *fn[3];
+    CUdriverProcAddressQueryResult found;
+    CK(cuGetProcAddress("cuMemCreate", &fn[0], 12000, 0, &found));
+    CK(cuGetProcAddress("cuMemMap", &fn[1], 12000, 0, &found));
+    CK(cuGetProcAddress("cuMemImportFromShareableHandle", &fn[2], 12000, 0, &found));
+    printf("vmm supported=%d granularity=%zu/%zu access=%llu range_ok=%d procs=%d\n", vmm,
+           min_gran, gran, flags, base == va + size / 2 && range == size / 2,
+           fn[0] == (void *)cuMemCreate && fn[1] == (void *)cuMemMap &&
+           fn[2] == (void *)cuMemImportFromShareableHandle);
 
     /* a at 0, b at 1.5 MiB (across the seam at 2 MiB), c at 2.5 MiB */
     CUdeviceptr a = va, b = va + 3 * VEC / 2, c = va + 5 * VEC / 2;
