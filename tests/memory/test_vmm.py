@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError, MmuFault
@@ -292,4 +294,38 @@ def test_an_access_less_mapping_faults_even_when_its_pages_are_in_swap() -> None
         await rt.gfree(h, hog)
         with pytest.raises(MmuFault):                   # not served from swap unchecked
             await read_back(h, va, 4096)
+    run_swappy(body)
+
+
+_VALUES = st.one_of(st.sampled_from([0, 1, 4095, 4096, 8192, MiB, 2 * MiB, 1 << 30, 1 << 40,
+                                     (1 << 64) - 4096, (1 << 64) - 1, -4096]),
+                    st.integers(-(1 << 65), 1 << 65))
+_CALLS = st.lists(st.tuples(st.sampled_from(["reserve", "free", "create", "release", "map",
+                                             "unmap", "access", "get", "retain", "size"]),
+                            st.lists(st.one_of(_VALUES, st.sampled_from(["va", "mem"])),
+                                     min_size=4, max_size=4)), max_size=25)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(calls=_CALLS)
+def test_hostile_values_are_refused_or_served_and_change_nothing_else(calls) -> None:
+    """Any values, including the context's own addresses and ids, give a result or a
+    GdevError; the invariants hold after each call and teardown returns every byte."""
+    verbs = {"reserve": (rt.gvm_reserve, 3), "free": (rt.gvm_free, 2),
+             "create": (rt.gvm_create, 1), "release": (rt.gvm_release, 1),
+             "map": (rt.gvm_map, 4), "unmap": (rt.gvm_unmap, 2),
+             "access": (rt.gvm_set_access, 3), "get": (rt.gvm_get_access, 1),
+             "retain": (rt.gvm_retain, 1), "size": (rt.gvm_size, 1)}
+
+    async def body(s: rt.GdevSystem) -> None:
+        h = await rt.gopen(s, 0, ALICE)
+        va, mem = await _mapped(h, MiB, reserve=4 * MiB)
+        for name, raw in calls:
+            verb, n = verbs[name]
+            args = [va if a == "va" else mem if a == "mem" else a for a in raw[:n]]
+            try:
+                await verb(h, *args)
+            except GdevError as e:
+                assert e.errno in (errno.EINVAL, errno.ENOMEM, errno.EEXIST), e
+            s.check_invariants()
     run_swappy(body)
