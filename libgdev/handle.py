@@ -21,6 +21,7 @@ from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
 from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
 from libgdev.verbs import PRINTF_DRAIN_MAX, GdevContext
+from libgdev.vmm import VmmVerbs
 from libgdev.wire import Command, Rep, Req
 
 _EMPTY = abi.Empty()
@@ -31,7 +32,7 @@ _EMPTY = abi.Empty()
 DIRECT_MAX = 32 << 10
 
 
-class Handle(ModuleVerbs):
+class Handle(ModuleVerbs, VmmVerbs):
     """An open vGPU context in this process.  Use as a context manager or call gclose().
     The module verbs (``gmodule_load``, ``gmodule_launch``, ``gmodule_unload``) are in
     :mod:`libgdev.loader`."""
@@ -363,6 +364,12 @@ COMMAND_WRAPPERS = {
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
     "PRINTF_DRAIN": Handle.gprintf_drain,
     "TEX_CREATE": Handle.gtex_create, "TEX_DESTROY": Handle.gtex_destroy,
+    "GVM_RESERVE": Handle.gvm_reserve, "GVM_FREE": Handle.gvm_free,
+    "GVM_CREATE": Handle.gvm_create, "GVM_RELEASE": Handle.gvm_release,
+    "GVM_MAP": Handle.gvm_map, "GVM_UNMAP": Handle.gvm_unmap,
+    "GVM_SET_ACCESS": Handle.gvm_set_access, "GVM_GET_ACCESS": Handle.gvm_get_access,
+    "GVM_RETAIN": Handle.gvm_retain, "GVM_SIZE": Handle.gvm_size,
+    "GVM_EXPORT": Handle.gvm_export, "GVM_IMPORT": Handle.gvm_import,
 }
 
 

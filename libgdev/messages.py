@@ -3,7 +3,7 @@
 Each struct is a NamedTuple whose annotations give the wire format (:mod:`libgdev.wire`);
 each command constant is a ``Command[Request, Reply]``, so a client call and a daemon handler
 are type-checked against the same two classes.  Command numbers keep Gdev's
-(``gdev_ioctl_def.h``); new commands (not in Gdev) live below 0x10 and 0x10 itself.
+(``gdev_ioctl_def.h``); new commands (not in Gdev) live below 0x100.
 ``scripts/gen_abi_header.py`` writes the C header (``libgdev/csrc/gdev_abi.h``) from here.
 """
 
@@ -377,6 +377,60 @@ class ShmidDs(NamedTuple):
     ctime: U64
 
 
+# -- virtual memory management (CUDA's cuMemAddressReserve, cuMemCreate, cuMemMap ...) -------
+
+
+class VmReserve(NamedTuple):
+    """GVM_RESERVE: a VA range of ``size`` bytes aligned to ``align`` (0: the granularity),
+    at ``addr`` if free (0: anywhere)."""
+
+    size: U64
+    align: U64
+    addr: U64
+
+
+class VmRange(NamedTuple):
+    """A VA range (GVM_FREE: a whole reservation; GVM_UNMAP: whole mappings)."""
+
+    addr: U64
+    size: U64
+
+
+class VmMem(NamedTuple):
+    """An allocation handle of the context (what GVM_CREATE returns)."""
+
+    mem: U64
+
+
+class VmMap(NamedTuple):
+    """GVM_MAP: bytes ``[offset, offset + size)`` of allocation ``mem`` at ``addr``."""
+
+    addr: U64
+    size: U64
+    offset: U64
+    mem: U64
+
+
+class VmAccess(NamedTuple):
+    """GVM_SET_ACCESS: access ``flags`` (0 none, 1 read, 3 read-write) for a mapped range."""
+
+    addr: U64
+    size: U64
+    flags: U32
+
+
+class VmFlags(NamedTuple):
+    """GVM_GET_ACCESS: the access flags of a mapping."""
+
+    flags: U32
+
+
+class VmToken(NamedTuple):
+    """GVM_IMPORT: the token read from an exported allocation's file descriptor."""
+
+    token: Token
+
+
 # -- layouts (the C header's struct names) and commands ---------------------------------------
 
 EMPTY = Layout("empty", Empty)
@@ -440,6 +494,21 @@ GSHMCTL = Command(0x120, "GSHMCTL", Layout("shmctl", ShmCtl, pad=4),
 GREF = Command(0x121, "GREF", Layout("ref", Ref), _ADDR)
 GUNREF = Command(0x122, "GUNREF", _ADDR, EMPTY)
 GVIRTGET = Command(0x124, "GVIRTGET", Layout("virt", Virt), _ADDR)
+_VM_RANGE = Layout("vm_range", VmRange)
+_VM_MEM = Layout("vm_mem", VmMem)
+GVM_RESERVE = Command(0x20, "GVM_RESERVE", Layout("vm_reserve", VmReserve), _ADDR)
+GVM_FREE = Command(0x21, "GVM_FREE", _VM_RANGE, EMPTY)
+GVM_CREATE = Command(0x22, "GVM_CREATE", _SIZE, _VM_MEM)
+GVM_RELEASE = Command(0x23, "GVM_RELEASE", _VM_MEM, EMPTY)
+GVM_MAP = Command(0x24, "GVM_MAP", Layout("vm_map", VmMap), EMPTY)
+GVM_UNMAP = Command(0x25, "GVM_UNMAP", _VM_RANGE, EMPTY)
+GVM_SET_ACCESS = Command(0x26, "GVM_SET_ACCESS", Layout("vm_access", VmAccess, pad=4), EMPTY)
+GVM_GET_ACCESS = Command(0x27, "GVM_GET_ACCESS", _ADDR, Layout("vm_flags", VmFlags, pad=4))
+GVM_RETAIN = Command(0x28, "GVM_RETAIN", _ADDR, _VM_MEM)
+GVM_SIZE = Command(0x29, "GVM_SIZE", _VM_MEM, _SIZE)
+# the reply passes a new fd holding the token that GVM_IMPORT takes
+GVM_EXPORT = Command(0x2A, "GVM_EXPORT", _VM_MEM, EMPTY, passes_fd=True)
+GVM_IMPORT = Command(0x2B, "GVM_IMPORT", Layout("vm_token", VmToken), _VM_MEM)
 
 # Every command, in the order of the C header's X-macro.
 COMMANDS: tuple[Command[Any, Any], ...] = (
@@ -448,7 +517,8 @@ COMMANDS: tuple[Command[Any, Any], ...] = (
     TEX_CREATE, TEX_DESTROY, GET_HANDLE, PRINTF_DRAIN, GMALLOC, GFREE, GMALLOC_DMA, GFREE_DMA,
     GMEMCPY_TO_DEVICE, GMEMCPY_TO_DEVICE_ASYNC, GMEMCPY_FROM_DEVICE, GMEMCPY_FROM_DEVICE_ASYNC,
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
-    GSHMCTL, GREF, GUNREF, GVIRTGET,
+    GSHMCTL, GREF, GUNREF, GVIRTGET, GVM_RESERVE, GVM_FREE, GVM_CREATE, GVM_RELEASE, GVM_MAP,
+    GVM_UNMAP, GVM_SET_ACCESS, GVM_GET_ACCESS, GVM_RETAIN, GVM_SIZE, GVM_EXPORT, GVM_IMPORT,
 )
 BY_NUMBER: dict[int, Command[Any, Any]] = {c.number: c for c in COMMANDS}
 BY_NAME: dict[str, Command[Any, Any]] = {c.name: c for c in COMMANDS}

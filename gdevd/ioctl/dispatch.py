@@ -394,3 +394,6 @@ async def _gshmctl(call: Call, req: abi.ShmCtl, tail: abi.Tail) -> Out[abi.Shmid
     buf = {"uid": req.uid, "gid": req.gid, "mode": req.mode}
     ds = await backend.rt.gshmctl(call.s.handle, req.id, req.cmd, buf)
     return Out(_NO_SHMID_DS if ds is None else abi.ShmidDs(**dataclasses.asdict(ds)))
+
+
+from gdevd.ioctl import dispatch_vmm  # noqa: E402,F401  (registers the GVM_* handlers)

@@ -21,6 +21,20 @@ from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .api_stream import gstream_create, gstream_destroy, gstream_sync, gstream_wait
 from .api_tex import gtex_create, gtex_destroy
+from .api_vmm import (
+    gvm_create,
+    gvm_free,
+    gvm_get_access,
+    gvm_map,
+    gvm_release,
+    gvm_reserve,
+    gvm_retain,
+    gvm_set_access,
+    gvm_size,
+    gvm_unmap,
+)
+from .api_vmmshare import gvm_export, gvm_import
+from .api_vmmshare import import_token as vmm_import_token
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
@@ -46,4 +60,7 @@ __all__ = [
     "gset_guest", "gget_guest",
     "gstream_create", "gstream_destroy", "gstream_wait", "gstream_sync",
     "gtex_create", "gtex_destroy",
+    "gvm_reserve", "gvm_free", "gvm_create", "gvm_release", "gvm_map", "gvm_unmap",
+    "gvm_set_access", "gvm_get_access", "gvm_retain", "gvm_size", "gvm_export", "gvm_import",
+    "vmm_import_token",
 ]

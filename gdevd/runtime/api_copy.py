@@ -166,9 +166,13 @@ async def _sync_from_device(handle: Handle, host: HostRange, src: int, size: int
 async def _from_device(handle: Handle, host: HostRange, src: int, size: int) -> None:
     check_handle(handle)
     obj = handle.lookup(src, size)
-    async with touching(handle, (src, size), bring=False) as blocks:
-        if blocks and not is_resident(blocks[0], src - obj.va, size):
-            await read_swapped(handle, blocks[0], src - obj.va, host.array)
+    # served from swap only from one readable mapping; else (gvm_map mappings end to end,
+    # or one without access) it is brought back and read through the MMU, which checks
+    whole = obj.covers(src, size) and bool(obj.prot)
+    async with touching(handle, (src, size), bring=not whole) as blocks:
+        off = obj.offset + src - obj.va
+        if whole and blocks and not is_resident(blocks[0], off, size):
+            await read_swapped(handle, blocks[0], off, host.array)
             _count(handle, C.PATH_SWAP, size)
         else:
             await _from_device_resident(handle, host, src, size)

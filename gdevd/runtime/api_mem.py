@@ -91,8 +91,9 @@ async def gfree(handle: Handle, addr: int) -> int:
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr, kind=GDEV_MEM_DEVICE)
-        if obj.ref:
-            raise GdevError(errno.EINVAL, f"{obj} is a reference: gunref it")
+        if obj.ref or obj.vmm is not None:
+            raise GdevError(errno.EINVAL, f"{obj} is a reference or a gvm_map mapping: "
+                                          "gunref or gvm_unmap it")
         await settle_object(handle, obj)
         return unmap_object(handle, obj)
 
@@ -179,7 +180,7 @@ async def gref(master: Handle, addr: int, size: int, slave: Handle) -> int:
         if obj.block is not block or master.space.objects.find(obj.va) is not obj:
             raise GdevError(errno.ENOENT, f"{obj} was freed meanwhile")
         new = map_new(slave, block, ref=True)
-    return new.va + (addr - obj.va)
+    return new.va + obj.offset + (addr - obj.va)
 
 
 async def gunref(handle: Handle, addr: int) -> None:
@@ -191,7 +192,7 @@ async def gunref(handle: Handle, addr: int) -> None:
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr)
-        if not obj.ref or obj.shm is not None:
+        if not obj.ref or obj.shm is not None or obj.vmm is not None:
             raise GdevError(errno.EINVAL, f"{obj} is not a gref mapping")
         await settle_object(handle, obj)
         unmap_object(handle, obj)

@@ -68,6 +68,9 @@ async def gshmat(handle: Handle, shmid: int, addr: int = 0, flags: int = 0) -> i
         raise GdevError(errno.EINVAL, "gshmat supports addr=0 and flags=0 only")
     table = handle.system.shm
     seg = table.get(shmid)
+    if seg.secret is not None:
+        raise GdevError(errno.EINVAL, f"shm {shmid} is an exported allocation: import it "
+                                      "with its shareable handle")
     seg.check(handle.cred, 0o666)
     if seg.block.gpu is not handle.phys:
         raise GdevError(errno.EINVAL, f"shm {shmid} lives on another physical GPU")

@@ -109,6 +109,9 @@ PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds betw
 PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create
+VMM_RESERVATIONS = 1024               # VA reservations (gvm_reserve) one context may hold
+VMM_HANDLES = 4096                    # allocation handles (gvm_create/retain/import) per context
+VMM_MAPPINGS = 16384                  # gvm_map mappings one context may hold
 
 # --- bounds of every tunable, by its /proc/gdev name (the config file's checks and the
 # procfs entries both read them here) -----------------------------------------------------

@@ -45,6 +45,7 @@ from .bounce import BounceBuffers
 from .mm.addrspace import AddressSpace
 from .mm.memory import MemObject
 from .mm.swaparea import SwapCounters
+from .mm.vmm import VmmSpace
 from .printfbuf import PrintfBuffer
 from .streams import LEGACY, Stream, Streams
 
@@ -97,6 +98,7 @@ class Handle:
         self.cid = system.new_cid()
         self.space = AddressSpace(self.phys.vram.buffer, self.cid)
         self.mmu = self.space.mmu           # the same object, for the engines' hot paths
+        self.vmm = VmmSpace(self.cid)       # reservations and allocation ids (api_vmm.py)
         self.bounce = BounceBuffers(system.config.chunk_size, system.config.pipeline_count)
         self.counters = Counters()
         self.pending: dict[int, Fence] = {}

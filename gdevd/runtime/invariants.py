@@ -29,16 +29,21 @@ if TYPE_CHECKING:
 def check_system(system: GdevSystem) -> None:
     """Assert every invariant above; raises AssertionError naming the first broken one."""
     blocks: dict[int, tuple[DeviceBlock | DmaBlock, list[MemObject]]] = {}
+    ids: dict[int, int] = {}                # block -> allocation ids holding it (mm/vmm.py)
     for handle in system.handles.values():
         assert not handle.closed, f"closed {handle} still registered"
         for obj in _check_handle(handle):
             blocks.setdefault(id(obj.block), (obj.block, []))[1].append(obj)
+        for ref in handle.vmm.allocs.values():
+            assert ref.refs > 0, f"{handle}: a dead allocation id"
+            blocks.setdefault(id(ref.block), (ref.block, []))
+            ids[id(ref.block)] = ids.get(id(ref.block), 0) + 1
     for seg in system.shm.segments.values():
         blocks.setdefault(id(seg.block), (seg.block, []))
         assert seg.block.shm is seg and len(seg.attached) == sum(
             o.shm is seg for o in blocks[id(seg.block)][1]), f"shm {seg.id}: attachments"
     for block, objs in blocks.values():
-        held = 1 if getattr(block, "shm", None) is not None else 0
+        held = (1 if getattr(block, "shm", None) is not None else 0) + ids.get(id(block), 0)
         assert block.refs == len(objs) + held, f"block refs {block.refs} != {len(objs)} maps"
         if isinstance(block, DeviceBlock):
             assert block.pins == block.running == 0 and block.busy is None, "pinned at rest"
@@ -110,7 +115,14 @@ def _check_handle(handle: Handle) -> list[MemObject]:
         assert obj.va >= end, f"{handle}: mappings overlap at {obj.va:#x}"
         end = obj.va + obj.size
         _check_translation(handle, obj)
-    assert handle.space.vas.used_bytes == sum(o.size for o in objs), f"{handle}: VA space leak"
+        res = obj.vmm
+        if res is not None:
+            assert res.covers(obj.va, obj.size) and obj in res.maps, f"{obj}: reservation"
+            assert handle.vmm.reservations.get(res.va) is res, f"{obj}: reservation gone"
+    reserved = handle.vmm.reservations.values()
+    assert sum(len(r.maps) for r in reserved) == sum(o.vmm is not None for o in objs)
+    used = sum(o.size for o in objs if o.vmm is None) + sum(r.size for r in reserved)
+    assert handle.space.vas.used_bytes == used, f"{handle}: VA space leak"
     handle.space.vas.check()
     assert len(handle.space.objects.pinned) == sum(isinstance(o.block, DmaBlock) for o in objs)
     return objs
@@ -121,12 +133,22 @@ def _check_translation(handle: Handle, obj: MemObject) -> None:
     if isinstance(block, DmaBlock):
         assert handle.mmu.translate(obj.va) == (obj.aperture, 0), f"{obj}: bad translation"
         return
+    lo, hi = obj.pages
     for first, pa, n in block.runs():
-        va = obj.va + first * PAGE
-        for v, want in ((va, pa), (va + n * PAGE - 1, pa + n * PAGE - 1)):
-            assert handle.mmu.translate(v) == (0, want), f"{obj}: {v:#x} mistranslated"
-    for first, _, n in block.runs(resident=False):
-        for v in (obj.va + first * PAGE, obj.va + (first + n) * PAGE - 1):
+        hit = obj.run_va(first, n)
+        if hit is not None:
+            va, at, m = hit
+            pa += (at - first) * PAGE
+            for v, want in ((va, pa), (va + m * PAGE - 1, pa + m * PAGE - 1)):
+                assert handle.mmu.translate(v) == (0, want), f"{obj}: {v:#x} mistranslated"
+    gaps = [(f, n) for f, _, n in block.runs(resident=False)]
+    if not obj.prot:                        # an access-less mapping maps nothing
+        gaps = [(lo, hi - lo)]
+    for first, n in gaps:
+        first, end = max(first, lo), min(first + n, hi)
+        if first >= end:
+            continue
+        for v in (obj.va + (first - lo) * PAGE, obj.va + (end - lo) * PAGE - 1):
             try:
                 handle.mmu.translate(v)
             except MmuFault:

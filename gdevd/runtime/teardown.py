@@ -43,6 +43,10 @@ def release_all(handle: Handle) -> None:
     the shared segments it created are marked for removal."""
     for obj in list(handle.space.objects):
         unmap_object(handle, obj)
+    handle.vmm.reservations.clear()         # their VA goes with the address space
+    for mem, ref in list(handle.vmm.allocs.items()):
+        del handle.vmm.allocs[mem]
+        vmm_drop(handle, ref.block)
     for seg in handle.system.shm.creator_closed(handle):
         drop_segment(handle.system, seg)
     handle.space.close()
@@ -77,6 +81,19 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
     for seg in due:
         drop_segment(handle.system, seg)
     return obj.size
+
+
+def vmm_drop(handle: Handle, block: DeviceBlock) -> None:
+    """Drop the reference a (gone) allocation id of ``handle`` held on ``block``.  When it
+    was the context's last id of a block it exported, the export is withdrawn (other
+    contexts' imported ids keep the memory)."""
+    block.refs -= 1
+    seg = block.shm
+    if seg is not None and seg.creator is handle and handle.vmm.id_of(block) is None:
+        for due in handle.system.shm.remove(seg):
+            drop_segment(handle.system, due)
+    elif block.refs == 0:
+        release_block(handle.system, block)
 
 
 def drop_segment(system: GdevSystem, seg: Any) -> None:

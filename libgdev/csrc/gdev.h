@@ -76,6 +76,25 @@ int gunref(Ghandle h, uint64_t addr);
 uint64_t gvirtget(Ghandle h, const void *p);
 int gdevice_count(int *result);
 
+/* CUDA's virtual memory management (gdev-py additions, docs/memory.md): a reservation is a
+ * VA range with nothing mapped, an allocation (`mem`, an id of this handle) device memory
+ * without an address; gvm_map puts [offset, offset + size) of it inside a reservation with
+ * no access until gvm_set_access (1 read, 3 read-write, 0 none).  gvm_export gives a new
+ * file descriptor (the caller closes it) that gvm_import, in any process holding it, turns
+ * into an allocation id.  Each returns 0 or a negative errno (gdev_last_error: why). */
+int gvm_reserve(Ghandle h, uint64_t size, uint64_t align, uint64_t addr, uint64_t *va);
+int gvm_free(Ghandle h, uint64_t addr, uint64_t size);
+int gvm_create(Ghandle h, uint64_t size, uint64_t *mem);
+int gvm_release(Ghandle h, uint64_t mem);
+int gvm_map(Ghandle h, uint64_t addr, uint64_t size, uint64_t offset, uint64_t mem);
+int gvm_unmap(Ghandle h, uint64_t addr, uint64_t size);
+int gvm_set_access(Ghandle h, uint64_t addr, uint64_t size, uint32_t flags);
+int gvm_get_access(Ghandle h, uint64_t addr, uint32_t *flags);
+int gvm_retain(Ghandle h, uint64_t addr, uint64_t *mem);
+int gvm_size(Ghandle h, uint64_t mem, uint64_t *size);
+int gvm_export(Ghandle h, uint64_t mem, int *fd);
+int gvm_import(Ghandle h, int fd, uint64_t *mem);
+
 /* Modules (gdev-py additions): the daemon parses, links and lays out PTX; the client gets
  * the function table (parameter layouts, attributes) and the globals' device addresses. */
 struct gdev_param {

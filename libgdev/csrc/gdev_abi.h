@@ -47,7 +47,8 @@
 #define GDEV_ABI_FEATURE_STREAMS 0x200u
 #define GDEV_ABI_FEATURE_TEXTURES 0x400u
 #define GDEV_ABI_FEATURE_COOPERATIVE 0x800u
-#define GDEV_ABI_FEATURES 0xfffu
+#define GDEV_ABI_FEATURE_VMM 0x1000u
+#define GDEV_ABI_FEATURES 0x1fffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -538,6 +539,68 @@ _Static_assert(offsetof(struct gdev_abi_virt, buf_id) == 0, "virt.buf_id");
 _Static_assert(offsetof(struct gdev_abi_virt, offset) == 8, "virt.offset");
 _Static_assert(sizeof(struct gdev_abi_virt) == 16, "virt size");
 
+struct gdev_abi_vm_reserve {
+    uint64_t size;
+    uint64_t align;
+    uint64_t addr;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_reserve, size) == 0, "vm_reserve.size");
+_Static_assert(offsetof(struct gdev_abi_vm_reserve, align) == 8, "vm_reserve.align");
+_Static_assert(offsetof(struct gdev_abi_vm_reserve, addr) == 16, "vm_reserve.addr");
+_Static_assert(sizeof(struct gdev_abi_vm_reserve) == 24, "vm_reserve size");
+
+struct gdev_abi_vm_range {
+    uint64_t addr;
+    uint64_t size;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_range, addr) == 0, "vm_range.addr");
+_Static_assert(offsetof(struct gdev_abi_vm_range, size) == 8, "vm_range.size");
+_Static_assert(sizeof(struct gdev_abi_vm_range) == 16, "vm_range size");
+
+struct gdev_abi_vm_mem {
+    uint64_t mem;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_mem, mem) == 0, "vm_mem.mem");
+_Static_assert(sizeof(struct gdev_abi_vm_mem) == 8, "vm_mem size");
+
+struct gdev_abi_vm_map {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t offset;
+    uint64_t mem;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_map, addr) == 0, "vm_map.addr");
+_Static_assert(offsetof(struct gdev_abi_vm_map, size) == 8, "vm_map.size");
+_Static_assert(offsetof(struct gdev_abi_vm_map, offset) == 16, "vm_map.offset");
+_Static_assert(offsetof(struct gdev_abi_vm_map, mem) == 24, "vm_map.mem");
+_Static_assert(sizeof(struct gdev_abi_vm_map) == 32, "vm_map size");
+
+struct gdev_abi_vm_access {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t flags;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_access, addr) == 0, "vm_access.addr");
+_Static_assert(offsetof(struct gdev_abi_vm_access, size) == 8, "vm_access.size");
+_Static_assert(offsetof(struct gdev_abi_vm_access, flags) == 16, "vm_access.flags");
+_Static_assert(offsetof(struct gdev_abi_vm_access, _pad0) == 20, "vm_access._pad0");
+_Static_assert(sizeof(struct gdev_abi_vm_access) == 24, "vm_access size");
+
+struct gdev_abi_vm_flags {
+    uint32_t flags;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_vm_flags, flags) == 0, "vm_flags.flags");
+_Static_assert(offsetof(struct gdev_abi_vm_flags, _pad0) == 4, "vm_flags._pad0");
+_Static_assert(sizeof(struct gdev_abi_vm_flags) == 8, "vm_flags size");
+
+struct gdev_abi_vm_token {
+    uint8_t token[32];
+};
+_Static_assert(offsetof(struct gdev_abi_vm_token, token) == 0, "vm_token.token");
+_Static_assert(sizeof(struct gdev_abi_vm_token) == 32, "vm_token size");
+
 /* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */
 struct gdev_abi_modtab_function {
     uint32_t name_len;
@@ -630,6 +693,18 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GREF 0x121
 #define GDEV_CMD_GUNREF 0x122
 #define GDEV_CMD_GVIRTGET 0x124
+#define GDEV_CMD_GVM_RESERVE 0x20
+#define GDEV_CMD_GVM_FREE 0x21
+#define GDEV_CMD_GVM_CREATE 0x22
+#define GDEV_CMD_GVM_RELEASE 0x23
+#define GDEV_CMD_GVM_MAP 0x24
+#define GDEV_CMD_GVM_UNMAP 0x25
+#define GDEV_CMD_GVM_SET_ACCESS 0x26
+#define GDEV_CMD_GVM_GET_ACCESS 0x27
+#define GDEV_CMD_GVM_RETAIN 0x28
+#define GDEV_CMD_GVM_SIZE 0x29
+#define GDEV_CMD_GVM_EXPORT 0x2a
+#define GDEV_CMD_GVM_IMPORT 0x2b
 
 #define GDEV_CMD_HELLO_REQUEST_SIZE 32
 #define GDEV_CMD_HELLO_REPLY_SIZE 16
@@ -709,6 +784,30 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GUNREF_REPLY_SIZE 0
 #define GDEV_CMD_GVIRTGET_REQUEST_SIZE 16
 #define GDEV_CMD_GVIRTGET_REPLY_SIZE 8
+#define GDEV_CMD_GVM_RESERVE_REQUEST_SIZE 24
+#define GDEV_CMD_GVM_RESERVE_REPLY_SIZE 8
+#define GDEV_CMD_GVM_FREE_REQUEST_SIZE 16
+#define GDEV_CMD_GVM_FREE_REPLY_SIZE 0
+#define GDEV_CMD_GVM_CREATE_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_CREATE_REPLY_SIZE 8
+#define GDEV_CMD_GVM_RELEASE_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_RELEASE_REPLY_SIZE 0
+#define GDEV_CMD_GVM_MAP_REQUEST_SIZE 32
+#define GDEV_CMD_GVM_MAP_REPLY_SIZE 0
+#define GDEV_CMD_GVM_UNMAP_REQUEST_SIZE 16
+#define GDEV_CMD_GVM_UNMAP_REPLY_SIZE 0
+#define GDEV_CMD_GVM_SET_ACCESS_REQUEST_SIZE 24
+#define GDEV_CMD_GVM_SET_ACCESS_REPLY_SIZE 0
+#define GDEV_CMD_GVM_GET_ACCESS_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_GET_ACCESS_REPLY_SIZE 8
+#define GDEV_CMD_GVM_RETAIN_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_RETAIN_REPLY_SIZE 8
+#define GDEV_CMD_GVM_SIZE_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_SIZE_REPLY_SIZE 8
+#define GDEV_CMD_GVM_EXPORT_REQUEST_SIZE 8
+#define GDEV_CMD_GVM_EXPORT_REPLY_SIZE 0
+#define GDEV_CMD_GVM_IMPORT_REQUEST_SIZE 32
+#define GDEV_CMD_GVM_IMPORT_REPLY_SIZE 8
 
 /* X(NAME, number, request layout, reply layout, request size, reply size,
      request takes a tail, reply has a tail, reply passes an fd) */
@@ -752,5 +851,17 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GREF, 0x121, ref, addr, 24, 8, 0, 0, 0) \
     X(GUNREF, 0x122, addr, empty, 8, 0, 0, 0, 0) \
     X(GVIRTGET, 0x124, virt, addr, 16, 8, 0, 0, 0) \
+    X(GVM_RESERVE, 0x20, vm_reserve, addr, 24, 8, 0, 0, 0) \
+    X(GVM_FREE, 0x21, vm_range, empty, 16, 0, 0, 0, 0) \
+    X(GVM_CREATE, 0x22, size, vm_mem, 8, 8, 0, 0, 0) \
+    X(GVM_RELEASE, 0x23, vm_mem, empty, 8, 0, 0, 0, 0) \
+    X(GVM_MAP, 0x24, vm_map, empty, 32, 0, 0, 0, 0) \
+    X(GVM_UNMAP, 0x25, vm_range, empty, 16, 0, 0, 0, 0) \
+    X(GVM_SET_ACCESS, 0x26, vm_access, empty, 24, 0, 0, 0, 0) \
+    X(GVM_GET_ACCESS, 0x27, addr, vm_flags, 8, 8, 0, 0, 0) \
+    X(GVM_RETAIN, 0x28, addr, vm_mem, 8, 8, 0, 0, 0) \
+    X(GVM_SIZE, 0x29, vm_mem, size, 8, 8, 0, 0, 0) \
+    X(GVM_EXPORT, 0x2a, vm_mem, empty, 8, 0, 0, 0, 1) \
+    X(GVM_IMPORT, 0x2b, vm_token, vm_mem, 32, 8, 0, 0, 0) \
 
 #endif /* GDEV_ABI_H */

@@ -94,6 +94,10 @@ const char *gdev_mount(void);
 /* Record why a file of the mount did not open, naming the fix; returns -as. */
 int gdev_mount_failure(const char *what, const char *path, int err, int as);
 
+/* One round trip of a one-message verb under the handle's lock; 0 or a negative errno. */
+int gdev_call(Ghandle h, uint32_t cmd, const void *args, size_t args_len, void *out,
+              size_t out_size);
+
 /* Record the calling thread's failure reason; returns -err for `return gdev_fail(...)`. */
 int gdev_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *gdev_command_name(uint32_t cmd);

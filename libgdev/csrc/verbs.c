@@ -5,8 +5,8 @@
 #include "gdev_internal.h"
 
 /* One round trip under the handle's lock; 0 or a negative errno. */
-static int call(Ghandle h, uint32_t cmd, const void *args, size_t args_len, void *out,
-                size_t out_size)
+int gdev_call(Ghandle h, uint32_t cmd, const void *args, size_t args_len, void *out,
+              size_t out_size)
 {
     int err;
     if (!h)
@@ -21,20 +21,20 @@ GDEV_EXPORT uint64_t gmalloc(Ghandle h, uint64_t size)
 {
     struct gdev_abi_size req = {.size = size};
     struct gdev_abi_addr out;
-    return call(h, GDEV_CMD_GMALLOC, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
+    return gdev_call(h, GDEV_CMD_GMALLOC, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
 }
 
 GDEV_EXPORT uint64_t gfree(Ghandle h, uint64_t addr)
 {
     struct gdev_abi_addr req = {.addr = addr};
     struct gdev_abi_size out;
-    return call(h, GDEV_CMD_GFREE, &req, sizeof req, &out, sizeof out) ? 0 : out.size;
+    return gdev_call(h, GDEV_CMD_GFREE, &req, sizeof req, &out, sizeof out) ? 0 : out.size;
 }
 
 GDEV_EXPORT int gmemcpy(Ghandle h, uint64_t dst_addr, uint64_t src_addr, uint64_t size)
 {
     struct gdev_abi_dtod req = {.dst_addr = dst_addr, .src_addr = src_addr, .size = size};
-    return call(h, GDEV_CMD_GMEMCPY, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GMEMCPY, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr,
@@ -43,7 +43,7 @@ GDEV_EXPORT int gstream_memcpy(Ghandle h, uint32_t stream, uint64_t dst_addr,
     struct gdev_abi_dtod req = {.dst_addr = dst_addr, .src_addr = src_addr, .size = size,
                                 .stream = stream, ._pad0 = 0};
     struct gdev_abi_fence out;
-    int err = call(h, GDEV_CMD_GMEMCPY_ASYNC, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_GMEMCPY_ASYNC, &req, sizeof req, &out, sizeof out);
     if (!err && id)
         *id = out.id;
     return err;
@@ -59,7 +59,7 @@ GDEV_EXPORT int gstream_create(Ghandle h, uint32_t flags, uint32_t *stream)
 {
     struct gdev_abi_stream_create req = {.flags = flags, ._pad0 = 0};
     struct gdev_abi_stream out;
-    int err = call(h, GDEV_CMD_STREAM_CREATE, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_STREAM_CREATE, &req, sizeof req, &out, sizeof out);
     if (!err && stream)
         *stream = out.stream;
     return err;
@@ -71,7 +71,7 @@ GDEV_EXPORT int gtex_create(Ghandle h, const struct gdev_abi_tex_desc *desc, uin
     int err;
     if (!desc)
         return -EINVAL;
-    err = call(h, GDEV_CMD_TEX_CREATE, desc, sizeof *desc, &out, sizeof out);
+    err = gdev_call(h, GDEV_CMD_TEX_CREATE, desc, sizeof *desc, &out, sizeof out);
     if (!err && tex)
         *tex = out.handle;
     return err;
@@ -80,19 +80,19 @@ GDEV_EXPORT int gtex_create(Ghandle h, const struct gdev_abi_tex_desc *desc, uin
 GDEV_EXPORT int gtex_destroy(Ghandle h, uint64_t tex)
 {
     struct gdev_abi_tex_handle req = {.handle = tex};
-    return call(h, GDEV_CMD_TEX_DESTROY, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_TEX_DESTROY, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gstream_destroy(Ghandle h, uint32_t stream)
 {
     struct gdev_abi_stream req = {.stream = stream, ._pad0 = 0};
-    return call(h, GDEV_CMD_STREAM_DESTROY, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_STREAM_DESTROY, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gstream_wait(Ghandle h, uint32_t stream, uint32_t fence)
 {
     struct gdev_abi_stream_wait req = {.stream = stream, .fence = fence};
-    return call(h, GDEV_CMD_STREAM_WAIT, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_STREAM_WAIT, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time *timeout)
@@ -102,7 +102,7 @@ GDEV_EXPORT int gstream_sync(Ghandle h, uint32_t stream, const struct gdev_time 
         req.flags = GDEV_ABI_STREAM_SYNC_TIMEOUT;
         req.timeout_us = timeout->neg ? 0 : timeout->sec * 1000000u + timeout->usec;
     }
-    return call(h, GDEV_CMD_STREAM_SYNC, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_STREAM_SYNC, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int64_t gprintf_drain(Ghandle h, void *buf, uint64_t cap)
@@ -163,19 +163,19 @@ GDEV_EXPORT int gsync(Ghandle h, uint32_t id, struct gdev_time *timeout)
         req.flags = GDEV_ABI_GSYNC_TIMEOUT;
         req.timeout_us = timeout->neg ? 0 : timeout->sec * 1000000u + timeout->usec;
     }
-    return call(h, GDEV_CMD_GSYNC, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GSYNC, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gbarrier(Ghandle h)
 {
-    return call(h, GDEV_CMD_GBARRIER, NULL, 0, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GBARRIER, NULL, 0, NULL, 0);
 }
 
 GDEV_EXPORT int gquery(Ghandle h, uint32_t type, uint64_t *result)
 {
     struct gdev_abi_query req = {.type = type, ._pad0 = 0};
     struct gdev_abi_result out;
-    int err = call(h, GDEV_CMD_GQUERY, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_GQUERY, &req, sizeof req, &out, sizeof out);
     if (!err)
         *result = out.result;
     return err;
@@ -184,14 +184,14 @@ GDEV_EXPORT int gquery(Ghandle h, uint32_t type, uint64_t *result)
 GDEV_EXPORT int gtune(Ghandle h, uint32_t type, uint32_t value)
 {
     struct gdev_abi_tune req = {.type = type, .value = value};
-    return call(h, GDEV_CMD_GTUNE, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GTUNE, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gshmget(Ghandle h, int key, uint64_t size, int flags)
 {
     struct gdev_abi_shmget req = {.key = key, .flags = (uint32_t)flags, .size = size};
     struct gdev_abi_shmid out;
-    int err = call(h, GDEV_CMD_GSHMGET, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_GSHMGET, &req, sizeof req, &out, sizeof out);
     return err ? err : (int)out.id;
 }
 
@@ -199,13 +199,13 @@ GDEV_EXPORT uint64_t gshmat(Ghandle h, int id, uint64_t addr, int flags)
 {
     struct gdev_abi_shmat req = {.id = (uint32_t)id, .flags = (uint32_t)flags, .addr = addr};
     struct gdev_abi_addr out;
-    return call(h, GDEV_CMD_GSHMAT, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
+    return gdev_call(h, GDEV_CMD_GSHMAT, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
 }
 
 GDEV_EXPORT int gshmdt(Ghandle h, uint64_t addr)
 {
     struct gdev_abi_addr req = {.addr = addr};
-    return call(h, GDEV_CMD_GSHMDT, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GSHMDT, &req, sizeof req, NULL, 0);
 }
 
 GDEV_EXPORT int gshmctl(Ghandle h, int id, int cmd, void *buf)
@@ -222,7 +222,7 @@ GDEV_EXPORT int gshmctl(Ghandle h, int id, int cmd, void *buf)
         req.gid = ds->gid;
         req.mode = ds->mode;
     }
-    err = call(h, GDEV_CMD_GSHMCTL, &req, sizeof req, &out, sizeof out);
+    err = gdev_call(h, GDEV_CMD_GSHMCTL, &req, sizeof req, &out, sizeof out);
     if (!err && cmd == GDEV_IPC_STAT)
         *ds = out;
     return err;
@@ -233,23 +233,23 @@ GDEV_EXPORT uint64_t gref(Ghandle hmaster, uint64_t addr, uint64_t size, Ghandle
     struct gdev_abi_handle slave;
     struct gdev_abi_ref req = {.addr = addr, .size = size};
     struct gdev_abi_addr out;
-    if (!hslave || call(hslave, GDEV_CMD_GET_HANDLE, NULL, 0, &slave, sizeof slave))
+    if (!hslave || gdev_call(hslave, GDEV_CMD_GET_HANDLE, NULL, 0, &slave, sizeof slave))
         return 0;
     req.slave = slave.handle;
-    return call(hmaster, GDEV_CMD_GREF, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
+    return gdev_call(hmaster, GDEV_CMD_GREF, &req, sizeof req, &out, sizeof out) ? 0 : out.addr;
 }
 
 GDEV_EXPORT int gunref(Ghandle h, uint64_t addr)
 {
     struct gdev_abi_addr req = {.addr = addr};
-    return call(h, GDEV_CMD_GUNREF, &req, sizeof req, NULL, 0);
+    return gdev_call(h, GDEV_CMD_GUNREF, &req, sizeof req, NULL, 0);
 }
 
 static int priority(Ghandle h, uint32_t prio, uint32_t flags)
 {
     struct gdev_abi_prio req = {.prio = prio, .flags = flags};
     struct gdev_abi_prio_reply out;
-    int err = call(h, GDEV_CMD_SET_PRIORITY, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_SET_PRIORITY, &req, sizeof req, &out, sizeof out);
     return err ? err : (int)out.prio;
 }
 
@@ -267,7 +267,7 @@ static int guest(Ghandle h, uint32_t flag, uint32_t flags)
 {
     struct gdev_abi_guest req = {.guest = flag, .flags = flags};
     struct gdev_abi_guest_reply out;
-    int err = call(h, GDEV_CMD_SET_GUEST, &req, sizeof req, &out, sizeof out);
+    int err = gdev_call(h, GDEV_CMD_SET_GUEST, &req, sizeof req, &out, sizeof out);
     return err ? err : (int)out.guest;
 }
 

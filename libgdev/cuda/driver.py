@@ -22,10 +22,11 @@ from .module import ModuleAPI
 from .shm import ShmAPI
 from .stream import StreamAPI
 from .texture import TextureAPI
+from .vmm import VmmAPI
 
 
 class CudaDriver(DeviceAPI, ContextAPI, PriorityAPI, MemoryAPI, ModuleAPI, LaunchAPI,
-                 StreamAPI, EventAPI, ShmAPI, TextureAPI, ErrorAPI, DriverCore):
+                 StreamAPI, EventAPI, ShmAPI, TextureAPI, VmmAPI, ErrorAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

@@ -46,9 +46,28 @@ class AddressSpace:
         obj = self.objects.find(va)
         if obj is None or (kind is not None and obj.kind != kind):
             raise GdevError(errno.ENOENT, f"no object at {va:#x} in context {self.cid}")
-        if not obj.covers(va, size):
+        if not obj.covers(va, size) and (obj.vmm is None or kind is not None):
             raise GdevError(errno.EFAULT, f"{va:#x}+{size:#x} runs past the end of {obj}")
+        if not obj.covers(va, size):
+            self.spans(va, size)            # gvm_map mappings end to end may carry it on
         return obj
+
+    def spans(self, va: int, size: int) -> list[tuple[MemObject, int, int]]:
+        """``[va, va + size)`` as pieces ``(mapping, va, size)`` in address order: one, or
+        several ``gvm_map`` mappings that follow each other without a hole (one buffer made
+        of several allocations, as CUDA allows).  ENOENT / EFAULT as :meth:`lookup`."""
+        out: list[tuple[MemObject, int, int]] = []
+        obj = self.lookup(va)
+        while True:
+            n = min(size, obj.va + obj.size - va)
+            out.append((obj, va, n))
+            va, size = va + n, size - n
+            if not size:
+                return out
+            nxt = self.objects.find(va) if obj.vmm is not None else None
+            if nxt is None or nxt.vmm is None:
+                raise GdevError(errno.EFAULT, f"{va:#x}+{size:#x} runs past the end of {obj}")
+            obj = nxt
 
     def alloc_va(self, size: int) -> int:
         """A free VA range of ``size`` bytes (ENOMEM when the space is full)."""
@@ -82,7 +101,8 @@ class AddressSpace:
         """Forget mapping ``obj`` (its pages already unmapped): its VA range and aperture
         go back; the block's reference is the caller's to drop."""
         self.objects.remove(obj)
-        self.vas.free([(obj.va, obj.size)])
+        if obj.vmm is None:                 # a gvm_map mapping's VA is its reservation's
+            self.vas.free([(obj.va, obj.size)])
         if obj.aperture:
             self.mmu.set_aperture(obj.aperture, None)
             self.free_apertures.append(obj.aperture)

@@ -66,6 +66,34 @@ class ExtentAllocator:
             need -= piece
         return out
 
+    def alloc_aligned(self, nbytes: int, align: int, hint: int = 0) -> int:
+        """Take one extent of ``nbytes`` (rounded up to pages) starting at a multiple of
+        ``align`` (a power of two, at least a page); at ``hint`` if that range is free and
+        aligned, else the lowest fit.  Its start; ``GdevError(ENOMEM)`` if none fits."""
+        need = self.round(nbytes)
+        if need <= 0 or align < self.page or align & (align - 1):
+            raise GdevError(errno.EINVAL, f"bad aligned allocation {nbytes} / {align}")
+        if hint and hint % align == 0:
+            i = bisect.bisect_right(self._starts, hint) - 1
+            if i >= 0 and hint + need <= self._starts[i] + self._lens[i]:
+                return self._take_at(i, hint, need)
+        for i, (start, length) in enumerate(zip(self._starts, self._lens, strict=True)):
+            at = -(-start // align) * align
+            if at + need <= start + length:
+                return self._take_at(i, at, need)
+        raise GdevError(errno.ENOMEM, f"no room for {need} bytes aligned to {align:#x}")
+
+    def _take_at(self, i: int, at: int, need: int) -> int:
+        """Take ``[at, at + need)`` from inside free extent ``i``."""
+        start, length = self._starts[i], self._lens[i]
+        if at > start:                      # keep the head free; the rest becomes extent i+1
+            self._lens[i] = at - start
+            self._starts.insert(i + 1, at)
+            self._lens.insert(i + 1, start + length - at)
+            i += 1
+        self._take(i, need)
+        return at
+
     def _take(self, i: int, need: int) -> Extent:
         start = self._starts[i]
         if self._lens[i] == need:

@@ -34,6 +34,8 @@ from ..constants import GDEV_MEM_DEVICE, GDEV_MEM_DMA
 from ..defaults import PAGE_SIZE as PAGE
 from .allocator import Extent
 
+PROT_RW = 3  # the MMU's read | write flags (CUDA's CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+
 if TYPE_CHECKING:
     from ...gpu.device import PhysicalGpu
     from ..system import VirtualGpu
@@ -152,18 +154,42 @@ Block = DeviceBlock | DmaBlock
 
 
 class MemObject:
-    """One mapping of a block in a context: ``[va, va + size)``; ``ref`` if made by gref."""
+    """One mapping of a block in a context: ``[va, va + size)``; ``ref`` if made by gref.
 
-    def __init__(self, va: int, block: Block, *, ref: bool = False, aperture: int = 0) -> None:
+    A mapping shows bytes ``[offset, offset + size)`` of its block (the whole block but for
+    a ``gvm_map`` of a part) with MMU access ``prot`` (read 1, read-write 3; 0: nothing is
+    mapped, every access faults).  ``vmm`` is the reservation a ``gvm_map`` mapping lies in:
+    its VA range belongs to the reservation, not to the context's VA allocator.
+    """
+
+    def __init__(self, va: int, block: Block, *, ref: bool = False, aperture: int = 0,
+                 offset: int = 0, size: int | None = None, prot: int = PROT_RW) -> None:
         self.va, self.block, self.ref, self.aperture = va, block, ref, aperture
-        self.size = block.size
+        self.offset = offset                # page aligned; 0 unless made by gvm_map
+        self.size = block.size - offset if size is None else size
+        self.prot = prot
         self.shm: Any = None                # the shared segment, for a gshmat mapping
+        self.vmm: Any = None                # the reservation, for a gvm_map mapping
         block.refs += 1
 
     @property
     def kind(self) -> int:
         """GDEV_MEM_DEVICE or GDEV_MEM_DMA."""
         return self.block.kind
+
+    @property
+    def pages(self) -> tuple[int, int]:
+        """The block's pages ``[first, end)`` this mapping shows."""
+        return self.offset // PAGE, (self.offset + self.size) // PAGE
+
+    def run_va(self, page: int, n: int) -> tuple[int, int, int] | None:
+        """Where block pages ``[page, page + n)`` appear in this mapping: ``(va, first page,
+        count)`` of the part inside it, or None if no part is (or nothing is mapped)."""
+        lo, hi = self.pages
+        first, end = max(page, lo), min(page + n, hi)
+        if first >= end or not self.prot:
+            return None
+        return self.va + (first - lo) * PAGE, first, end - first
 
     def covers(self, va: int, size: int) -> bool:
         """True if ``[va, va + size)`` lies inside this mapping."""

@@ -54,15 +54,10 @@ def unmap_block(handle: Handle, obj: MemObject) -> None:
     block = obj.block
     assert isinstance(block, DeviceBlock)
     for first, _, n in block.runs():
-        handle.mmu.unmap(obj.va + first * PAGE, n * PAGE)
+        hit = obj.run_va(first, n)
+        if hit is not None:
+            handle.mmu.unmap(hit[0], hit[2] * PAGE)
     block.maps = [(h, o) for h, o in block.maps if o is not obj]
-
-
-def _device_block(handle: Handle, va: int, size: int) -> tuple[DeviceBlock, int] | None:
-    obj = handle.lookup(va, size)
-    if isinstance(obj.block, DeviceBlock):
-        return obj.block, va - obj.va
-    return None
 
 
 def _unpin(blocks: list[DeviceBlock], running: list[DeviceBlock], handle: Handle) -> None:
@@ -84,17 +79,17 @@ def touching(handle: Handle, *ranges: tuple[int, int],
     """
     spans = []
     for va, size in ranges:
-        hit = _device_block(handle, va, size)
-        if hit is not None:
-            block, off = hit
-            spans.append((block, off // PAGE, -(-(off + size) // PAGE)))
+        for obj, at, n in handle.space.spans(va, size):
+            if isinstance(obj.block, DeviceBlock):
+                off = obj.offset + at - obj.va
+                spans.append((obj.block, off // PAGE, -(-(off + n) // PAGE)))
     return _pinned(handle, spans, bring)
 
 
 @asynccontextmanager
 async def resident_all(handle: Handle) -> AsyncIterator[None]:
     """Pin every device block of ``handle`` and bring all of it back (for a launch)."""
-    spans = [(o.block, 0, o.block.npages) for o in handle.space.objects
+    spans = [(o.block, *o.pages) for o in handle.space.objects
              if isinstance(o.block, DeviceBlock)]
     async with _pinned(handle, spans, True):
         yield

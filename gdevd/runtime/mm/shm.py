@@ -74,6 +74,7 @@ class Segment:
         self.ctime = int(time.time())
         self.attached: list[tuple[Handle, MemObject]] = []
         self.removed = False
+        self.secret: bytes | None = None    # an exported allocation's (api_vmmshare.py)
         block.refs += 1
         block.shm = self
 

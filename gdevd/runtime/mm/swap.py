@@ -122,22 +122,29 @@ async def move(fn: Any, *args: Any, nbytes: int) -> None:
         await trio.to_thread.run_sync(fn, *args)
 
 
-def unmap_resident(block: DeviceBlock, pages: np.ndarray) -> None:
-    """Unmap resident ``pages`` of ``block`` from every context mapping it."""
+def unmap_resident(block: DeviceBlock, pages: np.ndarray, handles: Any = None) -> None:
+    """Unmap resident ``pages`` of ``block`` from every context mapping it (or ``handles``'
+    (context, mapping) pairs only)."""
     for first, _, n in page_runs(pages):
         page = int(pages[first])
-        for handle, obj in block.maps:
-            handle.mmu.unmap(obj.va + page * PAGE, n * PAGE)
+        for handle, obj in (handles or block.maps):
+            hit = obj.run_va(page, n)
+            if hit is not None:
+                handle.mmu.unmap(hit[0], hit[2] * PAGE)
 
 
 def map_resident(block: DeviceBlock, pages: np.ndarray, handles: Any = None) -> None:
-    """Map resident ``pages`` (ascending) of ``block`` in every context mapping it."""
+    """Map resident ``pages`` (ascending) of ``block`` in every context mapping it (each
+    mapping the part of them it shows, with its access)."""
     for first, _, n in page_runs(pages):
         sub = block.pa[pages[first:first + n]]
         for i, pa, m in page_runs(sub):
-            va_page = int(pages[first + i])
+            page = int(pages[first + i])
             for handle, obj in (handles or block.maps):
-                handle.mmu.map(obj.va + va_page * PAGE, pa, m * PAGE)
+                hit = obj.run_va(page, m)
+                if hit is not None:
+                    va, at, count = hit
+                    handle.mmu.map(va, pa + (at - page) * PAGE, count * PAGE, flags=obj.prot)
 
 
 async def evict(system: GdevSystem, block: DeviceBlock) -> bool:

@@ -151,6 +151,8 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1; /* cuMemAllocManaged (memory.c) */
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1; /* streams' kernels overlap */
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1; /* cuLaunchCooperativeKernel */
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1; /* vmm.c */
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: return 1;
     default: return 0; /* features the emulated device lacks (concurrent managed access,
                           multi-device cooperative launch, ...) */
     }

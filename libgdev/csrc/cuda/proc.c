@@ -59,6 +59,13 @@ static const struct proc procs[] = {
     P(cuGetProcAddress, 12000),
     P(cuLinkCreate, 6050), P(cuLinkAddData, 6050), P(cuLinkAddFile, 6050),
     P(cuLinkComplete, 5050), P(cuLinkDestroy, 5050),
+    /* virtual memory management (vmm.c) */
+    P(cuMemGetAllocationGranularity, 10020), P(cuMemAddressReserve, 10020),
+    P(cuMemAddressFree, 10020), P(cuMemCreate, 10020), P(cuMemRelease, 10020),
+    P(cuMemMap, 10020), P(cuMemUnmap, 10020), P(cuMemSetAccess, 10020),
+    P(cuMemGetAccess, 10020), P(cuMemRetainAllocationHandle, 11000),
+    P(cuMemGetAllocationPropertiesFromHandle, 10020), P(cuMemExportToShareableHandle, 10020),
+    P(cuMemImportFromShareableHandle, 10020),
 };
 #undef P
 
