@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 from tests.clib.cbuild import ROOT
@@ -21,6 +22,17 @@ def run_on_engine(gdevd, prog: Path, engine: str) -> subprocess.CompletedProcess
         write_once(gdevd.proc_path("ptx_engine"), b"auto")
 
 
+SETTLE_S = 120.0     # a bound: a build whose every kernel is loaded ends in milliseconds
+
+
 def module_rows(gdevd) -> list[list[str]]:
-    """The rows of /proc/gdev/ptx_modules, split into fields (no header)."""
-    return [r.split() for r in read_text(gdevd.proc_path("ptx_modules")).splitlines()[1:]]
+    """The rows of /proc/gdev/ptx_modules, split into fields (no header), once no module
+    whose kernels are all compiled is still ``compiling`` (each kernel runs compiled as soon
+    as its own compile ends, so a program can finish before its module's build has)."""
+    end = time.monotonic() + SETTLE_S
+    while True:
+        rows = [r.split() for r in read_text(gdevd.proc_path("ptx_modules")).splitlines()[1:]]
+        if time.monotonic() > end or not any(r[2] == "compiling" and r[4] == r[5]
+                                             for r in rows):
+            return rows
+        time.sleep(0.05)
