@@ -7,8 +7,6 @@
 
 #include "cuda_internal.h"
 
-#define MEMSET_CHUNK (4u << 20)
-
 void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
 {
     pthread_mutex_lock(&c->lock);
@@ -22,7 +20,7 @@ void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
         c->allocs = a;
         c->cap = cap;
     }
-    c->allocs[c->nallocs++] = (struct alloc){addr, size, managed};
+    c->allocs[c->nallocs++] = (struct alloc){addr, size, managed, cu_next_id(), 0};
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -78,6 +76,7 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
                        (unsigned long long)dptr);
+    cu_pool_forget(c, dptr);
     uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
     return freed ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
 }
@@ -203,7 +202,10 @@ API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED,
                        "CU_MEMHOSTALLOC_PORTABLE: a pinned buffer belongs to one Gdev handle");
     *pp = gmalloc_dma(c->h, bytesize);
-    return *pp ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
+    if (!*pp)
+        return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
+    cu_host_track(c, *pp, bytesize, flags | CU_MEMHOSTALLOC_DEVICEMAP); /* always mapped */
+    return CUDA_SUCCESS;
 }
 
 API CUresult cuMemAllocHost(void **pp, size_t bytesize)
@@ -214,17 +216,10 @@ API CUresult cuMemAllocHost(void **pp, size_t bytesize)
 API CUresult cuMemFreeHost(void *p)
 {
     CURRENT(c);
-    return gfree_dma(c->h, p) ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
-                                                        gdev_last_error());
-}
-
-API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
-{
-    CURRENT(c);
-    if (!pdptr || flags)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pdptr = gvirtget(c->h, p);
-    return *pdptr ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    if (!gfree_dma(c->h, p))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    cu_host_untrack(p);
+    return CUDA_SUCCESS;
 }
 
 /* Copies: a failed one of a faulted context is that context's sticky error, as every call
@@ -355,43 +350,4 @@ API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     return unified(dst, src, n, s, 1);
-}
-
-/* Fill n elements of `width` bytes with the pattern, a chunk of pattern at a time. */
-static CUresult memset_n(CUdeviceptr dst, uint32_t value, unsigned width, size_t n)
-{
-    size_t bytes = n * width, chunk = bytes < MEMSET_CHUNK ? bytes : MEMSET_CHUNK;
-    uint8_t *buf;
-    CURRENT(c);
-    if (!n)
-        return CUDA_SUCCESS;
-    buf = malloc(chunk);
-    if (!buf)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < chunk; i += width)
-        memcpy(buf + i, &value, width);
-    int err = 0;
-    for (size_t off = 0; off < bytes && !err; off += chunk)
-        err = gmemcpy_to_device(c->h, dst + off, buf, bytes - off < chunk ? bytes - off : chunk);
-    free(buf);
-    return err ? copy_result(c, err) : CUDA_SUCCESS;
-}
-
-API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { return memset_n(d, v, 1, n); }
-API CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) { return memset_n(d, v, 2, n); }
-API CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) { return memset_n(d, v, 4, n); }
-API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 1, n);
-}
-API CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 2, n);
-}
-API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 4, n);
 }

@@ -71,7 +71,6 @@ cudaError_t rt_capture_wait(cudaStream_t s, cudaEvent_t e, int *handled);
 cudaError_t rt_capture_sync(cudaStream_t s); /* a capturing stream cannot synchronize */
 /* graph_mem.c: whether p lies in a graph allocation (freed only with its graphs) */
 int rt_gmem_owned(const void *p);
-void rt_stream_attrs_forget(cudaStream_t s); /* streamattr.c: at cudaStreamDestroy */
 int rt_device(void);
 cudaError_t rt_valid_device(int dev); /* peer.c: cudaErrorInvalidDevice unless 0 <= dev < n */
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */

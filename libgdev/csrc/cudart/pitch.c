@@ -5,14 +5,19 @@
 
 #include "cudart_internal.h"
 
-#define PITCH_ALIGN 256
-
+/* libcuda's cuMemAllocPitch chooses the pitch (rows aligned to 256 bytes). */
 API cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
 {
-    if (!pitch || !width || !height)
+    CUcontext ctx;
+    CUdeviceptr d = 0;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
+    if (!p)
         return rt_set(cudaErrorInvalidValue);
-    *pitch = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    return cudaMalloc(p, *pitch * height);
+    e = rt_from(cuMemAllocPitch(&d, pitch, width, height, 4));
+    *p = (void *)(uintptr_t)d;
+    return rt_set(e);
 }
 
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
