@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.clib.cbuild import clib_dir, sanitizer_env
+from tests.clib.runner import asan_env, build_rt_program, gdev_run
 from tests.clib.test_libcuda import build, run
 
 
@@ -21,7 +22,7 @@ def progs(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("drvapi")
 
 
-@pytest.mark.parametrize("name", ["drv_memory2d", "drv_pointers", "drv_streamops"])
+@pytest.mark.parametrize("name", ["drv_memory2d", "drv_pointers", "drv_streamops", "drv_library"])
 @pytest.mark.parametrize("sanitized", [False, True])
 def test_driver_program(gdevd, progs, name: str, sanitized: bool) -> None:
     env = sanitizer_env(gdevd.env()) if sanitized else gdevd.env()
@@ -51,3 +52,19 @@ def test_get_proc_address_finds_every_entry_point(progs) -> None:
     res = run(build("drv_proc_all", progs), *args, env={"PATH": "/usr/bin:/bin"})
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout == f"proc_all ok {len(names)}\n"
+
+
+RT_EXPECTED = ("library kernels=2 r=13 size=4 threads=1024 missing=cudaErrorSymbolNotFound\n"
+               "runtime flags=1 registered=1 again=cudaErrorHostMemoryAlreadyRegistered "
+               "unregistered=0\n")
+
+
+@pytest.fixture(scope="module")
+def rt_library(progs) -> Path:
+    return build_rt_program("rt_library", progs)
+
+
+@pytest.mark.parametrize("sanitized", [False, True])
+def test_runtime_libraries_and_driver_backed_calls(gdevd, rt_library, sanitized: bool) -> None:
+    """cudaLibrary* over libcuda's cuLibrary*, and runtime calls that are the driver's now."""
+    assert gdev_run(gdevd.mount, rt_library, asan_env() if sanitized else None) == RT_EXPECTED

@@ -135,6 +135,15 @@ unsigned long long cu_next_id(void); /* context and stream ids: 1, 2, ... */
 void cu_ctx_defaults(CUcontext c);   /* a new context's id and limits (ctxinfo.c) */
 void cu_stream_attrs_forget(CUstream s); /* streaminfo.c: at cuStreamDestroy */
 CUresult cu_stream_nop(CUstream s); /* streamops.c: an empty kernel in s */
+CUresult cu_load_error(void); /* module.c: the result and reason of a refused module */
+/* library.c: a CUkernel passed as a CUfunction becomes the current context's function */
+CUresult cu_function_of(CUfunction *f);
+int cu_is_kernel(const void *f);
+const struct gdev_function *cu_kernel_info(CUkernel k, CUlibrary *lib); /* NULL: no kernel */
+CUresult cu_library_module(CUlibrary l, CUmodule *mod); /* its module in the current context */
+uint32_t cu_library_target(CUlibrary l); /* the sm_XX its PTX targets */
+CUresult cu_func_attribute(const struct gdev_function *i, uint32_t target_sm, CUdevice dev,
+                           CUfunction_attribute attrib, int *pi); /* launch.c */
 /* pinned (cuMemHostAlloc) and registered host memory, for pointer queries (hostmem.c) */
 void cu_host_track(CUcontext c, void *p, size_t size, unsigned flags);
 void cu_host_untrack(const void *p);

@@ -8,6 +8,9 @@
 
 API CUresult cuFuncGetModule(CUmodule *mod, CUfunction f)
 {
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!mod || !f)
         return !f ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
     *mod = f->mod;
@@ -63,10 +66,12 @@ API CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *min_grid, int *block
                                                        unsigned int flags)
 {
     int mps = 0, best = 0, best_blocks = 0, best_threads = -1;
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!min_grid || !block || !f || limit < 0)
         return !f ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
-    CUresult r = cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                      f->mod->ctx->dev);
+    r = cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, f->mod->ctx->dev);
     if (r)
         return r;
     int top = (int)f->info->max_threads;
@@ -100,6 +105,9 @@ API CUresult cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, CUfunct
 API CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *size, CUfunction f, int blocks,
                                                      int block)
 {
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!size || !f || blocks <= 0 || block <= 0)
         return !f ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
     size_t per = MP_SHARED / (unsigned)blocks, fixed = f->info->static_shared;

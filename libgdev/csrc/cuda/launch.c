@@ -31,7 +31,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     CUresult r = cu_current(&c);
     uint32_t id;
 
-    if (r)
+    if (r || (r = cu_function_of(&f)))
         return r;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
@@ -64,7 +64,10 @@ static CUresult launch_args(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             void **kernelParams, void **extra, uint32_t flags)
 {
     uint8_t buf[4096];
+    CUresult r = cu_function_of(&f); /* a CUkernel: its function in the current context */
 
+    if (r)
+        return r;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     if (extra) {
@@ -156,6 +159,9 @@ API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunc
                                                                  unsigned int flags)
 {
     (void)flags;
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!n || !f || block <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     if ((uint32_t)block > f->info->max_threads) {
@@ -180,6 +186,9 @@ API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, i
 /* Where parameter `index` of f lies in its parameter buffer (the daemon's function table). */
 API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
 {
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!f || !offset || !size || index >= f->info->n_params)
         return CUDA_ERROR_INVALID_VALUE;
     *offset = f->info->params[index].offset;
@@ -187,11 +196,10 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size
     return CUDA_SUCCESS;
 }
 
-API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
+/* An attribute of function i of a module for sm_`target` on device dev. */
+CUresult cu_func_attribute(const struct gdev_function *i, uint32_t target, CUdevice dev,
+                           CUfunction_attribute attrib, int *pi)
 {
-    if (!pi || !f)
-        return CUDA_ERROR_INVALID_VALUE;
-    const struct gdev_function *i = f->info;
     switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = (int)i->max_threads; break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)i->static_shared; break;
@@ -200,13 +208,15 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)i->num_regs; break;
     /* PTX_VERSION is the virtual architecture (75 for compute_75 code: CUB picks its tuning
      * policy by it), BINARY_VERSION the device's, which the PTX is compiled for at load */
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)target; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: {
         int major = 0, minor = 0;
-        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                             f->mod->ctx->dev);
-        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                             f->mod->ctx->dev);
+        CUresult r = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                          dev);
+        if (!r)
+            r = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        if (r)
+            return r;
         *pi = 10 * major + minor;
         break;
     }
@@ -215,6 +225,16 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
     default: *pi = 0;
     }
     return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
+{
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
+    if (!pi || !f)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cu_func_attribute(f->info, f->mod->gm->target_sm, f->mod->ctx->dev, attrib, pi);
 }
 
 API CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache config)

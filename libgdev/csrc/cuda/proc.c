@@ -103,6 +103,14 @@ static const struct proc procs[] = {
     P(cuOccupancyAvailableDynamicSMemPerBlock, 10020), P(cuProfilerStart, 4000),
     P(cuProfilerStop, 4000), {"cuCtxGetDevice", 13000, (void *)cuCtxGetDevice_v2},
     {"cuCtxSynchronize", 13000, (void *)cuCtxSynchronize_v2},
+    /* drvapi: context-independent loading (library.c, kernel.c) */
+    P(cuLibraryLoadData, 12000), P(cuLibraryLoadFromFile, 12000), P(cuLibraryUnload, 12000),
+    P(cuLibraryGetKernel, 12000), P(cuLibraryGetKernelCount, 12040),
+    P(cuLibraryEnumerateKernels, 12040), P(cuLibraryGetModule, 12000),
+    P(cuLibraryGetGlobal, 12000), P(cuLibraryGetManaged, 12000),
+    P(cuKernelGetFunction, 12000), P(cuKernelGetAttribute, 12000),
+    P(cuKernelSetAttribute, 12000), P(cuKernelSetCacheConfig, 12000),
+    P(cuKernelGetName, 12030), P(cuKernelGetParamInfo, 12040), P(cuKernelGetLibrary, 12050),
 };
 #undef P
 

@@ -80,8 +80,11 @@ static int registered(void)
     CUdeviceptr d, dp;
     for (size_t i = 0; i < n; i++)
         buf[i] = (unsigned char)i;
+    const char *name = NULL;
     CK(cuMemHostRegister(buf, n, CU_MEMHOSTREGISTER_PORTABLE));
     EXPECT(cuMemHostRegister(buf + 4096, 10, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    CK(cuGetErrorName(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, &name));
+    EXPECT(!strcmp(name, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"));
     CK(cuMemHostGetFlags(&flags, buf + 5));
     EXPECT(flags == CU_MEMHOSTREGISTER_PORTABLE);
     CK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(buf + 8)));
