@@ -56,7 +56,8 @@ def test_get_proc_address_finds_every_entry_point(progs) -> None:
 
 RT_EXPECTED = ("library kernels=2 r=13 size=4 threads=1024 missing=cudaErrorSymbolNotFound\n"
                "runtime flags=1 registered=1 again=cudaErrorHostMemoryAlreadyRegistered "
-               "unregistered=0\n")
+               "unregistered=0\n"
+               "managed read_mostly=1 preferred=-2\n")
 
 
 @pytest.fixture(scope="module")

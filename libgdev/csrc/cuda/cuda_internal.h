@@ -160,5 +160,6 @@ int cu_host_find(const void *p, size_t n, struct cu_host_info *out); /* 1 if kno
 int cu_alloc_find(CUcontext c, uint64_t p, struct alloc *out);
 void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: at cuMemFree of a pooled block */
 CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base); /* its pool, or NULL */
+void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: at cuMemFree */
 
 #endif /* CUDA_INTERNAL_H */

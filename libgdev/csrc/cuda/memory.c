@@ -77,6 +77,8 @@ API CUresult cuMemFree(CUdeviceptr dptr)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
                        (unsigned long long)dptr);
     cu_pool_forget(c, dptr);
+    if (kind == 2)
+        cu_advice_forget(c, dptr);
     uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
     return freed ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
 }
@@ -97,65 +99,6 @@ API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int 
     cu_track_alloc(c, (uint64_t)(uintptr_t)p, bytesize, 1);
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
-}
-
-/* Hints about managed memory: checked (a range of one managed allocation, a known
- * advice, a valid location), then nothing to do: its pages are the host's and
- * the device's at once. */
-static CUresult managed_range(CUcontext c, CUdeviceptr p, size_t n, const char *who)
-{
-    if (!n || !cu_is_managed(c, p, n))
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: 0x%llx+%zu is not managed memory", who,
-                       (unsigned long long)p, n);
-    return CUDA_SUCCESS;
-}
-
-static int location_ok(CUmemLocation loc)
-{
-    return (loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id >= 0 &&
-            loc.id < cu_device_count()) || loc.type == CU_MEM_LOCATION_TYPE_HOST;
-}
-
-API CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc,
-                                   unsigned int flags, CUstream s)
-{
-    CURRENT(c);
-    CUresult r = managed_range(c, p, n, "cuMemPrefetchAsync");
-    if (r)
-        return r;
-    (void)s; /* nothing is queued on it */
-    return flags || !location_ok(loc) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-
-/* Which streams may touch a managed allocation: a hint here too (every stream of the context
- * sees the same pages); length 0 or the whole allocation, as CUDA requires. */
-API CUresult cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t length, unsigned int flags)
-{
-    CURRENT(c);
-    (void)s;
-    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
-        flags != CU_MEM_ATTACH_SINGLE)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUdeviceptr base;
-    size_t size;
-    if (cuMemGetAddressRange(&base, &size, p) || base != p || !cu_is_managed(c, p, size) ||
-        (length && length != size))
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuStreamAttachMemAsync: 0x%llx+%zu is not a "
-                       "whole managed allocation", (unsigned long long)p, length);
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
-{
-    CURRENT(c);
-    CUresult r = managed_range(c, p, n, "cuMemAdvise");
-    if (r)
-        return r;
-    if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
-        return CUDA_ERROR_INVALID_VALUE;
-    int needs_loc = advice != CU_MEM_ADVISE_SET_READ_MOSTLY &&
-                    advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
-    return needs_loc && !location_ok(loc) ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
 }
 
 API CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)

@@ -111,6 +111,7 @@ static const struct proc procs[] = {
     P(cuKernelGetFunction, 12000), P(cuKernelGetAttribute, 12000),
     P(cuKernelSetAttribute, 12000), P(cuKernelSetCacheConfig, 12000),
     P(cuKernelGetName, 12030), P(cuKernelGetParamInfo, 12040), P(cuKernelGetLibrary, 12050),
+    P(cuMemRangeGetAttribute, 8000), P(cuMemRangeGetAttributes, 8000),
 };
 #undef P
 

@@ -204,3 +204,25 @@ API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width
         return rt_set(rt_capture_memset2d(s, p, pitch, value, width, height));
     return cudaMemset2D(p, pitch, value, width, height); /* finishes on return */
 }
+
+/* What managed memory's hints say back (libcuda's cuMemRangeGetAttribute[s], managed.c). */
+API cudaError_t cudaMemRangeGetAttribute(void *data, size_t size,
+                                         enum cudaMemRangeAttribute attr, const void *p,
+                                         size_t count)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemRangeGetAttribute(data, size, (CUmem_range_attribute)attr,
+                                                         (CUdeviceptr)(uintptr_t)p, count)));
+}
+
+API cudaError_t cudaMemRangeGetAttributes(void **data, size_t *sizes,
+                                          enum cudaMemRangeAttribute *attrs, size_t n,
+                                          const void *p, size_t count)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemRangeGetAttributes(data, sizes,
+                                                          (CUmem_range_attribute *)attrs, n,
+                                                          (CUdeviceptr)(uintptr_t)p, count)));
+}

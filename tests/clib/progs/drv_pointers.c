@@ -72,6 +72,46 @@ static int attributes(CUcontext ctx)
     return 0;
 }
 
+/* Managed memory's hints, per page, said back by the range attributes. */
+static int ranges(CUdevice dev)
+{
+    CUdeviceptr m;
+    int mostly = 9, where = 9, by[3] = {9, 9, 9}, type = 9, id = 9;
+    CUmemLocation gpu = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev};
+    CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST};
+    CK(cuMemAllocManaged(&m, 4 * 4096, CU_MEM_ATTACH_GLOBAL));
+    CK(cuMemRangeGetAttribute(&mostly, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 4 * 4096));
+    CK(cuMemRangeGetAttribute(&where, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 4096));
+    EXPECT(mostly == 0 && where == CU_DEVICE_INVALID);
+    CK(cuMemAdvise(m, 2 * 4096, CU_MEM_ADVISE_SET_READ_MOSTLY, gpu));
+    CK(cuMemAdvise(m, 4 * 4096, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu));
+    CK(cuMemAdvise(m + 4096, 4096, CU_MEM_ADVISE_SET_ACCESSED_BY, host));
+    CK(cuMemAdvise(m + 4096, 4096, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu));
+    CK(cuMemRangeGetAttribute(&mostly, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 2 * 4096));
+    EXPECT(mostly == 1);
+    CK(cuMemRangeGetAttribute(&mostly, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 3 * 4096));
+    EXPECT(mostly == 0);
+    CK(cuMemRangeGetAttribute(by, sizeof by, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, m + 4096, 10));
+    EXPECT(by[0] == dev && by[1] == CU_DEVICE_CPU && by[2] == CU_DEVICE_INVALID);
+    CK(cuMemPrefetchAsync(m + 2 * 4096, 4096, host, 0, NULL));
+    CUmem_range_attribute ids[3] = {CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
+                                    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+                                    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID};
+    void *out[3] = {&where, &type, &id};
+    size_t sizes[3] = {4, 4, 4};
+    CK(cuMemRangeGetAttributes(out, sizes, ids, 3, m + 2 * 4096, 4096));
+    EXPECT(where == dev && type == CU_MEM_LOCATION_TYPE_HOST && id == dev);
+    CK(cuMemAdvise(m + 4096, 4096, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, gpu));
+    CK(cuMemRangeGetAttribute(&where, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 3 * 4096));
+    EXPECT(where == CU_DEVICE_INVALID); /* the pages differ */
+    EXPECT(cuMemRangeGetAttribute(&where, 2, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 4) ==
+           CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemRangeGetAttribute(&where, 4, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, 5 * 4096) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(m));
+    return 0;
+}
+
 static int registered(void)
 {
     size_t n = 3 * 4096;
@@ -168,7 +208,7 @@ int main(void)
     CK(cuDeviceGet(&dev, 0));
     CK(cuCtxCreate(&ctx, NULL, 0, dev));
     CK(cuStreamCreate(&s, 0));
-    if (attributes(ctx) || registered() || pools(dev, s))
+    if (attributes(ctx) || ranges(dev) || registered() || pools(dev, s))
         return 1;
     CK(cuStreamDestroy(s));
     CK(cuCtxDestroy(ctx));

@@ -54,5 +54,12 @@ int main()
     CK(cudaPointerGetAttributes(&pb, buf));
     printf("runtime flags=%u registered=%d again=%s unregistered=%d\n", flags, (int)pa.type,
            cudaGetErrorName(again), (int)pb.type);
+    int *m, mostly = 9, where = 9;
+    CK(cudaMallocManaged(&m, 8192));
+    CK(cudaMemAdvise(m, 4096, cudaMemAdviseSetReadMostly, cudaMemLocation{}));
+    CK(cudaMemRangeGetAttribute(&mostly, 4, cudaMemRangeAttributeReadMostly, m, 4096));
+    CK(cudaMemRangeGetAttribute(&where, 4, cudaMemRangeAttributePreferredLocation, m, 8192));
+    printf("managed read_mostly=%d preferred=%d\n", mostly, where);
+    CK(cudaFree(m));
     return 0;
 }
