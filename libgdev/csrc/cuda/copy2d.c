@@ -142,6 +142,9 @@ static CUresult copy3d(const CUDA_MEMCPY3D *p, CUstream st, int async)
 {
     if (!p || p->srcLOD || p->dstLOD)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY) &&
+        (p->Depth > 1 || p->srcZ || p->dstZ))
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D: arrays have one slice");
     for (size_t z = 0; z < (p->Depth ? p->Depth : 1); z++) {
         CUDA_MEMCPY2D two = {
             .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType,

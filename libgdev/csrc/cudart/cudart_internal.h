@@ -80,8 +80,8 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn);
 const void *rt_host_stub(const void *func);
 cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size);
 void rt_forget_device(int dev);                      /* after cudaDeviceReset */
-/* array3d.c: a cudaMemcpy3DParms copy with a CUDA array on either side (one slice) */
-cudaError_t rt_copy_3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async);
+/* array3d.c: a cudaMemcpy3DParms copy (arrays or linear memory) as libcuda's cuMemcpy3D */
+cudaError_t rt_copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async);
 CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                  cudaStream_t s, int async);         /* one copy of any kind */
 

@@ -195,14 +195,20 @@ API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
     return e ? e : rt_set(rt_from(cuStreamGetPriority(s, priority)));
 }
 
-/* Stream-ordered allocation: allocating at once is ordered before any later use; freeing
- * waits for the stream's work first. */
+/* In the stream's order (libcuda's cuMemsetD2D8Async), or a memset node of a capture. */
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)
 {
+    CUcontext ctx;
     if (rt_capturing(s))
         return rt_set(rt_capture_memset2d(s, p, pitch, value, width, height));
-    return cudaMemset2D(p, pitch, value, width, height); /* finishes on return */
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
+    if (width > pitch)
+        return rt_set(cudaErrorInvalidPitchValue);
+    return rt_set(rt_from(cuMemsetD2D8Async((CUdeviceptr)(uintptr_t)p, pitch,
+                                            (unsigned char)value, width, height, s)));
 }
 
 /* What managed memory's hints say back (libcuda's cuMemRangeGetAttribute[s], managed.c). */
