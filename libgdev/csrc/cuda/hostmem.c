@@ -74,9 +74,19 @@ int cu_host_find(const void *p, size_t n, struct cu_host_info *out)
     return found;
 }
 
+/* 1 if [a, a + n) overlaps a known range. */
+static int overlaps(uintptr_t a, size_t n)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (struct host_range *r = ranges; r && !found; r = r->next)
+        found = a < r->base + r->size && r->base < a + n;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 API CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags)
 {
-    struct cu_host_info old;
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
     const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
@@ -88,12 +98,9 @@ API CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags)
     if (flags & CU_MEMHOSTREGISTER_IOMEMORY)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemHostRegister: I/O memory cannot be "
                        "mapped for the emulated device");
-    for (uintptr_t a = (uintptr_t)p; a < (uintptr_t)p + size; a += 4096)
-        if (cu_host_find((void *)a, 1, &old))
-            return cu_fail(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-                           "cuMemHostRegister: %p is already pinned or registered", (void *)a);
-    if (cu_host_find((char *)p + size - 1, 1, &old))
-        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (overlaps((uintptr_t)p, size))
+        return cu_fail(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                       "cuMemHostRegister: %p+%zu overlaps pinned or registered memory", p, size);
     cu_host_track(c, p, size, flags | REGISTERED);
     return CUDA_SUCCESS;
 }

@@ -250,11 +250,11 @@ API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int v
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* ---- the legacy launch API ------------------------------------------------------------ */
+/* ---- the legacy launch API: functions of modules only (a CUkernel keeps no launch state) */
 
 API CUresult cuFuncSetBlockShape(CUfunction f, int x, int y, int z)
 {
-    if (!f || x <= 0 || y <= 0 || z <= 0)
+    if (!f || cu_is_kernel(f) || x <= 0 || y <= 0 || z <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     f->bx = x;
     f->by = y;
@@ -264,7 +264,7 @@ API CUresult cuFuncSetBlockShape(CUfunction f, int x, int y, int z)
 
 API CUresult cuFuncSetSharedSize(CUfunction f, unsigned int bytes)
 {
-    if (!f)
+    if (!f || cu_is_kernel(f))
         return CUDA_ERROR_INVALID_VALUE;
     f->shared = bytes;
     return CUDA_SUCCESS;
@@ -272,7 +272,7 @@ API CUresult cuFuncSetSharedSize(CUfunction f, unsigned int bytes)
 
 API CUresult cuParamSetSize(CUfunction f, unsigned int numbytes)
 {
-    if (!f || numbytes > sizeof f->legacy_params)
+    if (!f || cu_is_kernel(f) || numbytes > sizeof f->legacy_params)
         return CUDA_ERROR_INVALID_VALUE;
     f->legacy_size = numbytes;
     return CUDA_SUCCESS;
@@ -280,7 +280,8 @@ API CUresult cuParamSetSize(CUfunction f, unsigned int numbytes)
 
 API CUresult cuParamSetv(CUfunction f, int offset, void *ptr, unsigned int numbytes)
 {
-    if (!f || offset < 0 || (size_t)offset + numbytes > sizeof f->legacy_params || !ptr)
+    if (!f || cu_is_kernel(f) || offset < 0 ||
+        (size_t)offset + numbytes > sizeof f->legacy_params || !ptr)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(f->legacy_params + offset, ptr, numbytes);
     return CUDA_SUCCESS;
@@ -298,7 +299,7 @@ API CUresult cuParamSetf(CUfunction f, int offset, float value)
 
 API CUresult cuLaunchGridAsync(CUfunction f, int gx, int gy, CUstream s)
 {
-    if (!f || gx <= 0 || gy <= 0)
+    if (!f || cu_is_kernel(f) || gx <= 0 || gy <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     return launch(f, (unsigned)gx, (unsigned)gy, 1, (unsigned)f->bx, (unsigned)f->by,
                   (unsigned)f->bz, f->shared, s, f->legacy_params, f->legacy_size, 0);

@@ -83,6 +83,9 @@ int main(void)
     EXPECT(cuLibraryGetManaged(&m, NULL, lib, "base") == CUDA_ERROR_NOT_SUPPORTED);
     EXPECT(cuLibraryGetManaged(&m, NULL, lib, "nope") == CUDA_ERROR_NOT_FOUND);
     EXPECT(cuKernelGetFunction((CUfunction *)&m, k) == CUDA_ERROR_INVALID_CONTEXT);
+    /* the legacy launch API keeps state in a module's function, which a CUkernel is not */
+    EXPECT(cuFuncSetBlockShape((CUfunction)(void *)k, 1, 1, 1) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuParamSetSize((CUfunction)(void *)k, 8) == CUDA_ERROR_INVALID_VALUE);
     /* two contexts, two copies of `base` */
     CK(cuCtxCreate(&a, NULL, 0, 0));
     CK(cuCtxCreate(&b, NULL, 0, 1));

@@ -123,6 +123,7 @@ static int registered(void)
     const char *name = NULL;
     CK(cuMemHostRegister(buf, n, CU_MEMHOSTREGISTER_PORTABLE));
     EXPECT(cuMemHostRegister(buf + 4096, 10, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    EXPECT(cuMemHostRegister(buf + n - 1, 4096, 0) == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     CK(cuGetErrorName(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, &name));
     EXPECT(!strcmp(name, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"));
     CK(cuMemHostGetFlags(&flags, buf + 5));
