@@ -6,15 +6,8 @@
 #include <string.h>
 
 #include "drv_check.h"
+#include "library_ptx.h"
 
-static const char ptx[] =
-    ".version 7.0\n.target sm_75\n.address_size 64\n\n"
-    ".visible .global .align 4 .u32 base = 5;\n\n"
-    ".visible .entry addbase(.param .u64 out, .param .u32 v)\n{\n"
-    "    .reg .b64 %rd<3>;\n    .reg .b32 %r<4>;\n    ld.param.u64 %rd1, [out];\n"
-    "    ld.param.u32 %r1, [v];\n    ld.global.u32 %r2, [base];\n    add.s32 %r3, %r1, %r2;\n"
-    "    cvta.to.global.u64 %rd2, %rd1;\n    st.global.u32 [%rd2], %r3;\n    ret;\n}\n\n"
-    ".visible .entry noop()\n{\n    ret;\n}\n";
 
 /* In the current context: set its copy of `base`, launch k (as a CUfunction and through
  * cuKernelGetFunction) and read what it wrote. */
@@ -55,7 +48,7 @@ int main(void)
     CUcontext a, b;
     unsigned n = 0, ra = 0, rb = 0;
     CK(cuInit(0));
-    CK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0)); /* no context */
+    CK(cuLibraryLoadData(&lib, library_ptx, NULL, NULL, 0, NULL, NULL, 0)); /* no context */
     CK(cuLibraryGetKernelCount(&n, lib));
     EXPECT(n == 2);
     CK(cuLibraryEnumerateKernels(all, 4, lib));

@@ -5,16 +5,9 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+#include "library_ptx.h"
 #include "rt_check.h"
 
-static const char ptx[] =
-    ".version 7.0\n.target sm_75\n.address_size 64\n\n"
-    ".visible .global .align 4 .u32 base = 5;\n\n"
-    ".visible .entry addbase(.param .u64 out, .param .u32 v)\n{\n"
-    "    .reg .b64 %rd<3>;\n    .reg .b32 %r<4>;\n    ld.param.u64 %rd1, [out];\n"
-    "    ld.param.u32 %r1, [v];\n    ld.global.u32 %r2, [base];\n    add.s32 %r3, %r1, %r2;\n"
-    "    cvta.to.global.u64 %rd2, %rd1;\n    st.global.u32 [%rd2], %r3;\n    ret;\n}\n\n"
-    ".visible .entry noop()\n{\n    ret;\n}\n";
 
 static char buf[8192];
 
@@ -24,7 +17,7 @@ int main()
     cudaKernel_t k, none;
     unsigned n = 0, *base, *out, v = 3, arg = 10, r = 0;
     size_t size = 0;
-    CK(cudaLibraryLoadData(&lib, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CK(cudaLibraryLoadData(&lib, library_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
     CK(cudaLibraryGetKernelCount(&n, lib));
     CK(cudaLibraryGetKernel(&k, lib, "addbase"));
     cudaError_t missing = cudaLibraryGetKernel(&none, lib, "nope");
