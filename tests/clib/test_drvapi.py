@@ -54,10 +54,12 @@ def test_get_proc_address_finds_every_entry_point(progs) -> None:
     assert res.stdout == f"proc_all ok {len(names)}\n"
 
 
-RT_EXPECTED = ("library kernels=2 r=13 size=4 threads=1024 missing=cudaErrorSymbolNotFound\n"
-               "runtime flags=1 registered=1 again=cudaErrorHostMemoryAlreadyRegistered "
+RT_EXPECTED = ("library kernels=2 r=13 size=4 threads=1024 missing=cudaErrorSymbolNotFound "
+               "unified=cudaErrorSymbolNotFound,(nil)\n"
+               "runtime flags=1 id=1 device=0 registered=1 again=cudaErrorHostMemoryAlreadyRegistered "
                "unregistered=0\n"
-               "managed read_mostly=1 preferred=-2\n")
+               "managed read_mostly=1 preferred=-2\n"
+               "props uuid=GDEV,1 pools=1 register=1 pitch_align=32\n")
 
 
 @pytest.fixture(scope="module")

@@ -242,6 +242,18 @@ API CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
     return cu_fail(CUDA_ERROR_NOT_FOUND, "no managed variable named %s in the library", name);
 }
 
+/* A unified function is host code compiled into a cubin library; a library of PTX has none. */
+API CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary l, const char *symbol)
+{
+    if (!l)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!fptr || !symbol)
+        return CUDA_ERROR_INVALID_VALUE;
+    *fptr = NULL;
+    return cu_fail(CUDA_ERROR_NOT_FOUND, "no unified function named %s in the library (a "
+                   "library of PTX has none)", symbol);
+}
+
 /* ---- kernels -------------------------------------------------------------------------- */
 
 int cu_is_kernel(const void *f)

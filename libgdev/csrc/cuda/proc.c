@@ -112,6 +112,7 @@ static const struct proc procs[] = {
     P(cuKernelSetAttribute, 12000), P(cuKernelSetCacheConfig, 12000),
     P(cuKernelGetName, 12030), P(cuKernelGetParamInfo, 12040), P(cuKernelGetLibrary, 12050),
     P(cuMemRangeGetAttribute, 8000), P(cuMemRangeGetAttributes, 8000),
+    P(cuLibraryGetUnifiedFunction, 12000),
 };
 #undef P
 

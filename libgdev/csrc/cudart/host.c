@@ -195,6 +195,20 @@ API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
     return e ? e : rt_set(rt_from(cuStreamGetPriority(s, priority)));
 }
 
+API cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuStreamGetId(s, id)));
+}
+
+API cudaError_t cudaStreamGetDevice(cudaStream_t s, int *device)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuStreamGetDevice(s, device)));
+}
+
 /* In the stream's order (libcuda's cuMemsetD2D8Async), or a memset node of a capture. */
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)

@@ -90,3 +90,8 @@ API cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFu
         return rt_set(e);
     CALL(cuKernelSetAttribute((CUfunction_attribute)attr, value, kernel, device));
 }
+
+API cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t lib, const char *symbol)
+{
+    CALL(cuLibraryGetUnifiedFunction(fptr, lib, symbol));
+}
