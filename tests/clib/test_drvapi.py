@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.clib.cbuild import clib_dir, sanitizer_env
-from tests.clib.runner import asan_env, build_rt_program, gdev_run
+from tests.clib.cbuild import ROOT, clib_dir, sanitizer_env
+from tests.clib.runner import CUDA_HOME, asan_env, build_rt_program, gdev_run, need_cuda_h
 from tests.clib.test_libcuda import build, run
 
 
@@ -56,8 +56,8 @@ def test_get_proc_address_finds_every_entry_point(progs) -> None:
 
 RT_EXPECTED = ("library kernels=2 r=13 size=4 threads=1024 missing=cudaErrorSymbolNotFound "
                "unified=cudaErrorSymbolNotFound,(nil)\n"
-               "runtime flags=1 id=1 device=0 registered=1 again=cudaErrorHostMemoryAlreadyRegistered "
-               "unregistered=0\n"
+               "runtime flags=1 id=1 device=0 registered=1 "
+               "again=cudaErrorHostMemoryAlreadyRegistered unregistered=0\n"
                "managed read_mostly=1 preferred=-2\n"
                "props uuid=GDEV,1 pools=1 register=1 pitch_align=32\n")
 
@@ -71,3 +71,19 @@ def rt_library(progs) -> Path:
 def test_runtime_libraries_and_driver_backed_calls(gdevd, rt_library, sanitized: bool) -> None:
     """cudaLibrary* over libcuda's cuLibrary*, and runtime calls that are the driver's now."""
     assert gdev_run(gdevd.mount, rt_library, asan_env() if sanitized else None) == RT_EXPECTED
+
+
+def test_get_proc_address_versions_are_cudas() -> None:
+    """Each row of proc.c's table (a base name and the first CUDA version of that form) is a
+    form NVIDIA's cudaTypedefs.h declares (PFN_<name>_v<version>), so a caller asking for a
+    version gets the prototype it was built for."""
+    need_cuda_h()
+    inc = CUDA_HOME / "include"
+    typedefs = "".join((inc / h).read_text() for h in ("cudaTypedefs.h",
+                                                       "cudaProfilerTypedefs.h"))
+    forms = set(re.findall(r"PFN_(cu\w+?)_v(\d+)\)", typedefs))
+    table = (ROOT / "libgdev" / "csrc" / "cuda" / "proc.c").read_text()
+    rows = (re.findall(r"P\((cu\w+), (\d+)\)", table)
+            + re.findall(r'\{"(cu\w+)", (\d+),', table))
+    assert len(rows) > 150
+    assert [row for row in rows if row not in forms] == []
