@@ -30,6 +30,15 @@ API CUresult cuFuncLoad(CUfunction f)
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; /* loaded with its module */
 }
 
+/* Shared-memory banks do not conflict in the emulation: the configuration is a hint. */
+API CUresult cuFuncSetSharedMemConfig(CUfunction f, CUsharedconfig config)
+{
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? CUDA_ERROR_INVALID_VALUE
+                                                              : CUDA_SUCCESS;
+}
+
 API CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
     if (!cu_initialized())

@@ -84,6 +84,40 @@ API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
     return CUDA_SUCCESS;
 }
 
+/* CUDA 13's forms by location: device pools of pinned device memory only (no host or
+ * managed pools here). */
+static CUresult device_of(const CUmemLocation *loc, CUmemAllocationType type, CUdevice *dev)
+{
+    if (!loc)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE || type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "memory pools of device memory only");
+    *dev = loc->id;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool, CUmemLocation *loc,
+                                    CUmemAllocationType type)
+{
+    CUdevice dev = 0;
+    CUresult r = device_of(loc, type, &dev);
+    return r ? r : get_pool(pool, dev, 0);
+}
+
+API CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *loc, CUmemAllocationType type)
+{
+    CUdevice dev = 0;
+    CUresult r = device_of(loc, type, &dev);
+    return r ? r : get_pool(pool, dev, 1);
+}
+
+API CUresult cuMemSetMemPool(CUmemLocation *loc, CUmemAllocationType type, CUmemoryPool pool)
+{
+    CUdevice dev = 0;
+    CUresult r = device_of(loc, type, &dev);
+    return r ? r : cuDeviceSetMemPool(dev, pool);
+}
+
 API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
     if (!pool || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||

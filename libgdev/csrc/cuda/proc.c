@@ -112,7 +112,8 @@ static const struct proc procs[] = {
     P(cuKernelSetAttribute, 12000), P(cuKernelSetCacheConfig, 12000),
     P(cuKernelGetName, 12030), P(cuKernelGetParamInfo, 12040), P(cuKernelGetLibrary, 12050),
     P(cuMemRangeGetAttribute, 8000), P(cuMemRangeGetAttributes, 8000),
-    P(cuLibraryGetUnifiedFunction, 12000),
+    P(cuLibraryGetUnifiedFunction, 12000), P(cuMemGetDefaultMemPool, 13000),
+    P(cuMemGetMemPool, 13000), P(cuMemSetMemPool, 13000), P(cuFuncSetSharedMemConfig, 4020),
 };
 #undef P
 

@@ -156,6 +156,12 @@ static int pools(CUdevice dev, CUstream s)
     CK(cuDeviceGetDefaultMemPool(&def, dev));
     CK(cuDeviceGetMemPool(&cur, dev));
     EXPECT(def == cur);
+    CUmemLocation here = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev};
+    CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST};
+    CK(cuMemGetDefaultMemPool(&cur, &here, CU_MEM_ALLOCATION_TYPE_PINNED));
+    EXPECT(cur == def);
+    EXPECT(cuMemGetMemPool(&cur, &host, CU_MEM_ALLOCATION_TYPE_PINNED) ==
+           CUDA_ERROR_NOT_SUPPORTED);
     CK(cuMemAllocAsync(&a, 1 << 20, s));
     CK(cuMemsetD8Async(a, 3, 1 << 20, s));
     CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
@@ -177,7 +183,9 @@ static int pools(CUdevice dev, CUstream s)
                             .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev},
                             .maxSize = 3 << 20};
     CK(cuMemPoolCreate(&mine, &props));
-    CK(cuDeviceSetMemPool(dev, mine));
+    CK(cuMemSetMemPool(&here, CU_MEM_ALLOCATION_TYPE_PINNED, mine));
+    CK(cuMemGetMemPool(&cur, &here, CU_MEM_ALLOCATION_TYPE_PINNED));
+    EXPECT(cur == mine);
     CK(cuMemAllocAsync(&a, 2 << 20, s));
     EXPECT(cuMemAllocFromPoolAsync(&b, 2 << 20, mine, s) == CUDA_ERROR_OUT_OF_MEMORY);
     CK(cuMemAllocFromPoolAsync(&b, 1 << 20, mine, s));

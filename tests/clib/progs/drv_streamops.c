@@ -209,6 +209,8 @@ static int function_info(CUmodule mod)
     CK(cuFuncIsLoaded(&st, store));
     EXPECT(st == CU_FUNCTION_LOADING_STATE_LOADED);
     CK(cuFuncLoad(store));
+    CK(cuFuncSetSharedMemConfig(store, CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE));
+    EXPECT(cuFuncSetSharedMemConfig(store, (CUsharedconfig)7) == CUDA_ERROR_INVALID_VALUE);
     CK(cuModuleGetLoadingMode(&mode));
     EXPECT(mode == CU_MODULE_EAGER_LOADING);
     int grid = 0, block = 0, mps = 0;
