@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clib.cbuild import ROOT, clib_dir, sanitizer_env
+from tests.clib.cbuild import PROGS, ROOT, clib_dir, compile_program, sanitizer_env
 from tests.clib.runner import CUDA_HOME, asan_env, build_rt_program, gdev_run, need_cuda_h
 from tests.clib.test_libcuda import build, run
 
@@ -31,12 +31,30 @@ def test_driver_program(gdevd, progs, name: str, sanitized: bool) -> None:
     assert f"{name} ok" in res.stdout
 
 
+@pytest.mark.parametrize("name", ["drv_memory2d", "drv_streamops"])
+def test_per_thread_default_stream(gdevd, progs, name: str) -> None:
+    """Built with CUDA_API_PER_THREAD_DEFAULT_STREAM, a program calls the _ptds/_ptsz names."""
+    libs = clib_dir()
+    exe = compile_program(PROGS / f"{name}.c", progs / f"{name}-ptds", None,
+                          f"-I{CUDA_HOME / 'include'}", f"-L{libs}", "-lcuda",
+                          f"-Wl,-rpath,{libs}", "-Wno-deprecated-declarations",
+                          "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1")
+    symbols = subprocess.run(["nm", "-D", "--undefined-only", str(exe)], check=True,
+                             capture_output=True, text=True).stdout
+    assert "cuMemcpyHtoD_v2_ptds" in symbols or "cuStreamWaitValue32_v2_ptsz" in symbols
+    res = run(exe, env=gdevd.env())
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"{name} ok" in res.stdout
+
+
 def exported() -> dict[str, str]:
     """Each exported cu* entry point's base name -> its newest versioned symbol."""
     out = subprocess.run(["nm", "-D", "--defined-only", str(clib_dir() / "libcuda.so.1")],
                          check=True, capture_output=True, text=True).stdout
     newest: dict[str, tuple[int, str]] = {}
     for sym in re.findall(r" T (cu\w+)$", out, re.M):
+        if sym.endswith(("_ptds", "_ptsz")):
+            continue  # the per-thread default-stream names: test_per_thread_default_stream
         m = re.fullmatch(r"(\w+?)(?:_v(\d+))?", sym)
         assert m
         base, ver = m.group(1), int(m.group(2) or 1)

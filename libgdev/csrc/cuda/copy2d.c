@@ -237,3 +237,8 @@ API CUresult cuMemcpyAtoA(CUarray dst, size_t dst_off, CUarray src, size_t src_o
     AT(dst, dst_off, n, "cuMemcpyAtoA");
     return cuMemcpyDtoD(at_, from, n);
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTDS(cuMemcpyDtoA) PTDS(cuMemcpyAtoD) PTDS(cuMemcpyHtoA) PTDS(cuMemcpyAtoH) PTDS(cuMemcpyAtoA)
+PTSZ(cuMemcpyHtoAAsync) PTSZ(cuMemcpyAtoHAsync) PTDS(cuMemcpy2D) PTDS(cuMemcpy2DUnaligned)
+PTDS(cuMemcpy3D) PTSZ(cuMemcpy2DAsync) PTSZ(cuMemcpy3DAsync)

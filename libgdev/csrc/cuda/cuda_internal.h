@@ -95,6 +95,16 @@ struct CUevent_st {
     uint64_t slot; /* device address of its timestamp, 0 for CU_EVENT_DISABLE_TIMING */
 };
 
+/* PTDS(f)/PTSZ(f): export entry point f (defined above in the same file) also under the name
+ * cuda.h gives it with CUDA_API_PER_THREAD_DEFAULT_STREAM (cuMemcpyHtoD_v2_ptds ...).  The
+ * per-thread default stream is the context's legacy stream here (launch.c), an order at
+ * least as strict, so the function is the same. */
+#define PER_THREAD_(f, sfx) \
+    extern __typeof__(f) f##sfx __attribute__((alias(#f), visibility("default")));
+#define PER_THREAD(f, sfx) PER_THREAD_(f, sfx)
+#define PTDS(f) PER_THREAD(f, _ptds)
+#define PTSZ(f) PER_THREAD(f, _ptsz)
+
 /* Helpers shared by the files of libcuda. */
 CUresult cu_error(int neg_errno);            /* Gdev's -errno -> CUresult (docs/cuda.md) */
 /* Write the JIT output options a program reads back (link.c): wall time, info and error log. */

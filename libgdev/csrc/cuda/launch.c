@@ -315,3 +315,6 @@ API CUresult cuLaunch(CUfunction f)
 {
     return cuLaunchGrid(f, 1, 1);
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuLaunchKernel) PTSZ(cuLaunchKernelEx) PTSZ(cuLaunchCooperativeKernel)

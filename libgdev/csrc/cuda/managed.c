@@ -291,3 +291,6 @@ API CUresult cuMemRangeGetAttributes(void **data, size_t *sizes, CUmem_range_att
         r = data[i] ? range_attribute(&s, attrs[i], data[i], sizes[i]) : CUDA_ERROR_INVALID_VALUE;
     return r;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuMemPrefetchAsync) PTSZ(cuStreamAttachMemAsync)

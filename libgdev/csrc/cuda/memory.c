@@ -294,3 +294,7 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream 
 {
     return unified(dst, src, n, s, 1);
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTDS(cuMemcpyHtoD) PTDS(cuMemcpyDtoH) PTDS(cuMemcpyDtoD) PTSZ(cuMemcpyHtoDAsync)
+PTSZ(cuMemcpyDtoHAsync) PTSZ(cuMemcpyDtoDAsync) PTDS(cuMemcpy) PTSZ(cuMemcpyAsync)

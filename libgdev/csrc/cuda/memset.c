@@ -138,3 +138,8 @@ API CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width, siz
     *pitch = p;
     return CUDA_SUCCESS;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTDS(cuMemsetD8) PTDS(cuMemsetD16) PTDS(cuMemsetD32) PTDS(cuMemsetD2D8) PTDS(cuMemsetD2D16)
+PTDS(cuMemsetD2D32) PTSZ(cuMemsetD8Async) PTSZ(cuMemsetD16Async) PTSZ(cuMemsetD32Async)
+PTSZ(cuMemsetD2D8Async) PTSZ(cuMemsetD2D16Async) PTSZ(cuMemsetD2D32Async)

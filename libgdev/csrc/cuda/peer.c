@@ -116,3 +116,6 @@ API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr sr
 {
     return peer_copy(dst, dstCtx, src, srcCtx, n, s, 1);
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTDS(cuMemcpyPeer) PTSZ(cuMemcpyPeerAsync)

@@ -328,3 +328,6 @@ API CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool,
                                      : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     return CUDA_SUCCESS;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuMemFreeAsync) PTSZ(cuMemAllocAsync) PTSZ(cuMemAllocFromPoolAsync)

@@ -225,3 +225,7 @@ API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
     *ms = (float)((double)(int64_t)(t1 - t0) / 1e6);
     return CUDA_SUCCESS;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuStreamWaitEvent) PTSZ(cuStreamQuery) PTSZ(cuStreamSynchronize) PTSZ(cuEventRecord)
+PTSZ(cuEventRecordWithFlags)

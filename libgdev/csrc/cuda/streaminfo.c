@@ -214,3 +214,8 @@ API CUresult cuStreamCopyAttributes(CUstream dst, CUstream src)
     pthread_mutex_unlock(&lock);
     return to ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuStreamGetPriority) PTSZ(cuStreamGetId) PTSZ(cuStreamGetFlags) PTSZ(cuStreamGetDevice)
+PTSZ(cuStreamGetCtx) PTSZ(cuStreamGetCtx_v2) PTSZ(cuStreamCopyAttributes)
+PTSZ(cuStreamGetAttribute) PTSZ(cuStreamSetAttribute)

@@ -185,3 +185,8 @@ API CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *data,
     cb(s, cuStreamSynchronize(s), data);
     return CUDA_SUCCESS;
 }
+
+/* The per-thread default-stream names of these entry points (cuda_internal.h). */
+PTSZ(cuStreamWriteValue32) PTSZ(cuStreamWaitValue32) PTSZ(cuStreamWriteValue64)
+PTSZ(cuStreamWaitValue64) PTSZ(cuStreamBatchMemOp) PTSZ(cuStreamAddCallback)
+PTSZ(cuLaunchHostFunc)
