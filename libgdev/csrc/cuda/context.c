@@ -116,6 +116,9 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     cu_unload_all(ctx); /* the event marker module too */
     cu_tex_forget(ctx);
     cu_array_forget(ctx); /* arrays' records; their memory went with the handle */
+    cu_host_forget(ctx);          /* its pinned buffers' records */
+    cu_pool_forget(ctx, 0);       /* its blocks leave their pools' accounting */
+    cu_advice_forget(ctx, 0);     /* its managed memory's hints */
     ctx->marker = NULL;
     ctx->memops = NULL;
     ctx->destroyed = 1;

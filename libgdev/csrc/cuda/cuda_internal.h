@@ -157,6 +157,7 @@ CUresult cu_func_attribute(const struct gdev_function *i, uint32_t target_sm, CU
 /* pinned (cuMemHostAlloc) and registered host memory, for pointer queries (hostmem.c) */
 void cu_host_track(CUcontext c, void *p, size_t size, unsigned flags);
 void cu_host_untrack(const void *p);
+void cu_host_forget(CUcontext c); /* c's pinned buffers' records (cuCtxDestroy) */
 struct cu_host_info {
     CUcontext ctx;
     void *base;
@@ -168,8 +169,8 @@ struct cu_host_info {
 int cu_host_find(const void *p, size_t n, struct cu_host_info *out); /* 1 if known */
 /* ctx's allocation holding p (device or managed memory), copied to *out; 0 if none */
 int cu_alloc_find(CUcontext c, uint64_t p, struct alloc *out);
-void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: at cuMemFree of a pooled block */
+void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: cuMemFree of a block (0: all of c) */
 CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base); /* its pool, or NULL */
-void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: at cuMemFree */
+void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: cuMemFree (0: all of c) */
 
 #endif /* CUDA_INTERNAL_H */

@@ -57,6 +57,21 @@ void cu_host_untrack(const void *p)
     untrack(p, 0);
 }
 
+void cu_host_forget(CUcontext c)
+{
+    pthread_mutex_lock(&lock);
+    for (struct host_range **q = &ranges; *q;) {
+        struct host_range *r = *q;
+        if (r->ctx == c && !(r->flags & REGISTERED)) { /* pinned: gone with the handle */
+            *q = r->next;
+            free(r);
+        } else {
+            q = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 /* The known host range holding [p, p + n) (n 0 or 1: holding p), copied to *out. */
 int cu_host_find(const void *p, size_t n, struct cu_host_info *out)
 {

@@ -80,17 +80,20 @@ static CUresult each_page(CUcontext c, CUdeviceptr p, size_t n,
     return r ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* Drop the records of c's allocation at base (of every allocation of c if base is 0). */
 void cu_advice_forget(CUcontext c, CUdeviceptr base)
 {
     pthread_mutex_lock(&lock);
-    for (struct advised **q = &advised; *q; q = &(*q)->next)
-        if ((*q)->ctx == c && (*q)->base == base) {
-            struct advised *gone = *q;
-            *q = gone->next;
-            free(gone->pages);
-            free(gone);
-            break;
+    for (struct advised **q = &advised; *q;) {
+        struct advised *gone = *q;
+        if (gone->ctx != c || (base && gone->base != base)) {
+            q = &gone->next;
+            continue;
         }
+        *q = gone->next;
+        free(gone->pages);
+        free(gone);
+    }
     pthread_mutex_unlock(&lock);
 }
 

@@ -203,18 +203,21 @@ API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s)
     return r ? r : cuMemAllocFromPoolAsync(p, size, pool, s);
 }
 
+/* Drop the blocks of c at p (every block of c if p is 0) from their pools. */
 void cu_pool_forget(CUcontext c, CUdeviceptr p)
 {
     pthread_mutex_lock(&lock);
-    for (struct pooled **q = &live; *q; q = &(*q)->next)
-        if ((*q)->p == p && (*q)->ctx == c) {
-            struct pooled *gone = *q;
-            if (gone->pool)
-                gone->pool->used -= gone->size;
-            *q = gone->next;
-            free(gone);
-            break;
+    for (struct pooled **q = &live; *q;) {
+        struct pooled *gone = *q;
+        if (gone->ctx != c || (p && gone->p != p)) {
+            q = &gone->next;
+            continue;
         }
+        if (gone->pool)
+            gone->pool->used -= gone->size;
+        *q = gone->next;
+        free(gone);
+    }
     pthread_mutex_unlock(&lock);
 }
 

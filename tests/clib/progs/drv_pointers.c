@@ -208,6 +208,28 @@ static int pools(CUdevice dev, CUstream s)
     return 0;
 }
 
+/* What a destroyed context held leaves the records: its pinned buffers, its pools' blocks. */
+static int destroyed(CUcontext ctx, CUdevice dev)
+{
+    CUcontext other;
+    CUmemoryPool def;
+    CUdeviceptr a;
+    void *pinned;
+    unsigned type = 0;
+    cuuint64_t used = 1;
+    CK(cuCtxCreate(&other, NULL, 0, dev));
+    CK(cuMemHostAlloc(&pinned, 4096, 0));
+    CK(cuDeviceGetDefaultMemPool(&def, dev));
+    CK(cuMemAllocAsync(&a, 1 << 16, NULL));
+    CK(cuCtxDestroy(other));
+    CK(cuCtxSetCurrent(ctx));
+    EXPECT(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)pinned) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    EXPECT(used == 0);
+    return 0;
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -217,7 +239,7 @@ int main(void)
     CK(cuDeviceGet(&dev, 0));
     CK(cuCtxCreate(&ctx, NULL, 0, dev));
     CK(cuStreamCreate(&s, 0));
-    if (attributes(ctx) || ranges(dev) || registered() || pools(dev, s))
+    if (attributes(ctx) || ranges(dev) || registered() || pools(dev, s) || destroyed(ctx, dev))
         return 1;
     CK(cuStreamDestroy(s));
     CK(cuCtxDestroy(ctx));
