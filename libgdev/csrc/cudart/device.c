@@ -208,6 +208,10 @@ API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
     p->maxBlocksPerMultiProcessor = 16;
     p->pciBusID = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev); /* libcuda's ids.c */
     p->cooperativeLaunch = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev);
+    p->texturePitchAlignment = (size_t)attr(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, dev);
+    p->memoryPoolsSupported = attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
+    p->hostRegisterSupported = attr(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, dev);
+    cuDeviceGetUuid((CUuuid *)&p->uuid, dev); /* libcuda's ctxinfo.c */
     return cudaSuccess;
 }
 
@@ -241,7 +245,8 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorStreamCaptureUnmatched) X(cudaErrorStreamCaptureUnjoined) \
     X(cudaErrorStreamCaptureIsolation) X(cudaErrorGraphExecUpdateFailure) \
     X(cudaErrorPeerAccessAlreadyEnabled) X(cudaErrorPeerAccessNotEnabled) \
-    X(cudaErrorPeerAccessUnsupported) \
+    X(cudaErrorPeerAccessUnsupported) X(cudaErrorHostMemoryAlreadyRegistered) \
+    X(cudaErrorHostMemoryNotRegistered) X(cudaErrorUnsupportedLimit) \
     X(cudaErrorInvalidPitchValue) X(cudaErrorInvalidChannelDescriptor) \
     X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
     X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \
