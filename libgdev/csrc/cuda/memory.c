@@ -24,18 +24,26 @@ void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
     pthread_mutex_unlock(&c->lock);
 }
 
-int cu_untrack_alloc(CUcontext c, uint64_t addr)
+/* 0 if addr starts no tracked allocation, 2 if it starts a managed one, else 1; removed
+ * from the records when remove is nonzero. */
+static int alloc_kind(CUcontext c, uint64_t addr, int remove)
 {
     int found = 0;
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->nallocs; i++)
         if (c->allocs[i].addr == addr) {
             found = c->allocs[i].managed ? 2 : 1;
-            c->allocs[i] = c->allocs[--c->nallocs];
+            if (remove)
+                c->allocs[i] = c->allocs[--c->nallocs];
             break;
         }
     pthread_mutex_unlock(&c->lock);
     return found;
+}
+
+int cu_untrack_alloc(CUcontext c, uint64_t addr)
+{
+    return alloc_kind(c, addr, 1);
 }
 
 int cu_is_managed(CUcontext c, uint64_t addr, uint64_t size)
@@ -72,15 +80,20 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     CURRENT(c);
     if (!dptr)
         return CUDA_SUCCESS;
-    int kind = cu_untrack_alloc(c, dptr);
+    int kind = alloc_kind(c, dptr, 0);
     if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
                        (unsigned long long)dptr);
+    /* the records change only once the daemon has freed it: a refused free (a mapping of
+     * cuMemMap, which cuMemUnmap undoes) leaves the range known to cuMemGetAddressRange */
+    uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
+    if (!freed)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    cu_untrack_alloc(c, dptr);
     cu_pool_forget(c, dptr);
     if (kind == 2)
         cu_advice_forget(c, dptr);
-    uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
-    return freed ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    return CUDA_SUCCESS;
 }
 
 /* Managed memory is a pinned buffer mapped in this process at its own GPU address

@@ -70,6 +70,9 @@ int main(int argc, char **argv)
     CK(cuMemSetAccess(va, size, &access, 1));
     CK(cuMemGetAccess(&flags, &prop.location, va + size - 1));
     CK(cuMemGetAddressRange(&base, &range, va + size / 2 + 5));
+    /* a mapping is no cuMemAlloc allocation: cuMemFree refuses it and forgets nothing */
+    EXPECT(cuMemFree(va + size / 2) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemGetAddressRange(&base, &range, va + size / 2 + 5));
     void *fn[3];
     CUdriverProcAddressQueryResult found;
     CK(cuGetProcAddress("cuMemCreate", &fn[0], 12000, 0, &found));
