@@ -73,6 +73,9 @@ int main(int argc, char **argv)
     /* a mapping is no cuMemAlloc allocation: cuMemFree refuses it and forgets nothing */
     EXPECT(cuMemFree(va + size / 2) == CUDA_ERROR_INVALID_VALUE);
     CK(cuMemGetAddressRange(&base, &range, va + size / 2 + 5));
+    unsigned mtype = 0;
+    CK(cuPointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + size - 1));
+    EXPECT(mtype == CU_MEMORYTYPE_DEVICE);
     void *fn[3];
     CUdriverProcAddressQueryResult found;
     CK(cuGetProcAddress("cuMemCreate", &fn[0], 12000, 0, &found));
