@@ -30,6 +30,9 @@ from .syntax import (
 
 # calls to these extern functions are executed by the engine itself
 BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
+# statements of one kernel after inlining: beyond, a tenant's module (calls fanning out in
+# a chain, N levels of two calls each cost 2**N copies) is refused instead of exhausting memory
+MAX_INLINED = 1 << 20
 # "addresses" of device functions (function pointers) live in their own generic window
 FUNC_BASE = 3 << 48
 
@@ -151,6 +154,9 @@ class Linker:
 
     def inline(self, out: Linked, callee: Function, rets, params, stack, cont: str) -> None:
         """Append a copy of ``callee`` whose ``ret`` jumps to label ``cont``."""
+        if len(out.code) + len(callee.body) > MAX_INLINED:
+            raise self.err(callee.line, callee.name, f"the kernel exceeds {MAX_INLINED} "
+                                                     f"statements with its calls inlined")
         formals = {f.name: a for f, a in zip(callee.rets + callee.params, rets + params,
                                              strict=True)}
         self.expand(out, callee, f"{callee.name}::", formals, f"@{out.sites}",
