@@ -165,7 +165,8 @@ def test_jit_linker_as_ptxjit_uses_it(gdevd, progs) -> None:
         "linked size_ok=1 ms_ok=1 info_len=1\n"
         "twice=CUDA_ERROR_INVALID_PTX log_names_both=1\n"
         "refused file=CUDA_ERROR_FILE_NOT_FOUND cubin=CUDA_ERROR_NO_BINARY_FOR_GPU "
-        "library=CUDA_ERROR_NO_BINARY_FOR_GPU unterminated=CUDA_ERROR_INVALID_VALUE empty=CUDA_ERROR_INVALID_VALUE\n"
+        "library=CUDA_ERROR_NO_BINARY_FOR_GPU unterminated=CUDA_ERROR_INVALID_VALUE "
+        "empty=CUDA_ERROR_INVALID_VALUE\n"
         "loadex=CUDA_ERROR_INVALID_PTX log_has_reason=1\n"), res.stdout
 
 

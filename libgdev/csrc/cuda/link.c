@@ -105,11 +105,9 @@ static int device_cc(void)
 static CUresult keep(CUlinkState st, const char *ptx, size_t len, const char *name)
 {
     char label[32];
+    len = strnlen(ptx, len); /* a fatbinary's PTX entry is padded with NULs */
     if (!len)
         return cu_fail(CUDA_ERROR_INVALID_PTX, "cuLinkAdd: %s: empty PTX input",
-                       name ? name : "input");
-    if (memchr(ptx, 0, len))
-        return cu_fail(CUDA_ERROR_INVALID_PTX, "cuLinkAdd: %s: NUL inside the PTX text",
                        name ? name : "input");
     snprintf(label, sizeof label, "input%u", st->inputs);
     char *text = malloc(len + 1), *n = strdup(name ? name : label);
