@@ -1,7 +1,8 @@
 """Separate compilation: an application of three units built by ``nvcc -rdc=true`` (PTX
 embedded; tests/programs/apps/rdc: an extern __device__ function and __constant__ variable of
 math.cu, an extern __device__ variable written by a kernel of main.cu and read by a kernel of
-data.cu, a static __device__ function of one name in both) runs unchanged on a mounted gdevd
+data.cu, a static __device__ function of one name in both, a template both instantiate,
+which each unit defines .weak) runs unchanged on a mounted gdevd
 through libcudart.so on each engine: libcudart collects every unit's PTX from nvcc's
 device-link registration and the daemon links them into one module.  Built with machine code
 only it fails with the message that says to embed PTX."""

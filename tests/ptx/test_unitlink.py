@@ -144,7 +144,7 @@ def test_recursion_across_inputs_refused():
 
 
 def test_inlining_is_bounded():
-    """24 levels of functions calling the next twice: 2**24 copies, refused."""
+    """24 levels of functions calling the next twice: 2**24 copies, refused early."""
     levels = 24
     fns = [".visible .func f0 () { ret; }"]
     for k in range(1, levels):

@@ -30,9 +30,10 @@ from .syntax import (
 
 # calls to these extern functions are executed by the engine itself
 BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
-# statements of one kernel after inlining: beyond, a tenant's module (calls fanning out in
-# a chain, N levels of two calls each cost 2**N copies) is refused instead of exhausting memory
-MAX_INLINED = 1 << 20
+# statements of one kernel after inlining (the largest kernel of the repository has ~3 k):
+# beyond, a tenant's module (calls fanning out in a chain, N levels of two calls each cost
+# 2**N copies) is refused instead of exhausting memory
+MAX_INLINED = 1 << 17
 # "addresses" of device functions (function pointers) live in their own generic window
 FUNC_BASE = 3 << 48
 

@@ -100,7 +100,7 @@ class _Linking:
         self.syms: dict[str, list[_Sym]] = {}
         self.of: dict[int, _Sym] = {}          # id(Function or VarDecl) -> its symbol
         for k, ast in enumerate(asts):
-            for obj in [*ast.globals.values(), *ast.functions.values()]:
+            for obj in _symbols(ast):
                 s = self.of[id(obj)] = _Sym(k, obj)
                 self.syms.setdefault(obj.name, []).append(s)
 
@@ -116,7 +116,7 @@ class _Linking:
         for k, ast in enumerate(self.asts):
             renames = self.renames(k, taken)
             _apply(ast, renames)
-            for obj in [*ast.globals.values(), *ast.functions.values()]:
+            for obj in _symbols(ast):
                 sym = self.of[id(obj)]
                 self.place(out, sym, chosen.get(obj.name) if sym.linkage else sym)
         return out
@@ -142,7 +142,7 @@ class _Linking:
             raise self.err(b, name, f"duplicate definition of {shown(name)!r}: defined in "
                                     f"{self.names[a.unit]} and {self.names[b.unit]}")
         common = [s for s in defs if s.linkage == "common"]
-        best = strong[0] if strong else (max(common, key=lambda s: s.obj.size)
+        best = strong[0] if strong else (max(common, key=_size)
                                          if common else defs[0] if defs else None)
         for s in ss:
             if s.linkage == "extern":
@@ -154,7 +154,7 @@ class _Linking:
         if best is None:
             if ref.is_function and name in BUILTINS:
                 return
-            if not ref.is_function and ref.obj.space == "shared":
+            if isinstance(ref.obj, VarDecl) and ref.obj.space == "shared":
                 return                          # dynamic shared memory
             raise self.err(ref, name, _unresolved(name, self.names[ref.unit]))
         if ref.is_function != best.is_function:
@@ -193,6 +193,15 @@ class _Linking:
         table: dict = out.functions if isinstance(obj, Function) else out.globals
         if chosen is sym or (chosen is None and obj.name not in table):
             table[obj.name] = obj
+
+
+def _symbols(ast: ModuleAst) -> list[Function | VarDecl]:
+    """The module-scope symbols of ``ast``: variables, then functions."""
+    return [*ast.globals.values(), *ast.functions.values()]
+
+
+def _size(s: _Sym) -> int:
+    return s.obj.size if isinstance(s.obj, VarDecl) else 0
 
 
 def _unresolved(name: str, unit: str) -> str:

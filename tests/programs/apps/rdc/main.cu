@@ -1,7 +1,10 @@
 // Separate compilation (nvcc -rdc=true): the kernels of this unit call an extern __device__
 // function (math.cu) and count into an extern __device__ variable (data.cu) that a kernel of
-// data.cu reads; both units have a static __device__ function tag() of their own.
+// data.cu reads; both units have a static __device__ function tag() of their own and use
+// the template twice_of (rdc.h).
 #include <cstdio>
+
+#include "rdc.h"
 
 extern __device__ float scale(float x);         // math.cu
 extern __device__ int tally;                    // data.cu
@@ -15,7 +18,7 @@ __global__ void fill(float *o, int *tags, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         o[i] = scale((float)i);
-        tags[i] = tag(i);
+        tags[i] = tag(i) + twice_of(0);
         atomicAdd(&tally, 1);
     }
 }
