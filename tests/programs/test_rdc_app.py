@@ -4,8 +4,10 @@ math.cu, an extern __device__ variable written by a kernel of main.cu and read b
 data.cu, a static __device__ function of one name in both, a template both instantiate,
 which each unit defines .weak) runs unchanged on a mounted gdevd
 through libcudart.so on each engine: libcudart collects every unit's PTX from nvcc's
-device-link registration and the daemon links them into one module.  Built with machine code
-only it fails with the message that says to embed PTX."""
+device-link registration and the daemon links them into one module.  A second application
+has simpleSeparateCompilation's shape (apps/rdc_fptr: __device__ function pointers of one
+unit initialized with another unit's functions, read by the host, called through by a
+kernel).  Built with machine code only it fails with the message that says to embed PTX."""
 
 from __future__ import annotations
 
@@ -20,14 +22,15 @@ from tests.daemon.conftest import gdevd  # noqa: F401  (the module-scoped daemon
 from .apprun import module_rows, run_on_engine
 
 pytestmark = pytest.mark.mount
-UNITS = sorted((Path(__file__).resolve().parent / "apps" / "rdc").glob("*.cu"))
+APPS = Path(__file__).resolve().parent / "apps"
 
 
-def build_rdc(out: Path, code: str) -> Path:
-    """The units linked by nvcc with relocatable device code, for ``code``."""
+def build_rdc(out: Path, code: str, app: str = "rdc") -> Path:
+    """The units of apps/``app`` linked by nvcc with relocatable device code, for ``code``."""
     need_cuda_h()
+    units = sorted((APPS / app).glob("*.cu"))
     subprocess.run([nvcc(), "-cudart", "shared", "-rdc=true", "-gencode",
-                    f"arch=compute_75,code={code}", "-o", str(out), *map(str, UNITS)],
+                    f"arch=compute_75,code={code}", "-o", str(out), *map(str, units)],
                    check=True, capture_output=True)
     return out
 
@@ -45,6 +48,14 @@ def test_separately_compiled_units_run_as_one_module(gdevd, rdc_app, engine) -> 
     if engine == "jit":      # the linked module's two kernels ran compiled
         rows = module_rows(gdevd)
         assert any(r[2] == "jit" and r[4] == r[5] == "2" for r in rows), rows
+
+
+@pytest.mark.parametrize("engine", ["interp", "jit"])
+def test_function_pointers_across_units(gdevd, tmp_path_factory, engine) -> None:  # noqa: F811
+    app = build_rdc(tmp_path_factory.mktemp("fptr") / "fptr_app", "compute_75", "rdc_fptr")
+    res = run_on_engine(gdevd, app, engine)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "no error h[7]=28\nfptr ok\n", res.stdout
 
 
 def test_machine_code_only_is_refused_with_the_reason(gdevd, tmp_path) -> None:  # noqa: F811

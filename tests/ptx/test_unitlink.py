@@ -156,3 +156,48 @@ def test_inlining_is_bounded():
         f".extern .func f{k - 1} ();\n" if k else ""))) for k in range(levels)]
     with pytest.raises(PtxError, match=f"exceeds {MAX_INLINED}"):
         link_units(units)
+
+
+TABLE = unit("""
+.extern .func (.param .b32 r) val ();
+.visible .global .align 8 .u64 table[2] = {val, generic(val)};
+.visible .entry via (.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    ld.global.u64 %rd4, [table+8];
+    {
+    .param .b32 r0;
+    prototype_0 : .callprototype (.param .b32 _) _ ();
+    call (r0), %rd4, (), prototype_0;
+    ld.param.u32 %r1, [r0];
+    }
+    mov.u32 %r2, %tid.x;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+""")
+
+
+def test_function_pointer_tables_across_inputs():
+    """simpleSeparateCompilation's shape: a table of one input initialized with the address
+    of another input's function, called through."""
+    mod = link_units([("table", TABLE), ("val", unit(VAL.format(linkage=".visible", value=7)))])
+    dev = Device()
+    data = dev.load_data(mod)
+    assert run(mod, dev, data, "via", n=8).tolist() == [7] * 8
+    addr = mod.function_addresses["val"]
+    assert dev.get(data + mod.data_layout().offsets["table"], 2, np.uint64).tolist() == \
+        [addr, addr]
+
+
+def test_only_function_addresses_initialize():
+    bad = unit(".visible .global .u32 x;\n.visible .global .u64 p = x;\n")
+    with pytest.raises(PtxError, match="only device functions' addresses"):
+        link_units([("bad", bad)])
+    narrow = unit(VAL.format(linkage=".visible", value=1) + ".visible .global .u32 q = val;\n")
+    with pytest.raises(PtxError, match="64-bit variable"):
+        link_units([("narrow", narrow)])

@@ -197,6 +197,8 @@ class Linker:
             self._taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
                            if isinstance(ins, Instr) and not ins.opcode.startswith("call")
                            for a in ins.args if isinstance(a, Sym) and a.name in names}
+            self._taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
+                            if isinstance(x, Sym) and x.name in names}   # pointer tables
         return self._taken
 
     def param_name(self, st: Instr, a, rn) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .errors import PtxError
 from .lexer import tokenize
 from .ptxtypes import TYPE_NAMES, parse_number
-from .syntax import Function, Label, ModuleAst, VarDecl
+from .syntax import Function, Label, ModuleAst, Sym, VarDecl
 from .tokens import TokenStream
 
 SPACES = ("global", "const", "shared", "local", "param", "reg")
@@ -259,8 +259,15 @@ class Parser(TokenStream):
                 self.accept(",")
             return out
         tok = self.peek()
-        if tok.kind == "id":
-            raise self.err("symbol addresses in initializers are not supported", tok)
+        if tok.kind == "id":        # a symbol's address (module.py allows functions')
+            generic = tok.text == "generic" and self.peek(1).text == "("
+            if generic:
+                self.next()
+                self.next()
+            sym = Sym(self.ident())
+            if generic:
+                self.expect(")")
+            return [sym]
         neg = self.accept("-")
         tok = self.next()
         if tok.kind != "num":

@@ -37,7 +37,7 @@ from .linker import BUILTINS, rename
 from .lower import lower
 from .module import Module
 from .parser import parse
-from .syntax import Function, Instr, Label, ModuleAst, VarDecl
+from .syntax import Function, Instr, Label, ModuleAst, Sym, VarDecl
 
 MAX_INPUTS = 256
 NAME_SHOWN = 120
@@ -221,6 +221,9 @@ def _apply(ast: ModuleAst, renames: dict[str, str]) -> None:
     ast.globals = {renames.get(n, n): v for n, v in ast.globals.items()}
     for v in ast.globals.values():
         v.name = renames.get(v.name, v.name)
+        if v.init:      # function addresses in pointer tables
+            v.init = [Sym(renames.get(x.name, x.name)) if isinstance(x, Sym) else x
+                      for x in v.init]
     ast.functions = {renames.get(n, n): f for n, f in ast.functions.items()}
     for fn in ast.functions.values():
         fn.name = renames.get(fn.name, fn.name)
