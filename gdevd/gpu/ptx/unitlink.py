@@ -71,17 +71,19 @@ def shown(name: str) -> str:
     return name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "..."
 
 
-def link_units(units: Sequence[tuple[str, str]], name: str = "<linked>") -> Module:
-    """One module from the PTX texts ``units`` (``(input name, text)`` pairs, in link order).
+def link_units(units: Sequence[tuple[str, str]], name: str | None = None) -> Module:
+    """One module from the PTX texts ``units`` (``(input name, text)`` pairs, in link order),
+    named ``name`` (default: the inputs' names joined by ``+``, cut as in errors).
 
     Raises PtxError (EINVAL) naming the input, the line and the symbol: a unit that does not
     parse, duplicate strong definitions, an unresolved reference, a reference of the wrong
     kind, disagreeing ``.address_size``, more than :data:`MAX_INPUTS` inputs or none."""
+    names = [u for u, _ in units]
+    name = name or shown("+".join(names)) or "<linked>"
     if not units:
         raise PtxError(0, "link", "nothing to link", name)
     if len(units) > MAX_INPUTS:
         raise PtxError(0, "link", f"{len(units)} inputs (at most {MAX_INPUTS})", name)
-    names = [u for u, _ in units]
     asts = [lower(parse(text, u), u) for u, text in units]
     merged = _Linking(asts, names).merge()
     return Module(merged, name, link_key(units))
