@@ -26,9 +26,10 @@ APPS = Path(__file__).resolve().parent / "apps"
 
 
 def build_rdc(out: Path, code: str, app: str = "rdc") -> Path:
-    """The units of apps/``app`` linked by nvcc with relocatable device code, for ``code``."""
+    """The units of apps/``app`` (a directory, or one .cu) linked by nvcc with relocatable
+    device code, for ``code``."""
     need_cuda_h()
-    units = sorted((APPS / app).glob("*.cu"))
+    units = sorted((APPS / app).glob("*.cu")) if (APPS / app).is_dir() else [APPS / app]
     subprocess.run([nvcc(), "-cudart", "shared", "-rdc=true", "-gencode",
                     f"arch=compute_75,code={code}", "-o", str(out), *map(str, units)],
                    check=True, capture_output=True)
@@ -63,3 +64,14 @@ def test_machine_code_only_is_refused_with_the_reason(gdevd, tmp_path) -> None: 
     assert res.returncode == 1
     assert "no kernel image is available" in res.stdout, res.stdout
     assert "build with PTX" in res.stdout, res.stdout
+
+
+@pytest.mark.slow     # nvcc builds thrust (~30 s)
+def test_thrust_built_with_rdc(gdevd, tmp_path) -> None:  # noqa: F811
+    """thrust's -rdc PTX: one large unit of .weak templates that declares malloc and free
+    (PTX system calls: no definition needed) beside the device runtime nvcc links in."""
+    app = build_rdc(tmp_path / "thrust_rdc", "compute_75", "thrust_app.cu")
+    res = run_on_engine(gdevd, app, "interp")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("thrust ok n=20000 sort=1 keys=1 sumsq=1 scan=1 count=1 "
+                          "unique=1\n"), res.stdout

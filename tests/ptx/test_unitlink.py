@@ -103,10 +103,12 @@ def test_references_of_the_wrong_kind_or_shape():
             linkage=".visible", value=1).replace("val ()", "twice (.param .b32 x)")))])
 
 
-def test_builtins_and_dynamic_shared_need_no_definition():
+def test_system_calls_and_dynamic_shared_need_no_definition():
     text = unit("""
 .extern .shared .align 16 .b8 smem[];
 .extern .func (.param .b32 r) vprintf (.param .b64 f, .param .b64 a);
+.extern .func (.param .b64 r) malloc (.param .b64 n);
+.extern .func free (.param .b64 p);
 .visible .entry e () { ret; }
 """)
     mod = link_units([("x", text), ("y", unit(".extern .shared .align 16 .b8 smem[];\n"))])

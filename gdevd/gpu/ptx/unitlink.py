@@ -10,9 +10,9 @@ Each input is parsed and lowered on its own; then its module-scope symbols (func
 * ``.extern`` (and a prototype never defined) is a reference: it takes the chosen
   definition of its name, which must be of the same kind (a function with as many
   parameters and results, a variable in the same state space); a reference nothing defines
-  is an error naming it and its input, except the functions the engine runs itself
-  (``vprintf``, ``__assertfail``) and ``.extern .shared`` arrays, which stay the kernel's
-  dynamic shared memory;
+  is an error naming it and its input, except PTX's system calls (``vprintf``,
+  ``__assertfail``, ``malloc``, ``free``: :data:`SYSCALLS`), which the driver provides, and
+  ``.extern .shared`` arrays, which stay the kernel's dynamic shared memory;
 * a symbol without linkage is internal to its input: where its name is also used by another
   input, it is renamed (``name$uK`` for input K) in that input only, so two units'
   ``static`` functions or variables of one name stay apart.
@@ -40,6 +40,9 @@ from .parser import parse
 from .syntax import Function, Instr, Label, ModuleAst, Sym, VarDecl
 
 MAX_INPUTS = 256
+# PTX's system calls: the driver provides them, so they need no definition (the engine runs
+# vprintf and __assertfail; a kernel calling malloc or free fails at load, as in one module)
+SYSCALLS = BUILTINS | {"malloc", "free"}
 NAME_SHOWN = 120
 _SM = re.compile(r"sm_(\d+)([a-z]?)$")
 
@@ -154,7 +157,7 @@ class _Linking:
     def check_reference(self, name: str, ref: _Sym, best: _Sym | None) -> None:
         """``ref`` (an extern declaration) must find a definition of its kind."""
         if best is None:
-            if ref.is_function and name in BUILTINS:
+            if ref.is_function and name in SYSCALLS:
                 return
             if isinstance(ref.obj, VarDecl) and ref.obj.space == "shared":
                 return                          # dynamic shared memory

@@ -1,8 +1,8 @@
 /* The JIT linker (cuLinkCreate .. cuLinkComplete) and the JIT options' logs.
  *
  * gdevd runs PTX, so "linking" keeps the PTX: each input (PTX text, a file, a fatbinary's PTX
- * entry) is kept as a text, and cuLinkComplete hands back one input's PTX as is, or for
- * several a linked-module image (linkimage.c) that the daemon links as nvlink would
+ * entry) is kept as a text, and cuLinkComplete hands back a linked-module image of them
+ * (linkimage.c; one input too) that the daemon links as nvlink would
  * (gdevd/gpu/ptx/unitlink.py).  cuLinkComplete has the daemon link it once in the current
  * context, so unresolved and duplicate symbols fail there, as CUDA's do, with the reason in
  * CU_JIT_ERROR_LOG_BUFFER (CUDA_ERROR_INVALID_PTX); the daemon keeps the linked module, so
@@ -188,20 +188,15 @@ API CUresult cuLinkAddFile(CUlinkState st, CUjitInputType type, const char *path
     return r;
 }
 
-/* Have the daemon link st's inputs once in the current context (one input too, so that its
+/* Have the daemon link st's image once in the current context (one input too, so that its
  * unresolved references fail here as CUDA's do): its reason if it cannot. */
-static CUresult check_link(CUlinkState st)
+static CUresult check_link(CUlinkState st, size_t size)
 {
     CUcontext c;
     CUmodule m;
-    char *image;
-    size_t size;
     CUresult r = cu_current(&c);
-    if (r || (r = cu_linked_image(st->inputs, st->name, st->ptx, &image, &size)))
-        return r;
-    if (!(r = cu_load_ptx(c, image, size, &m)))
+    if (!r && !(r = cu_load_ptx(c, st->image, size, &m)))
         cuModuleUnload(m);
-    free(image);
     return r;
 }
 
@@ -217,12 +212,8 @@ API CUresult cuLinkComplete(CUlinkState st, void **cubinOut, size_t *sizeOut)
     }
     free(st->image);
     st->image = NULL;
-    if (!(r = check_link(st)) && st->inputs == 1) { /* one input: its PTX as is */
-        size = strlen(st->ptx[0]) + 1;
-        r = (st->image = strdup(st->ptx[0])) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-    } else if (!r) {
-        r = cu_linked_image(st->inputs, st->name, st->ptx, &st->image, &size);
-    }
+    if (!(r = cu_linked_image(st->inputs, st->name, st->ptx, &st->image, &size)))
+        r = check_link(st, size);
     cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "",
                   r ? gdevCudaLastError() : "");
     if (r)
