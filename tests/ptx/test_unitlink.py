@@ -203,3 +203,19 @@ def test_only_function_addresses_initialize():
     narrow = unit(VAL.format(linkage=".visible", value=1) + ".visible .global .u32 q = val;\n")
     with pytest.raises(PtxError, match="64-bit variable"):
         link_units([("narrow", narrow)])
+
+
+def test_inputs_each_with_its_own_internal_helper():
+    """Four units, each an internal helper of one name (returning its unit's number) called
+    by the unit's kernel: every kernel calls its own."""
+    def one(i: int) -> str:
+        return unit(VAL.format(linkage="", value=i).replace("val", "helper")
+                    + USE_VAL.split(".address_size 64\n", 1)[1]
+                    .replace(".extern .func (.param .b32 r) val ();", "")
+                    .replace("use", f"k{i}").replace("val", "helper"))
+    mod = link_units([(f"u{i}", one(i)) for i in range(4)])
+    assert len(mod.kernels) == 4
+    dev = Device()
+    data = dev.load_data(mod)
+    for i in range(4):
+        assert run(mod, dev, data, f"k{i}", n=4).tolist() == [i] * 4

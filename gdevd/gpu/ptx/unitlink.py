@@ -117,9 +117,7 @@ class _Linking:
         out = ModuleAst(*self.header(), {}, {})
         chosen = {n: self.resolve(n, ss) for n, ss in self.syms.items()
                   if any(s.linkage != "" for s in ss)}
-        taken = set(self.syms)
-        for k, ast in enumerate(self.asts):
-            renames = self.renames(k, taken)
+        for ast, renames in zip(self.asts, self.renames(), strict=True):
             _apply(ast, renames)
             for obj in _symbols(ast):
                 sym = self.of[id(obj)]
@@ -177,18 +175,22 @@ class _Linking:
             raise self.err(ref, name, f"declared .{a.space}, defined .{b.space} in "
                                       f"{self.names[best.unit]}")
 
-    def renames(self, k: int, taken: set[str]) -> dict[str, str]:
-        """New names for input ``k``'s internal symbols whose name another input uses."""
-        out: dict[str, str] = {}
+    def renames(self) -> list[dict[str, str]]:
+        """Per input, new names for its internal symbols whose name another input uses (one
+        pass over the symbols: linear however many inputs)."""
+        out: list[dict[str, str]] = [{} for _ in self.asts]
+        taken = set(self.syms)
         for n, ss in self.syms.items():
-            mine = [s for s in ss if s.unit == k and s.linkage == ""]
-            if mine and any(s.unit != k for s in ss):
-                new, j = f"{n}$u{k}", 0
-                while new in taken:
-                    j += 1
-                    new = f"{n}$u{k}.{j}"
-                taken.add(new)
-                out[n] = new
+            if len({s.unit for s in ss}) < 2:
+                continue
+            for s in ss:
+                if s.linkage == "":
+                    new, j = f"{n}$u{s.unit}", 0
+                    while new in taken:
+                        j += 1
+                        new = f"{n}$u{s.unit}.{j}"
+                    taken.add(new)
+                    out[s.unit][n] = new
         return out
 
     def place(self, out: ModuleAst, sym: _Sym, chosen: _Sym | None) -> None:
