@@ -29,8 +29,8 @@ from libgdev.verbs import HANDLE_VERBS
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
 PROTOCOL = ("libgdev.abi", "libgdev.buffers", "libgdev.constants", "libgdev.errors", "libgdev.gate",
-            "libgdev.kernel", "libgdev.messages", "libgdev.moduletable", "libgdev.spin",
-            "libgdev.texture", "libgdev.verbs", "libgdev.wire")
+            "libgdev.kernel", "libgdev.linkimage", "libgdev.messages", "libgdev.moduletable",
+            "libgdev.spin", "libgdev.texture", "libgdev.verbs", "libgdev.wire")
 
 # Gdev's verbs as module-level functions taking the handle first (libgdev.verbs).
 VERBS = HANDLE_VERBS

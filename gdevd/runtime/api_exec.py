@@ -15,11 +15,12 @@ from typing import Any
 
 import trio
 
+from libgdev import linkimage
 from libgdev.kernel import Dim3, GdevKernel
 
 from ..errors import GdevError
 from ..gpu.compute import LaunchJob
-from ..gpu.ptx import load_module
+from ..gpu.ptx import link_units, load_module
 from . import defaults as D
 from .coop import check_coresident, free_workspace, new_workspace
 from .handle import Fence, Handle, check_handle
@@ -65,14 +66,25 @@ async def _decode(handle: Handle, code: bytes) -> Any:
     key = cache.key(code)
     mod = cache.lookup(key)
     if mod is None:
-        loader = handle.system.module_loader or load_module
-        try:
-            text = code.rstrip(b"\0").decode("utf-8")
-        except UnicodeDecodeError:
-            raise GdevError(errno.EINVAL, "module code is not PTX text") from None
-        mod = await trio.to_thread.run_sync(loader, text)
+        mod = await trio.to_thread.run_sync(_load, handle.system.module_loader, code)
         cache.insert(key, mod)
     return mod
+
+
+def _load(loader: Any, code: bytes) -> Any:
+    """The decoded module of ``code``: PTX text through ``loader`` (default the PTX
+    executor's), or a linked-module image of several PTX texts through the unit linker."""
+    if linkimage.is_linked(code):
+        try:
+            units = linkimage.decode(code)
+        except GdevError as exc:
+            raise GdevError(errno.EINVAL, exc.detail) from None
+        return link_units(units)
+    try:
+        text = code.rstrip(b"\0").decode("utf-8")
+    except UnicodeDecodeError:
+        raise GdevError(errno.EINVAL, "module code is not PTX text") from None
+    return (loader or load_module)(text)
 
 
 async def glaunch(handle: Handle, kernel: GdevKernel, stream: int = LEGACY) -> int:

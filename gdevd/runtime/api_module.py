@@ -1,6 +1,8 @@
 """Modules loaded by the runtime: a PTX image in, a function table out (cuModuleLoad's work).
 
-``gmodule_load`` checks that the image is PTX text, parses, links and lays it out (through
+``gmodule_load`` checks that the image is PTX text (or a linked-module image of several PTX
+texts, ``libgdev/linkimage.py``, which the GPU's loader links into one module), parses, links
+and lays it out (through
 the GPU's module cache, so loading the same text twice parses it once), puts the code and
 the data segment of its ``.global``/``.const`` variables (with their initialisers) in the
 context's device memory, and returns the :class:`libgdev.moduletable.ModuleTable` that the
@@ -24,6 +26,7 @@ from typing import Any
 
 import trio
 
+from libgdev import linkimage
 from libgdev.kernel import GdevKernel
 from libgdev.moduletable import Function, Global, ModuleTable, Param
 
@@ -71,6 +74,26 @@ def ptx_text(image: bytes) -> str:
     return text
 
 
+def module_code(image: bytes) -> tuple[bytes, str | None]:
+    """(the code to place and decode, its PTX text or None for a linked image) of a module
+    image; ENOEXEC saying why for an image that is neither PTX text nor a well-formed
+    linked image of PTX texts (re-encoded, so equal inputs make equal code)."""
+    if not linkimage.is_linked(image):
+        return ptx_text(image).encode("utf-8"), None
+    try:
+        units = linkimage.decode(image)
+    except GdevError as exc:
+        raise GdevError(errno.ENOEXEC, exc.detail) from None
+    checked = []
+    for name, text in units:
+        try:
+            checked.append((name, ptx_text(text.encode("utf-8"))))
+        except GdevError as exc:
+            raise GdevError(errno.ENOEXEC, f"linked input {name[:120]!r}: {exc.detail}") \
+                from None
+    return linkimage.encode(checked), None
+
+
 def _versions(text: str) -> tuple[int, int]:
     ver = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
     sm = re.search(r"^\s*\.target\s+sm_(\d+)", text, re.M)
@@ -88,11 +111,13 @@ def _functions(decoded: Any, const_size: int) -> tuple[Function, ...]:
     return tuple(out)
 
 
-def _table(decoded: Any, data_addr: int, text: str) -> ModuleTable:
+def _table(decoded: Any, data_addr: int, text: str | None) -> ModuleTable:
     layout = decoded.data_layout()
     globals_ = tuple(Global(g.name, data_addr + layout.offsets[g.name], g.size, g.space)
                      for g in decoded.globals.values())
     const_size = sum(g.size for g in globals_ if g.space == "const")
+    if text is None:    # linked: the header the linker chose
+        text = f".version {decoded.ast.version}\n.target {','.join(decoded.ast.target)}"
     ptx_version, target_sm = _versions(text)
     return ModuleTable(next(_IDS), data_addr, layout.size, ptx_version, target_sm,
                        _functions(decoded, const_size), globals_)
@@ -112,13 +137,17 @@ async def _decoded(handle: Handle, code: bytes, name: str) -> Any:
 async def gmodule_load(handle: Handle, image: bytes, name: str = "<image>") -> ModuleTable:
     """Load the PTX module ``image`` into the context; its :class:`ModuleTable`.
 
+    A linked-module image (several PTX texts) is linked into one module as ``nvlink``
+    links relocatable device code (``gdevd/gpu/ptx/unitlink.py``).
+
     Errors: EBADF; ENOEXEC (not PTX text: a binary or junk image, with what to do);
-    EINVAL (PTX the loader rejects, naming ``name``, the line and the construct); ENOMEM
-    (the code or data segment does not fit the vGPU's share).
+    EINVAL (PTX the loader rejects, naming ``name`` or the linked input, the line and the
+    construct; for a linked image also duplicate definitions and unresolved references,
+    naming the symbol and the inputs); ENOMEM (the code or data segment does not fit the
+    vGPU's share).
     """
     handle.check_open()
-    text = ptx_text(image)
-    code = text.encode("utf-8")
+    code, text = module_code(image)
     decoded = await _decoded(handle, code, name)
     layout = decoded.data_layout()
     code_addr = await gmalloc(handle, len(code))

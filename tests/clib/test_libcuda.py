@@ -162,10 +162,31 @@ def test_jit_linker_as_ptxjit_uses_it(gdevd, progs) -> None:
               env=sanitizer_env(gdevd.env()))
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout == (
-        "linked size_ok=1 ms_ok=1 info_len=1 second=CUDA_ERROR_NOT_SUPPORTED\n"
+        "linked size_ok=1 ms_ok=1 info_len=1\n"
+        "twice=CUDA_ERROR_INVALID_PTX log_names_both=1\n"
         "refused file=CUDA_ERROR_FILE_NOT_FOUND cubin=CUDA_ERROR_NO_BINARY_FOR_GPU "
-        "unterminated=CUDA_ERROR_INVALID_VALUE empty=CUDA_ERROR_INVALID_VALUE\n"
+        "library=CUDA_ERROR_NO_BINARY_FOR_GPU unterminated=CUDA_ERROR_INVALID_VALUE "
+        "empty=CUDA_ERROR_INVALID_VALUE\n"
         "loadex=CUDA_ERROR_INVALID_PTX log_has_reason=1\n"), res.stdout
+
+
+@pytest.mark.parametrize("sanitized", [False, True])
+def test_jit_linker_links_several_inputs(gdevd, progs, sanitized) -> None:
+    """cuLinkAddData of two PTX units: the image cuLinkComplete hands back is the linked-module
+    image (byte for byte libgdev/linkimage.py's), cuModuleLoadData runs its kernels across
+    units; an unresolved reference fails cuLinkComplete with the reason in the error log."""
+    from libgdev import linkimage
+    from tests.ptx.linkunits import A, B
+    (progs / "a.ptx").write_text(A)
+    (progs / "b.ptx").write_text(B)
+    img = progs / f"linked{sanitized}.img"
+    env = sanitizer_env(gdevd.env()) if sanitized else gdevd.env()
+    res = run(build("drv_link2", progs, sanitized=sanitized), str(progs / "a.ptx"),
+              str(progs / "b.ptx"), str(img), env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("linked k[5]=10 g[0]=134 h[0]=1 counter=132 size=4\n"
+                          "unresolved=CUDA_ERROR_INVALID_PTX log=1\n"), res.stdout
+    assert img.read_bytes() == linkimage.encode([("a.ptx", A), ("b.ptx", B)])
 
 
 def test_cooperative_launches_through_the_driver_api(gdevd, progs) -> None:

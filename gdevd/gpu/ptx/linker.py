@@ -30,6 +30,10 @@ from .syntax import (
 
 # calls to these extern functions are executed by the engine itself
 BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
+# statements of one kernel after inlining (the largest kernel of the repository has ~3 k):
+# beyond, a tenant's module (calls fanning out in a chain, N levels of two calls each cost
+# 2**N copies) is refused instead of exhausting memory
+MAX_INLINED = 1 << 17
 # "addresses" of device functions (function pointers) live in their own generic window
 FUNC_BASE = 3 << 48
 
@@ -151,6 +155,9 @@ class Linker:
 
     def inline(self, out: Linked, callee: Function, rets, params, stack, cont: str) -> None:
         """Append a copy of ``callee`` whose ``ret`` jumps to label ``cont``."""
+        if len(out.code) + len(callee.body) > MAX_INLINED:
+            raise self.err(callee.line, callee.name, f"the kernel exceeds {MAX_INLINED} "
+                                                     f"statements with its calls inlined")
         formals = {f.name: a for f, a in zip(callee.rets + callee.params, rets + params,
                                              strict=True)}
         self.expand(out, callee, f"{callee.name}::", formals, f"@{out.sites}",
@@ -190,6 +197,8 @@ class Linker:
             self._taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
                            if isinstance(ins, Instr) and not ins.opcode.startswith("call")
                            for a in ins.args if isinstance(a, Sym) and a.name in names}
+            self._taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
+                            if isinstance(x, Sym) and x.name in names}   # pointer tables
         return self._taken
 
     def param_name(self, st: Instr, a, rn) -> str:

@@ -16,7 +16,7 @@ from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
 from .regalloc import coalesce
-from .syntax import ModuleAst, VarDecl
+from .syntax import ModuleAst, Sym, VarDecl
 
 MAX_SHARED = 64 * 1024
 
@@ -81,14 +81,20 @@ def _var_align(v: VarDecl) -> int:
     return max(v.align or size_of(v.type) * v.vec, 1)
 
 
-def _image_of(v: VarDecl, name: str) -> bytes:
+def _image_of(v: VarDecl, name: str, funcs: dict[str, int]) -> bytes:
+    """The initial bytes of ``v``; a symbol in its initializer must name a device function
+    (``funcs``: their addresses), as nvcc's function-pointer tables do."""
     size = v.size
     if not v.init:
         return bytes(size)
     n_elems = size // size_of(v.type)
     if len(v.init) > n_elems:
         raise PtxError(v.line, v.name, "too many initializers", name)
-    vals = [scalar(x, v.type) for x in v.init]
+    for x in v.init:
+        if isinstance(x, Sym) and (x.name not in funcs or size_of(v.type) != 8):
+            raise PtxError(v.line, x.name, "only device functions' addresses may initialize "
+                                           "a 64-bit variable", name)
+    vals = [scalar(funcs[x.name] if isinstance(x, Sym) else x, v.type) for x in v.init]
     data = b"".join(np.asarray(x).tobytes() for x in vals)
     return data + bytes(size - len(data))
 
@@ -151,7 +157,7 @@ class Module:
                 continue
             a = _var_align(v)
             off = _align_up(len(image), a)
-            init = _image_of(v, self.name)
+            init = _image_of(v, self.name, self.function_addresses)
             image += bytes(off - len(image)) + init
             offsets[v.name] = off
             self.globals[v.name] = GlobalInfo(v.name, v.space, v.size, a, init)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from .errors import PtxError
 from .lexer import tokenize
 from .ptxtypes import TYPE_NAMES, parse_number
-from .syntax import Function, Label, ModuleAst, VarDecl
+from .syntax import Function, Label, ModuleAst, Sym, VarDecl
 from .tokens import TokenStream
 
 SPACES = ("global", "const", "shared", "local", "param", "reg")
+_LINKAGES = (".visible", ".extern", ".weak", ".common")
 _PERF = (".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm",
          ".noreturn", ".explicitcluster", ".reqnctapercluster", ".maxclusterrank")
 
@@ -58,11 +59,10 @@ class Parser(TokenStream):
         elif t == ".pragma":
             self.next()
             self.expect(";")
-        elif t in (".visible", ".extern", ".weak", ".common"):
-            self.declaration(mod, extern=(t == ".extern"))
-        elif t in (".entry", ".func", ".global", ".const", ".shared", ".alias"):
+        elif t in _LINKAGES or t in (".entry", ".func", ".global", ".const", ".shared",
+                                     ".alias"):
             self.i -= 1
-            self.declaration(mod, extern=False)
+            self.declaration(mod)
         else:
             raise self.err("unsupported module-level directive", tok)
 
@@ -75,25 +75,29 @@ class Parser(TokenStream):
             t = self.next().text
             depth += (t == "{") - (t == "}")
 
-    def declaration(self, mod: ModuleAst, extern: bool) -> None:
-        """A linkage-qualified function or module variable."""
-        while self.peek().text in (".visible", ".extern", ".weak", ".common"):
-            extern = extern or self.next().text == ".extern"
+    def declaration(self, mod: ModuleAst) -> None:
+        """A function or module variable with its linkage qualifiers (``.extern`` wins, then
+        ``.weak``, ``.common``, ``.visible``; none: internal to the module)."""
+        quals = set()
+        while self.peek().text in _LINKAGES:
+            quals.add(self.next().text[1:])
+        linkage = next((q for q in ("extern", "weak", "common", "visible") if q in quals), "")
         t = self.peek().text
         if t in (".entry", ".func"):
-            self.function(mod, extern)
+            self.function(mod, linkage)
         elif t in (".global", ".const", ".shared"):
             for v in self.var_decl():
-                v.extern = extern
-                if v.space == "shared" and v.count != 0 and v.init is None:
-                    pass
-                mod.globals[v.name] = v
+                v.extern, v.linkage = linkage == "extern", linkage
+                old = mod.globals.get(v.name)
+                if old is None or old.extern:   # a declaration never hides the definition
+                    mod.globals[v.name] = v
         else:
             raise self.err("unsupported declaration")
 
     # -- functions -------------------------------------------------------------------------
-    def function(self, mod: ModuleAst, extern: bool) -> None:
+    def function(self, mod: ModuleAst, linkage: str) -> None:
         """An ``.entry``/``.func`` header with its body or a prototype."""
+        extern = linkage == "extern"
         kind = self.next().text[1:]
         line = self.peek().line
         rets: list[VarDecl] = []
@@ -101,7 +105,8 @@ class Parser(TokenStream):
             rets = self.param_list()
         name = self.ident()
         params = self.param_list() if self.peek().text == "(" else []
-        fn = mod.functions.get(name) or Function(name, kind, params, rets, line, extern=extern)
+        fn = mod.functions.get(name) or Function(name, kind, params, rets, line, extern=extern,
+                                                 linkage=linkage)
         fn.params, fn.rets, fn.line = params, rets, line
         mod.functions[name] = fn
         while self.peek().text in _PERF:
@@ -115,7 +120,7 @@ class Parser(TokenStream):
             return
         if fn.defined:
             raise self.err(f"function {name} defined twice")
-        fn.defined = True
+        fn.defined, fn.linkage = True, linkage
         self.body(fn)
 
     def param_list(self) -> list[VarDecl]:
@@ -254,8 +259,15 @@ class Parser(TokenStream):
                 self.accept(",")
             return out
         tok = self.peek()
-        if tok.kind == "id":
-            raise self.err("symbol addresses in initializers are not supported", tok)
+        if tok.kind == "id":        # a symbol's address (module.py allows functions')
+            generic = tok.text == "generic" and self.peek(1).text == "("
+            if generic:
+                self.next()
+                self.next()
+            sym = Sym(self.ident())
+            if generic:
+                self.expect(")")
+            return [sym]
         neg = self.accept("-")
         tok = self.next()
         if tok.kind != "num":

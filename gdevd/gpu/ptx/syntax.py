@@ -89,6 +89,7 @@ class VarDecl:
     line: int
     extern: bool = False
     vec: int = 1
+    linkage: str = ""          # "", "visible", "extern", "weak" or "common" (unitlink.py)
 
     @property
     def size(self) -> int:
@@ -129,6 +130,7 @@ class Function:
     vars: dict[str, VarDecl] = field(default_factory=dict)    # .local/.shared/.param inside
     extern: bool = False
     defined: bool = False
+    linkage: str = ""                # of the definition, else of the declaration
     directives: dict[str, list[int]] = field(default_factory=dict)
 
 

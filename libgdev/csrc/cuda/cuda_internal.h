@@ -123,6 +123,16 @@ void cu_unload_all(CUcontext ctx);
 void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
 int gdev_last_errno(void);
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
+/* Linked-module images (linkimage.c, libgdev/linkimage.py): several PTX texts in one image. */
+#define CU_LINK_MAX_INPUTS 256
+#define CU_LINK_NAME_MAX 1024
+int cu_is_linked_image(const void *image);
+size_t cu_linked_image_size(const void *image);
+CUresult cu_linked_image(size_t n, char *const *names, char *const *texts, char **out,
+                         size_t *size);
+/* 1 if a fatbinary has machine code for compute capability cc (or older) and PTX only for
+ * newer ones: CUDA would run the machine code there, which the emulated GPU cannot */
+int cu_fatbin_sass_only_for(const void *image, int cc);
 void cu_track_alloc(CUcontext ctx, uint64_t addr, uint64_t size, int managed);
 /* 0 if addr starts no allocation, 1 for device memory, 2 for managed memory (untracked) */
 int cu_untrack_alloc(CUcontext ctx, uint64_t addr);

@@ -1,7 +1,8 @@
 /* Module images: PTX text as is, or the PTX inside an nvcc fatbinary (plain or wrapped in
  * the __cudaFatBinaryWrapper nvcc emits), decompressed when nvcc compressed it (zstd in
- * CUDA 13, LZ4 before; the system's libzstd.so.1/liblz4.so.1 are loaded on demand).  An image
- * with machine code only is CUDA_ERROR_NO_BINARY_FOR_GPU: the emulated GPU runs PTX. */
+ * CUDA 13, LZ4 before; the system's libzstd.so.1/liblz4.so.1 are loaded on demand), or a
+ * linked-module image (linkimage.c) passed whole.  An image with machine code only is
+ * CUDA_ERROR_NO_BINARY_FOR_GPU: the emulated GPU runs PTX. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -107,6 +108,33 @@ static CUresult fatbin_ptx(const uint8_t *fb, const char **ptx, size_t *len, cha
     return CUDA_SUCCESS;
 }
 
+int cu_fatbin_sass_only_for(const void *image, int cc)
+{
+    const uint8_t *fb = image;
+    uint32_t magic;
+    int sass = 0, ptx = 0;
+    if (!image || strnlen(image, sizeof magic) < sizeof magic)
+        return 0;
+    memcpy(&magic, fb, sizeof magic);
+    if (magic == FATBIN_WRAPPER_MAGIC)
+        fb = ((const struct fatbin_wrapper *)image)->data;
+    else if (magic != FATBIN_MAGIC)
+        return 0;
+    const struct fatbin_header *h = (const void *)fb;
+    const uint8_t *p = fb + h->header_size, *end = p + h->fat_size;
+    while (p + sizeof(struct fatbin_entry) <= end) {
+        const struct fatbin_entry *e = (const void *)p;
+        if (e->header_size < sizeof *e || e->size > (uint64_t)(end - p))
+            return 0;
+        if (e->kind == KIND_PTX)
+            ptx |= (int)e->arch <= cc;
+        else
+            sass |= (int)e->arch <= cc;
+        p += e->header_size + e->size;
+    }
+    return sass && !ptx;
+}
+
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned)
 {
     const uint8_t *b = image;
@@ -115,11 +143,21 @@ CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char 
     *owned = NULL;
     if (!image)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "no image");
+    if (strnlen(image, sizeof magic) < sizeof magic) { /* a short text: no magic to read */
+        *ptx = image;
+        *len = strlen(*ptx);
+        return CUDA_SUCCESS;
+    }
     memcpy(&magic, b, sizeof magic);
     if (magic == FATBIN_WRAPPER_MAGIC)
         return fatbin_ptx(((const struct fatbin_wrapper *)image)->data, ptx, len, owned);
     if (magic == FATBIN_MAGIC)
         return fatbin_ptx(b, ptx, len, owned);
+    if (cu_is_linked_image(image)) { /* passed whole: the daemon links its inputs */
+        *ptx = image;
+        *len = cu_linked_image_size(image);
+        return CUDA_SUCCESS;
+    }
     if (!memcmp(b, "\177ELF", 4))
         return cu_fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
                        "a cubin (ELF machine code) cannot run on the emulated GPU: build "

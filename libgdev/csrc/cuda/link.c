@@ -1,13 +1,19 @@
 /* The JIT linker (cuLinkCreate .. cuLinkComplete) and the JIT options' logs.
  *
- * gdevd runs PTX, so "linking" keeps the PTX: cuLinkComplete hands back the one PTX input
- * (from PTX text, a file or a fatbinary's PTX entry) as the image cuModuleLoadData takes, as
- * CUDA's samples (ptxjit) use it.  Linking several inputs is refused with
- * CUDA_ERROR_NOT_SUPPORTED and a reason (the emulated GPU has no device linker); cubins and
- * relocatable objects hold machine code it cannot run (CUDA_ERROR_NO_BINARY_FOR_GPU).
+ * gdevd runs PTX, so "linking" keeps the PTX: each input (PTX text, a file, a fatbinary's PTX
+ * entry) is kept as a text, and cuLinkComplete hands back a linked-module image of them
+ * (linkimage.c; one input too) that the daemon links as nvlink would
+ * (gdevd/gpu/ptx/unitlink.py).  cuLinkComplete has the daemon link it once in the current
+ * context, so unresolved and duplicate symbols fail there, as CUDA's do, with the reason in
+ * CU_JIT_ERROR_LOG_BUFFER (CUDA_ERROR_INVALID_PTX); the daemon keeps the linked module, so
+ * the cuModuleLoadData of the image that follows costs no second link.  Cubins, relocatable
+ * objects and libraries of them hold machine code it cannot run
+ * (CUDA_ERROR_NO_BINARY_FOR_GPU), as does a fatbinary whose PTX is only for newer GPUs than
+ * the device while it has machine code for it (CUDA would link that machine code).
  * The output options a program reads back (CU_JIT_WALL_TIME, the info and error log
  * buffers and their sizes) are written as CUDA writes them: cuModuleLoadDataEx's at its
  * return, a link's at cuLinkComplete (the option arrays must live as long as the link). */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +25,10 @@ struct CUlinkState_st {
     unsigned n;            /* the program's output options, written at cuLinkComplete */
     CUjit_option *opt;
     void **val;
-    char *ptx;             /* the PTX input (owned), NULL before the first */
-    int inputs;
+    char *ptx[CU_LINK_MAX_INPUTS];  /* the inputs' PTX texts and names (owned) */
+    char *name[CU_LINK_MAX_INPUTS];
+    unsigned inputs;
+    char *image;           /* cuLinkComplete's image (owned) */
     struct timespec t0;
 };
 
@@ -83,6 +91,38 @@ API CUresult cuLinkCreate(unsigned int n, CUjit_option *options, void **values,
     return CUDA_SUCCESS;
 }
 
+/* The device's compute capability as major * 10 + minor (75 when it cannot be asked). */
+static int device_cc(void)
+{
+    CUdevice dev;
+    int major, minor;
+    if (cuCtxGetDevice(&dev) || cuDeviceComputeCapability(&major, &minor, dev))
+        return 75;
+    return major * 10 + minor;
+}
+
+/* Keep one input's PTX (len bytes at ptx) under name. */
+static CUresult keep(CUlinkState st, const char *ptx, size_t len, const char *name)
+{
+    char label[32];
+    len = strnlen(ptx, len); /* a fatbinary's PTX entry is padded with NULs */
+    if (!len)
+        return cu_fail(CUDA_ERROR_INVALID_PTX, "cuLinkAdd: %s: empty PTX input",
+                       name ? name : "input");
+    snprintf(label, sizeof label, "input%u", st->inputs);
+    char *text = malloc(len + 1), *n = strdup(name ? name : label);
+    if (!text || !n) {
+        free(text);
+        free(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(text, ptx, len);
+    text[len] = 0;
+    st->ptx[st->inputs] = text;
+    st->name[st->inputs++] = n;
+    return CUDA_SUCCESS;
+}
+
 /* Add one input image (NUL-terminated PTX text or a fatbinary). */
 static CUresult add_image(CUlinkState st, CUjitInputType type, const void *data,
                           const char *name)
@@ -91,31 +131,29 @@ static CUresult add_image(CUlinkState st, CUjitInputType type, const void *data,
     char *owned = NULL;
     size_t len;
     CUresult r;
+    const char *what = name ? name : "input";
     if (type == CU_JIT_INPUT_CUBIN || type == CU_JIT_INPUT_OBJECT || type == CU_JIT_INPUT_LIBRARY)
-        return cu_fail(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLinkAdd: %s is machine code (type %d): "
-                       "the emulated GPU runs PTX only", name ? name : "input", (int)type);
+        return cu_fail(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLinkAdd: %s is machine code (type %d: "
+                       "a cubin, an object or a library of them): the emulated GPU runs PTX "
+                       "only", what, (int)type);
     if (type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLinkAdd: input type %d (NVVM/LTO IR) is "
                        "not supported: add PTX or a fatbinary with PTX", (int)type);
-    if (st->inputs)
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLinkAdd: %s: linking more than one input "
-                       "is not supported (the emulated GPU has no device linker): load each "
-                       "PTX as its own module", name ? name : "input");
-    r = cu_image_to_ptx(data, &ptx, &len, &owned);
-    if (r) {
-        free(owned);
-        return r;
-    }
-    if (!len || !(st->ptx = malloc(len + 1))) {
-        free(owned);
-        return len ? CUDA_ERROR_OUT_OF_MEMORY
-                   : cu_fail(CUDA_ERROR_INVALID_PTX, "cuLinkAdd: empty PTX input");
-    }
-    memcpy(st->ptx, ptx, len);
-    st->ptx[len] = 0;
+    if (st->image)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuLinkAdd: the link is already complete");
+    if (st->inputs == CU_LINK_MAX_INPUTS)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuLinkAdd: %s: more than %d inputs", what,
+                       CU_LINK_MAX_INPUTS);
+    if (type == CU_JIT_INPUT_FATBINARY && cu_fatbin_sass_only_for(data, device_cc()))
+        return cu_fail(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLinkAdd: %s: its PTX is for newer GPUs "
+                       "than the device and the rest is machine code", what);
+    if (cu_is_linked_image(data))
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLinkAdd: %s is a linked image already: "
+                       "add its inputs instead", what);
+    if ((r = cu_image_to_ptx(data, &ptx, &len, &owned)) == CUDA_SUCCESS)
+        r = keep(st, ptx, len, name);
     free(owned);
-    st->inputs++;
-    return CUDA_SUCCESS;
+    return r;
 }
 
 API CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t size,
@@ -150,18 +188,39 @@ API CUresult cuLinkAddFile(CUlinkState st, CUjitInputType type, const char *path
     return r;
 }
 
+/* Have the daemon link st's image once in the current context (one input too, so that its
+ * unresolved references fail here as CUDA's do): its reason if it cannot. */
+static CUresult check_link(CUlinkState st, size_t size)
+{
+    CUcontext c;
+    CUmodule m;
+    CUresult r = cu_current(&c);
+    if (!r && !(r = cu_load_ptx(c, st->image, size, &m)))
+        cuModuleUnload(m);
+    return r;
+}
+
 API CUresult cuLinkComplete(CUlinkState st, void **cubinOut, size_t *sizeOut)
 {
+    size_t size;
+    CUresult r;
     if (!st || !cubinOut)
         return CUDA_ERROR_INVALID_VALUE;
-    if (!st->ptx) {
+    if (!st->inputs) {
         cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "", "no input to link");
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuLinkComplete: nothing was added");
     }
-    *cubinOut = st->ptx;
+    free(st->image);
+    st->image = NULL;
+    if (!(r = cu_linked_image(st->inputs, st->name, st->ptx, &st->image, &size)))
+        r = check_link(st, size);
+    cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "",
+                  r ? gdevCudaLastError() : "");
+    if (r)
+        return r;
+    *cubinOut = st->image;
     if (sizeOut)
-        *sizeOut = strlen(st->ptx) + 1;
-    cu_jit_report(st->n, st->opt, st->val, cu_ms_since(&st->t0), "", "");
+        *sizeOut = size;
     return CUDA_SUCCESS;
 }
 
@@ -169,7 +228,11 @@ API CUresult cuLinkDestroy(CUlinkState st)
 {
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
-    free(st->ptx);
+    for (unsigned i = 0; i < st->inputs; i++) {
+        free(st->ptx[i]);
+        free(st->name[i]);
+    }
+    free(st->image);
     free(st);
     return CUDA_SUCCESS;
 }

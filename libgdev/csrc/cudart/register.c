@@ -15,8 +15,10 @@ static size_t nvars;
 API void **__cudaRegisterFatBinary(void *fatCubin)
 {
     struct rt_fatbin *fb = calloc(1, sizeof *fb);
-    if (fb)
+    if (fb) {
         fb->wrapper = fatCubin;
+        fb->prelinked = rt_prelinked(fatCubin);
+    }
     return (void **)fb;
 }
 
@@ -87,10 +89,11 @@ cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod)
         return e;
     pthread_mutex_lock(&lock);
     if (!fb->mod[dev]) {
-        CUresult r = cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper);
-        if (r) {
+        e = fb->prelinked ? rt_load_linked(fb->prelinked, &fb->mod[dev])
+                          : rt_from(cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper));
+        if (e) {
             pthread_mutex_unlock(&lock);
-            return rt_from(r);
+            return e;
         }
     }
     *mod = fb->mod[dev];
