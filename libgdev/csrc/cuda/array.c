@@ -1,12 +1,50 @@
-/* CUDA arrays: cuArrayCreate/Destroy/GetDescriptor, cuMemcpy2D, cuMemcpyHtoA/AtoH.
- * An array is stored pitch-linear in one device allocation of its context: max(Height, 1)
- * rows of Width texels, packed (pitch = one row of texels; the layout is the library's
- * business, as CUDA's is).  A texture over an array is a pitch-2D texture over that memory
- * (texture.c).  cuMemcpy2D copies row by row (one copy when both sides are contiguous). */
+/* CUDA arrays: cuArrayCreate/Destroy/GetDescriptor and their 3D forms.  An array is stored
+ * pitch-linear in one device allocation of its context: max(Height, 1) rows of Width texels,
+ * packed (pitch = one row of texels; the layout is the library's business, as CUDA's is).  A
+ * texture over an array is a pitch-2D texture over that memory (texture.c); copies with
+ * arrays are copy2d.c's.  Only 1D and 2D arrays exist: cuArray3DCreate with a Depth, or
+ * layered, cubemap, gather, sparse or deferred-mapping flags, is CUDA_ERROR_NOT_SUPPORTED. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
+
+/* Every array made, freed with its context (a destroyed array stays until then, so a
+ * second cuArrayDestroy is an error rather than a use after free). */
+static struct CUarray_st **made;
+static size_t nmade, capmade;
+static pthread_mutex_t made_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int remember(struct CUarray_st *a)
+{
+    pthread_mutex_lock(&made_lock);
+    if (nmade == capmade) {
+        size_t cap = capmade ? 2 * capmade : 16;
+        struct CUarray_st **m = realloc(made, cap * sizeof *m);
+        if (!m) {
+            pthread_mutex_unlock(&made_lock);
+            return -1;
+        }
+        made = m;
+        capmade = cap;
+    }
+    made[nmade++] = a;
+    pthread_mutex_unlock(&made_lock);
+    return 0;
+}
+
+void cu_array_forget(CUcontext c)
+{
+    pthread_mutex_lock(&made_lock);
+    for (size_t i = 0; i < nmade;)
+        if (made[i]->ctx == c) {
+            free(made[i]);
+            made[i] = made[--nmade];
+        } else {
+            i++;
+        }
+    pthread_mutex_unlock(&made_lock);
+}
 
 size_t cu_element_size(CUarray_format f)
 {
@@ -49,16 +87,18 @@ API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
         free(a);
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuArrayCreate: too large");
     }
-    if ((r = cuMemAlloc(&a->ptr, a->pitch * a->rows))) {
+    if ((r = cuMemAlloc(&a->ptr, a->pitch * a->rows)) || remember(a)) {
+        if (!r)
+            cuMemFree(a->ptr);
         free(a);
-        return r;
+        return r ? r : CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pHandle = a;
     return CUDA_SUCCESS;
 }
 
 /* The live array of the current context, or NULL. */
-static struct CUarray_st *live(CUarray a)
+struct CUarray_st *cu_array(CUarray a)
 {
     CUcontext c = NULL;
     if (cu_current(&c) || !a || a->ctx != c || a->destroyed)
@@ -68,114 +108,47 @@ static struct CUarray_st *live(CUarray a)
 
 API CUresult cuArrayDestroy(CUarray hArray)
 {
-    struct CUarray_st *a = live(hArray);
+    struct CUarray_st *a = cu_array(hArray);
     CUresult r;
     if (!a)
         return CUDA_ERROR_INVALID_HANDLE;
     if ((r = cuMemFree(a->ptr)))
         return r;
-    a->destroyed = 1; /* kept, so a second destroy is an error rather than a use after free */
+    a->destroyed = 1; /* kept until its context goes (cu_array_forget) */
     return CUDA_SUCCESS;
 }
 
 API CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
 {
-    struct CUarray_st *a = live(hArray);
+    struct CUarray_st *a = cu_array(hArray);
     if (!a || !pArrayDescriptor)
         return a ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     *pArrayDescriptor = a->desc;
     return CUDA_SUCCESS;
 }
 
-/* One side of a 2D copy: host pointer or device address of its first byte, and pitch. */
-struct side {
-    int host;
-    const uint8_t *hp;
-    CUdeviceptr dp;
-    size_t pitch;
-};
-
-static CUresult side_of(CUmemorytype type, const void *host, CUdeviceptr dev, CUarray arr,
-                        size_t x, size_t y, size_t pitch, size_t w, size_t h, struct side *s)
+API CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
-    memset(s, 0, sizeof *s);
-    if (type == CU_MEMORYTYPE_ARRAY) {
-        struct CUarray_st *a = live(arr);
-        if (!a)
-            return CUDA_ERROR_INVALID_HANDLE;
-        if (x + w > a->pitch || y + h > a->rows)
-            return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D: outside the array");
-        s->dp = a->ptr + y * a->pitch + x;
-        s->pitch = a->pitch;
-        return CUDA_SUCCESS;
-    }
-    if (pitch < w && h > 1)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D: pitch below the width");
-    s->pitch = pitch;
-    if (type == CU_MEMORYTYPE_HOST) {
-        s->host = 1;
-        s->hp = (const uint8_t *)host + y * pitch + x;
-        return host ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    }
-    if (type != CU_MEMORYTYPE_DEVICE)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpy2D: memory type %d", (int)type);
-    s->dp = dev + y * pitch + x;
-    return CUDA_SUCCESS;
-}
-
-static CUresult copy_rows(const struct side *d, const struct side *s, size_t w, size_t h)
-{
-    int flat = d->pitch == w && s->pitch == w;
-    for (size_t row = 0, n = flat ? 1 : h; row < n; row++) {
-        size_t len = flat ? w * h : w;
-        CUresult r = CUDA_SUCCESS;
-        if (d->host && s->host)
-            memmove((uint8_t *)d->hp + row * d->pitch, s->hp + row * s->pitch, len);
-        else if (s->host)
-            r = cuMemcpyHtoD(d->dp + row * d->pitch, s->hp + row * s->pitch, len);
-        else if (d->host)
-            r = cuMemcpyDtoH((uint8_t *)d->hp + row * d->pitch, s->dp + row * s->pitch, len);
-        else
-            r = cuMemcpyDtoD(d->dp + row * d->pitch, s->dp + row * s->pitch, len);
-        if (r)
-            return r;
-    }
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuMemcpy2D(const CUDA_MEMCPY2D *p)
-{
-    struct side s, d;
-    CUresult r;
-    if (!p)
+    if (!pHandle || !d)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = side_of(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
-                     p->srcY, p->srcPitch, p->WidthInBytes, p->Height, &s)) ||
-        (r = side_of(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
-                     p->dstY, p->dstPitch, p->WidthInBytes, p->Height, &d)))
-        return r;
-    if (!p->WidthInBytes || !p->Height)
-        return CUDA_SUCCESS;
-    return copy_rows(&d, &s, p->WidthInBytes, p->Height);
+    if (d->Depth || (d->Flags & ~(unsigned)CUDA_ARRAY3D_SURFACE_LDST))
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuArray3DCreate: only 1D and 2D arrays "
+                       "(Depth 0, no flag but CUDA_ARRAY3D_SURFACE_LDST)");
+    CUDA_ARRAY_DESCRIPTOR two = {.Width = d->Width, .Height = d->Height, .Format = d->Format,
+                                 .NumChannels = d->NumChannels};
+    CUresult r = cuArrayCreate(pHandle, &two);
+    if (!r)
+        (*pHandle)->flags = d->Flags;
+    return r;
 }
 
-API CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void *srcHost,
-                          size_t ByteCount)
+API CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *out, CUarray hArray)
 {
-    struct CUarray_st *a = live(dstArray);
-    if (!a)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (dstOffset > a->pitch * a->rows || ByteCount > a->pitch * a->rows - dstOffset)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyHtoA: outside the array");
-    return ByteCount ? cuMemcpyHtoD(a->ptr + dstOffset, srcHost, ByteCount) : CUDA_SUCCESS;
-}
-
-API CUresult cuMemcpyAtoH(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
-{
-    struct CUarray_st *a = live(srcArray);
-    if (!a)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (srcOffset > a->pitch * a->rows || ByteCount > a->pitch * a->rows - srcOffset)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpyAtoH: outside the array");
-    return ByteCount ? cuMemcpyDtoH(dstHost, a->ptr + srcOffset, ByteCount) : CUDA_SUCCESS;
+    struct CUarray_st *a = cu_array(hArray);
+    if (!a || !out)
+        return a ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    *out = (CUDA_ARRAY3D_DESCRIPTOR){.Width = a->desc.Width, .Height = a->desc.Height,
+                                     .Format = a->desc.Format,
+                                     .NumChannels = a->desc.NumChannels, .Flags = a->flags};
+    return CUDA_SUCCESS;
 }

@@ -46,6 +46,7 @@ static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev, int p
     }
     c->dev = dev;
     c->flags = flags;
+    cu_ctx_defaults(c);
     pthread_mutex_init(&c->lock, NULL);
     if (push && depth == STACK_MAX)
         depth--;
@@ -114,7 +115,9 @@ API CUresult cuCtxDestroy(CUcontext ctx)
         depth--;
     cu_unload_all(ctx); /* the event marker module too */
     cu_tex_forget(ctx);
+    cu_array_forget(ctx); /* arrays' records; their memory went with the handle */
     ctx->marker = NULL;
+    ctx->memops = NULL;
     ctx->destroyed = 1;
     gclose(ctx->h); /* the daemon frees every object of the context */
     ctx->h = NULL;

@@ -22,6 +22,8 @@ struct CUevent_st;
 struct alloc {
     uint64_t addr, size;
     int managed; /* a gmalloc_unified buffer (cuMemAllocManaged): freed by gfree_dma */
+    unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID: never reused */
+    int sync_memops;       /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS as set */
 };
 
 /* A context: one Gdev handle (its own address space), as in Gdev's libucuda. */
@@ -41,6 +43,9 @@ struct CUctx_st {
     struct CUctx_st *next_destroyed;
     struct CUmod_st *modules; /* loaded modules, freed with the context as in CUDA */
     int printf_pending; /* a kernel that prints was launched since the last cu_printf_flush */
+    struct CUmod_st *memops; /* cuStreamWaitValue/WriteValue's kernels, loaded on first use */
+    unsigned long long id;   /* cuCtxGetId: unique in the process, never reused */
+    size_t limits[CU_LIMIT_MAX]; /* cuCtxSetLimit: recorded, reported (ctxinfo.c) */
 };
 
 /* One kernel of a module: its entry in the daemon's function table (index, parameter
@@ -67,6 +72,9 @@ struct CUstream_st {
     CUcontext ctx;
     uint32_t sid; /* its stream of the context's Gdev handle */
     uint32_t last_fence;
+    unsigned flags;          /* as created (CU_STREAM_NON_BLOCKING) */
+    int priority;            /* as created, clamped to cuCtxGetStreamPriorityRange */
+    unsigned long long id;   /* cuStreamGetId: unique in the process, never reused */
 };
 
 /* A CUDA array: packed rows of texels in one allocation of its context (array.c). */
@@ -75,6 +83,7 @@ struct CUarray_st {
     CUDA_ARRAY_DESCRIPTOR desc;
     CUdeviceptr ptr;
     size_t pitch, rows; /* bytes per row; max(Height, 1) */
+    unsigned flags;     /* cuArray3DCreate's CUDA_ARRAY3D_* flags */
     int destroyed;
 };
 
@@ -116,5 +125,41 @@ void cu_tex_forget(CUcontext ctx); /* drop the records of ctx's texture objects 
 int cu_initialized(void);
 void cu_printf_flush(CUcontext ctx); /* device printf output onto stdout (context.c) */
 int cu_device_count(void);
+CUresult cu_valid_device(CUdevice dev); /* NOT_INITIALIZED, INVALID_DEVICE or SUCCESS */
+
+/* drvapi: copies, pointers, streams (copy2d.c, memset.c, pointer.c, streamops.c, library.c) */
+struct CUarray_st *cu_array(CUarray a); /* the live array of the current context, or NULL */
+void cu_array_forget(CUcontext c);      /* free c's array records (cuCtxDestroy) */
+CUresult cu_copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async, const char *who);
+unsigned long long cu_next_id(void); /* context and stream ids: 1, 2, ... */
+void cu_ctx_defaults(CUcontext c);   /* a new context's id and limits (ctxinfo.c) */
+void cu_stream_attrs_forget(CUstream s); /* streaminfo.c: at cuStreamDestroy */
+CUresult cu_stream_nop(CUstream s); /* streamops.c: an empty kernel in s */
+CUresult cu_load_error(void); /* module.c: the result and reason of a refused module */
+/* library.c: a CUkernel passed as a CUfunction becomes the current context's function */
+CUresult cu_function_of(CUfunction *f);
+int cu_is_kernel(const void *f);
+const struct gdev_function *cu_kernel_info(CUkernel k, CUlibrary *lib); /* NULL: no kernel */
+CUresult cu_library_module(CUlibrary l, CUmodule *mod); /* its module in the current context */
+uint32_t cu_library_target(CUlibrary l); /* the sm_XX its PTX targets */
+CUresult cu_func_attribute(const struct gdev_function *i, uint32_t target_sm, CUdevice dev,
+                           CUfunction_attribute attrib, int *pi); /* launch.c */
+/* pinned (cuMemHostAlloc) and registered host memory, for pointer queries (hostmem.c) */
+void cu_host_track(CUcontext c, void *p, size_t size, unsigned flags);
+void cu_host_untrack(const void *p);
+struct cu_host_info {
+    CUcontext ctx;
+    void *base;
+    size_t size;
+    unsigned flags; /* CU_MEMHOSTALLOC_* or CU_MEMHOSTREGISTER_* as given */
+    unsigned long long id;
+    int registered; /* 1 cuMemHostRegister, 0 cuMemHostAlloc */
+};
+int cu_host_find(const void *p, size_t n, struct cu_host_info *out); /* 1 if known */
+/* ctx's allocation holding p (device or managed memory), copied to *out; 0 if none */
+int cu_alloc_find(CUcontext c, uint64_t p, struct alloc *out);
+void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: at cuMemFree of a pooled block */
+CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base); /* its pool, or NULL */
+void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: at cuMemFree */
 
 #endif /* CUDA_INTERNAL_H */

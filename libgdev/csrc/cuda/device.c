@@ -137,6 +137,7 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1590000;
     case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: return 512;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: return 32; /* cuMemAllocPitch: 256 */
     case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: return 1;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 5001000;
@@ -151,6 +152,12 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1; /* cuMemAllocManaged (memory.c) */
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1; /* streams' kernels overlap */
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1; /* cuLaunchCooperativeKernel */
+    /* drvapi: pools (pool.c), stream memory operations (streamops.c), registration */
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 1;
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: return 1; /* for copies (hostmem.c) */
     default: return 0; /* features the emulated device lacks (concurrent managed access,
                           multi-device cooperative launch, ...) */
     }
@@ -186,6 +193,12 @@ API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
     if (!r)
         *pi = (int)v;
     return r;
+}
+
+CUresult cu_valid_device(CUdevice dev)
+{
+    NEED_INIT();
+    return dev < 0 || dev >= device_count ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
 }
 
 int cu_device_count(void)

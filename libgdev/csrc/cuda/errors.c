@@ -99,6 +99,12 @@ API const char *gdevCudaLastError(void)
     X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported") \
     X(CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA-capable device(s) is/are busy or unavailable") \
     X(CUDA_ERROR_OPERATING_SYSTEM, "OS call failed or operation not supported on this OS") \
+    X(CUDA_ERROR_UNSUPPORTED_LIMIT, "limit is not supported on this architecture") \
+    X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices") \
+    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled") \
+    X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access has not been enabled") \
+    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped") \
+    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region") \
     X(CUDA_ERROR_UNKNOWN, "unknown error")
 
 API CUresult cuGetErrorName(CUresult error, const char **pStr)

@@ -9,6 +9,11 @@
 
 API CUresult cuFuncGetName(const char **name, CUfunction f)
 {
+    const struct gdev_function *k = cu_kernel_info((CUkernel)(void *)f, NULL);
+    if (k && name) { /* a CUkernel, as CUDA allows */
+        *name = k->name;
+        return CUDA_SUCCESS;
+    }
     if (!name || !f || !f->info)
         return CUDA_ERROR_INVALID_VALUE;
     *name = f->info->name;

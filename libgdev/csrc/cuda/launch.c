@@ -31,7 +31,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     CUresult r = cu_current(&c);
     uint32_t id;
 
-    if (r)
+    if (r || (r = cu_function_of(&f)))
         return r;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
@@ -64,7 +64,10 @@ static CUresult launch_args(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             void **kernelParams, void **extra, uint32_t flags)
 {
     uint8_t buf[4096];
+    CUresult r = cu_function_of(&f); /* a CUkernel: its function in the current context */
 
+    if (r)
+        return r;
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     if (extra) {
@@ -156,6 +159,9 @@ API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunc
                                                                  unsigned int flags)
 {
     (void)flags;
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!n || !f || block <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     if ((uint32_t)block > f->info->max_threads) {
@@ -180,6 +186,9 @@ API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, i
 /* Where parameter `index` of f lies in its parameter buffer (the daemon's function table). */
 API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
 {
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
     if (!f || !offset || !size || index >= f->info->n_params)
         return CUDA_ERROR_INVALID_VALUE;
     *offset = f->info->params[index].offset;
@@ -187,11 +196,10 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size
     return CUDA_SUCCESS;
 }
 
-API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
+/* An attribute of function i of a module for sm_`target` on device dev. */
+CUresult cu_func_attribute(const struct gdev_function *i, uint32_t target, CUdevice dev,
+                           CUfunction_attribute attrib, int *pi)
 {
-    if (!pi || !f)
-        return CUDA_ERROR_INVALID_VALUE;
-    const struct gdev_function *i = f->info;
     switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = (int)i->max_threads; break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)i->static_shared; break;
@@ -200,13 +208,15 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)i->num_regs; break;
     /* PTX_VERSION is the virtual architecture (75 for compute_75 code: CUB picks its tuning
      * policy by it), BINARY_VERSION the device's, which the PTX is compiled for at load */
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)f->mod->gm->target_sm; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = (int)target; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: {
         int major = 0, minor = 0;
-        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                             f->mod->ctx->dev);
-        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                             f->mod->ctx->dev);
+        CUresult r = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                          dev);
+        if (!r)
+            r = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        if (r)
+            return r;
         *pi = 10 * major + minor;
         break;
     }
@@ -215,6 +225,16 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
     default: *pi = 0;
     }
     return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f)
+{
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
+    if (!pi || !f)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cu_func_attribute(f->info, f->mod->gm->target_sm, f->mod->ctx->dev, attrib, pi);
 }
 
 API CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache config)
@@ -230,11 +250,11 @@ API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int v
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* ---- the legacy launch API ------------------------------------------------------------ */
+/* ---- the legacy launch API: functions of modules only (a CUkernel keeps no launch state) */
 
 API CUresult cuFuncSetBlockShape(CUfunction f, int x, int y, int z)
 {
-    if (!f || x <= 0 || y <= 0 || z <= 0)
+    if (!f || cu_is_kernel(f) || x <= 0 || y <= 0 || z <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     f->bx = x;
     f->by = y;
@@ -244,7 +264,7 @@ API CUresult cuFuncSetBlockShape(CUfunction f, int x, int y, int z)
 
 API CUresult cuFuncSetSharedSize(CUfunction f, unsigned int bytes)
 {
-    if (!f)
+    if (!f || cu_is_kernel(f))
         return CUDA_ERROR_INVALID_VALUE;
     f->shared = bytes;
     return CUDA_SUCCESS;
@@ -252,7 +272,7 @@ API CUresult cuFuncSetSharedSize(CUfunction f, unsigned int bytes)
 
 API CUresult cuParamSetSize(CUfunction f, unsigned int numbytes)
 {
-    if (!f || numbytes > sizeof f->legacy_params)
+    if (!f || cu_is_kernel(f) || numbytes > sizeof f->legacy_params)
         return CUDA_ERROR_INVALID_VALUE;
     f->legacy_size = numbytes;
     return CUDA_SUCCESS;
@@ -260,7 +280,8 @@ API CUresult cuParamSetSize(CUfunction f, unsigned int numbytes)
 
 API CUresult cuParamSetv(CUfunction f, int offset, void *ptr, unsigned int numbytes)
 {
-    if (!f || offset < 0 || (size_t)offset + numbytes > sizeof f->legacy_params || !ptr)
+    if (!f || cu_is_kernel(f) || offset < 0 ||
+        (size_t)offset + numbytes > sizeof f->legacy_params || !ptr)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(f->legacy_params + offset, ptr, numbytes);
     return CUDA_SUCCESS;
@@ -278,7 +299,7 @@ API CUresult cuParamSetf(CUfunction f, int offset, float value)
 
 API CUresult cuLaunchGridAsync(CUfunction f, int gx, int gy, CUstream s)
 {
-    if (!f || gx <= 0 || gy <= 0)
+    if (!f || cu_is_kernel(f) || gx <= 0 || gy <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     return launch(f, (unsigned)gx, (unsigned)gy, 1, (unsigned)f->bx, (unsigned)f->by,
                   (unsigned)f->bz, f->shared, s, f->legacy_params, f->legacy_size, 0);

@@ -7,8 +7,6 @@
 
 #include "cuda_internal.h"
 
-#define MEMSET_CHUNK (4u << 20)
-
 void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
 {
     pthread_mutex_lock(&c->lock);
@@ -22,7 +20,7 @@ void cu_track_alloc(CUcontext c, uint64_t addr, uint64_t size, int managed)
         c->allocs = a;
         c->cap = cap;
     }
-    c->allocs[c->nallocs++] = (struct alloc){addr, size, managed};
+    c->allocs[c->nallocs++] = (struct alloc){addr, size, managed, cu_next_id(), 0};
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -78,6 +76,9 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
                        (unsigned long long)dptr);
+    cu_pool_forget(c, dptr);
+    if (kind == 2)
+        cu_advice_forget(c, dptr);
     uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
     return freed ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
 }
@@ -98,65 +99,6 @@ API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int 
     cu_track_alloc(c, (uint64_t)(uintptr_t)p, bytesize, 1);
     *dptr = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
-}
-
-/* Hints about managed memory: checked (a range of one managed allocation, a known
- * advice, a valid location), then nothing to do: its pages are the host's and
- * the device's at once. */
-static CUresult managed_range(CUcontext c, CUdeviceptr p, size_t n, const char *who)
-{
-    if (!n || !cu_is_managed(c, p, n))
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: 0x%llx+%zu is not managed memory", who,
-                       (unsigned long long)p, n);
-    return CUDA_SUCCESS;
-}
-
-static int location_ok(CUmemLocation loc)
-{
-    return (loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id >= 0 &&
-            loc.id < cu_device_count()) || loc.type == CU_MEM_LOCATION_TYPE_HOST;
-}
-
-API CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc,
-                                   unsigned int flags, CUstream s)
-{
-    CURRENT(c);
-    CUresult r = managed_range(c, p, n, "cuMemPrefetchAsync");
-    if (r)
-        return r;
-    (void)s; /* nothing is queued on it */
-    return flags || !location_ok(loc) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-}
-
-/* Which streams may touch a managed allocation: a hint here too (every stream of the context
- * sees the same pages); length 0 or the whole allocation, as CUDA requires. */
-API CUresult cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t length, unsigned int flags)
-{
-    CURRENT(c);
-    (void)s;
-    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
-        flags != CU_MEM_ATTACH_SINGLE)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUdeviceptr base;
-    size_t size;
-    if (cuMemGetAddressRange(&base, &size, p) || base != p || !cu_is_managed(c, p, size) ||
-        (length && length != size))
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuStreamAttachMemAsync: 0x%llx+%zu is not a "
-                       "whole managed allocation", (unsigned long long)p, length);
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
-{
-    CURRENT(c);
-    CUresult r = managed_range(c, p, n, "cuMemAdvise");
-    if (r)
-        return r;
-    if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
-        return CUDA_ERROR_INVALID_VALUE;
-    int needs_loc = advice != CU_MEM_ADVISE_SET_READ_MOSTLY &&
-                    advice != CU_MEM_ADVISE_UNSET_READ_MOSTLY;
-    return needs_loc && !location_ok(loc) ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
 }
 
 API CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
@@ -203,7 +145,10 @@ API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED,
                        "CU_MEMHOSTALLOC_PORTABLE: a pinned buffer belongs to one Gdev handle");
     *pp = gmalloc_dma(c->h, bytesize);
-    return *pp ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
+    if (!*pp)
+        return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
+    cu_host_track(c, *pp, bytesize, flags | CU_MEMHOSTALLOC_DEVICEMAP); /* always mapped */
+    return CUDA_SUCCESS;
 }
 
 API CUresult cuMemAllocHost(void **pp, size_t bytesize)
@@ -214,17 +159,10 @@ API CUresult cuMemAllocHost(void **pp, size_t bytesize)
 API CUresult cuMemFreeHost(void *p)
 {
     CURRENT(c);
-    return gfree_dma(c->h, p) ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
-                                                        gdev_last_error());
-}
-
-API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
-{
-    CURRENT(c);
-    if (!pdptr || flags)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pdptr = gvirtget(c->h, p);
-    return *pdptr ? CUDA_SUCCESS : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    if (!gfree_dma(c->h, p))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    cu_host_untrack(p);
+    return CUDA_SUCCESS;
 }
 
 /* Copies: a failed one of a faulted context is that context's sticky error, as every call
@@ -355,43 +293,4 @@ API CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     return unified(dst, src, n, s, 1);
-}
-
-/* Fill n elements of `width` bytes with the pattern, a chunk of pattern at a time. */
-static CUresult memset_n(CUdeviceptr dst, uint32_t value, unsigned width, size_t n)
-{
-    size_t bytes = n * width, chunk = bytes < MEMSET_CHUNK ? bytes : MEMSET_CHUNK;
-    uint8_t *buf;
-    CURRENT(c);
-    if (!n)
-        return CUDA_SUCCESS;
-    buf = malloc(chunk);
-    if (!buf)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < chunk; i += width)
-        memcpy(buf + i, &value, width);
-    int err = 0;
-    for (size_t off = 0; off < bytes && !err; off += chunk)
-        err = gmemcpy_to_device(c->h, dst + off, buf, bytes - off < chunk ? bytes - off : chunk);
-    free(buf);
-    return err ? copy_result(c, err) : CUDA_SUCCESS;
-}
-
-API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) { return memset_n(d, v, 1, n); }
-API CUresult cuMemsetD16(CUdeviceptr d, unsigned short v, size_t n) { return memset_n(d, v, 2, n); }
-API CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) { return memset_n(d, v, 4, n); }
-API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 1, n);
-}
-API CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 2, n);
-}
-API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
-{
-    (void)s;
-    return memset_n(d, v, 4, n);
 }

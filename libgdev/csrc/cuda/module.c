@@ -29,7 +29,7 @@ static void unload(CUmodule m)
 
 /* The daemon's loader refusing a module: ENOEXEC is not PTX text, EINVAL PTX it rejects
  * (its message names the line); anything else as everywhere (docs/cuda.md). */
-static CUresult load_error(void)
+CUresult cu_load_error(void)
 {
     int err = gdev_last_errno();
     CUresult r = err == ENOEXEC ? CUDA_ERROR_INVALID_IMAGE
@@ -46,7 +46,7 @@ CUresult cu_load_ptx(CUcontext c, const char *text, size_t len, CUmodule *out)
     m->gm = gmodule_load(c->h, text, len, "<module>");
     if (!m->gm) {
         free(m);
-        return load_error();
+        return cu_load_error();
     }
     m->funcs = calloc(m->gm->n_functions + 1, sizeof *m->funcs);
     if (!m->funcs) {

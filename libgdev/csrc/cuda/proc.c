@@ -5,7 +5,10 @@
 
 #include "cuda_internal.h"
 
+#include <cudaProfiler.h> /* after cuda_internal.h: cuda.h with the deprecated calls */
+
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cu_device_get_uuid_v1(CUuuid *uuid, CUdevice dev) __asm__("cuDeviceGetUuid");
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
                         unsigned int flags, CUdevice dev);
 
@@ -59,6 +62,56 @@ static const struct proc procs[] = {
     P(cuGetProcAddress, 12000),
     P(cuLinkCreate, 6050), P(cuLinkAddData, 6050), P(cuLinkAddFile, 6050),
     P(cuLinkComplete, 5050), P(cuLinkDestroy, 5050),
+    /* drvapi: memory and copies (copy2d.c, memset.c, hostmem.c, pointer.c, pool.c, peer.c) */
+    P(cuMemAllocPitch, 3020), P(cuMemsetD2D8, 3020), P(cuMemsetD2D16, 3020),
+    P(cuMemsetD2D32, 3020), P(cuMemsetD2D8Async, 3020), P(cuMemsetD2D16Async, 3020),
+    P(cuMemsetD2D32Async, 3020), P(cuMemcpy2DAsync, 3020), P(cuMemcpy2DUnaligned, 3020),
+    P(cuMemcpy3D, 3020), P(cuMemcpy3DAsync, 3020), P(cuArray3DCreate, 3020),
+    P(cuArray3DGetDescriptor, 3020), P(cuMemcpyDtoA, 3020), P(cuMemcpyAtoD, 3020),
+    P(cuMemcpyAtoA, 3020), P(cuMemcpyHtoAAsync, 3020), P(cuMemcpyAtoHAsync, 3020),
+    P(cuMemcpyPeer, 4000), P(cuMemcpyPeerAsync, 4000), P(cuPointerGetAttribute, 4000),
+    P(cuPointerGetAttributes, 7000), P(cuPointerSetAttribute, 6000),
+    P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000), P(cuMemHostGetFlags, 2030),
+    P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020), P(cuMemAllocFromPoolAsync, 11020),
+    P(cuMemPoolCreate, 11020), P(cuMemPoolDestroy, 11020), P(cuMemPoolTrimTo, 11020),
+    P(cuMemPoolSetAttribute, 11020), P(cuMemPoolGetAttribute, 11020),
+    P(cuMemPoolSetAccess, 11020), P(cuMemPoolGetAccess, 11020),
+    P(cuDeviceGetDefaultMemPool, 11020), P(cuDeviceGetMemPool, 11020),
+    P(cuDeviceSetMemPool, 11020), P(cuDeviceCanAccessPeer, 4000),
+    P(cuCtxEnablePeerAccess, 4000), P(cuCtxDisablePeerAccess, 4000),
+    P(cuDeviceGetP2PAttribute, 8000), P(cuLaunchCooperativeKernel, 9000),
+    P(cuLaunchKernelEx, 11060), P(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050),
+    P(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000),
+    /* drvapi: streams, contexts, devices, functions (streamops.c, streaminfo.c, ctxinfo.c,
+     * funcinfo.c) */
+    P(cuLaunchHostFunc, 10000), P(cuStreamAddCallback, 5000), P(cuStreamGetFlags, 5050),
+    P(cuStreamGetPriority, 5050), P(cuStreamGetCtx, 9020), {"cuStreamGetCtx", 12050, (void *)cuStreamGetCtx_v2},
+    P(cuStreamGetId, 12000), P(cuStreamGetDevice, 12080), P(cuStreamGetAttribute, 11000),
+    P(cuStreamSetAttribute, 11000), P(cuStreamCopyAttributes, 11000),
+    P(cuStreamWaitValue32, 11070), P(cuStreamWaitValue64, 11070),
+    P(cuStreamWriteValue32, 11070), P(cuStreamWriteValue64, 11070),
+    P(cuStreamBatchMemOp, 11070), P(cuCtxGetLimit, 3010), P(cuCtxSetLimit, 3010),
+    P(cuCtxGetStreamPriorityRange, 5050), P(cuCtxGetId, 12000), P(cuCtxSetFlags, 12010),
+    P(cuCtxRecordEvent, 12050), P(cuCtxWaitEvent, 12050), P(cuCtxGetSharedMemConfig, 4020),
+    P(cuCtxSetSharedMemConfig, 4020), P(cuCtxResetPersistingL2Cache, 11000),
+    {"cuDeviceGetUuid", 9020, (void *)cu_device_get_uuid_v1},
+    {"cuDeviceGetUuid", 11040, (void *)cuDeviceGetUuid}, P(cuDeviceGetLuid, 10000),
+    P(cuDeviceGetProperties, 2000), P(cuFuncGetModule, 11000), P(cuFuncIsLoaded, 12040),
+    P(cuFuncLoad, 12040), P(cuModuleGetFunctionCount, 12040),
+    P(cuModuleEnumerateFunctions, 12040), P(cuModuleGetLoadingMode, 11070),
+    P(cuOccupancyMaxPotentialBlockSize, 6050), P(cuOccupancyMaxPotentialBlockSizeWithFlags, 7000),
+    P(cuOccupancyAvailableDynamicSMemPerBlock, 10020), P(cuProfilerStart, 4000),
+    P(cuProfilerStop, 4000), {"cuCtxGetDevice", 13000, (void *)cuCtxGetDevice_v2},
+    {"cuCtxSynchronize", 13000, (void *)cuCtxSynchronize_v2},
+    /* drvapi: context-independent loading (library.c, kernel.c) */
+    P(cuLibraryLoadData, 12000), P(cuLibraryLoadFromFile, 12000), P(cuLibraryUnload, 12000),
+    P(cuLibraryGetKernel, 12000), P(cuLibraryGetKernelCount, 12040),
+    P(cuLibraryEnumerateKernels, 12040), P(cuLibraryGetModule, 12000),
+    P(cuLibraryGetGlobal, 12000), P(cuLibraryGetManaged, 12000),
+    P(cuKernelGetFunction, 12000), P(cuKernelGetAttribute, 12000),
+    P(cuKernelSetAttribute, 12000), P(cuKernelSetCacheConfig, 12000),
+    P(cuKernelGetName, 12030), P(cuKernelGetParamInfo, 12040), P(cuKernelGetLibrary, 12050),
+    P(cuMemRangeGetAttribute, 8000), P(cuMemRangeGetAttributes, 8000),
 };
 #undef P
 

@@ -55,9 +55,13 @@ API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
     }
     (*ph)->ctx = c;
     (*ph)->sid = sid;
+    (*ph)->flags = flags;
+    (*ph)->id = cu_next_id();
     return CUDA_SUCCESS;
 }
 
+/* Streams of a context share its one handle, and so its one priority: the range is 0..0
+ * (cuCtxGetStreamPriorityRange) and any priority is clamped to 0, as CUDA clamps. */
 API CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int priority)
 {
     (void)priority;
@@ -70,6 +74,7 @@ API CUresult cuStreamDestroy(CUstream s)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!s->ctx->destroyed)  /* a destroyed context took its streams with its handle */
         gstream_destroy(s->ctx->h, s->sid);
+    cu_stream_attrs_forget(s);
     free(s);
     return CUDA_SUCCESS;
 }

@@ -1,7 +1,8 @@
-/* cudaMalloc3DArray and 3D copies with CUDA arrays, for the arrays the driver has: 1D and 2D
- * (depth 0).  A 3D, layered, cubemap, gather or sparse array is cudaErrorNotSupported, as is
- * a copy of more than one slice to or from an array.  An array side of a copy counts in
- * elements (position and width), a linear side in bytes, as CUDA defines cudaMemcpy3DParms. */
+/* cudaMalloc3DArray for the arrays the driver has: 1D and 2D (depth 0; a 3D, layered,
+ * cubemap, gather or sparse array is cudaErrorNotSupported), and every cudaMemcpy3DParms
+ * copy as libcuda's cuMemcpy3D (copy2d.c: a copy of more than one slice to or from an array
+ * is not supported).  An array side of a copy counts in elements (position and width), a
+ * linear side in bytes, as CUDA defines cudaMemcpy3DParms. */
 #include <stdint.h>
 
 #include "cudart_internal.h"
@@ -31,32 +32,59 @@ static cudaError_t element_size(cudaArray_const_t a, size_t *size)
     return err;
 }
 
-static const uint8_t *linear_at(const struct cudaPitchedPtr *p, struct cudaPos pos)
+/* The driver's memory type of one side of a copy of `kind` (dst: the destination side). */
+static CUmemorytype side_type(enum cudaMemcpyKind kind, int dst)
 {
-    return (const uint8_t *)p->ptr + pos.y * p->pitch + pos.x;
+    switch (kind) {
+    case cudaMemcpyHostToHost: return CU_MEMORYTYPE_HOST;
+    case cudaMemcpyHostToDevice: return dst ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    case cudaMemcpyDeviceToHost: return dst ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    case cudaMemcpyDeviceToDevice: return CU_MEMORYTYPE_DEVICE;
+    default: return CU_MEMORYTYPE_UNIFIED;
+    }
 }
 
-/* One slice (extent.depth <= 1) with an array on either side or both. */
-cudaError_t rt_copy_3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async)
+/* One side of a 3D copy in the driver's terms: an array (x in elements of es bytes) or
+ * linear memory (x in bytes). */
+static void side(cudaArray_const_t arr, const struct cudaPitchedPtr *ptr, struct cudaPos pos,
+                 CUmemorytype linear, size_t es, CUmemorytype *type, const void **host,
+                 CUdeviceptr *dev, CUarray *array, size_t *x, size_t *pitch, size_t *height)
 {
-    size_t es = 0, rows = p->extent.height ? p->extent.height : 1;
-    cudaError_t e = element_size(p->srcArray ? p->srcArray : p->dstArray, &es);
+    *x = arr ? pos.x * es : pos.x;
+    if (arr) {
+        *type = CU_MEMORYTYPE_ARRAY;
+        *array = (CUarray)arr;
+        return;
+    }
+    *type = linear;
+    *host = ptr->ptr;
+    *dev = (CUdeviceptr)(uintptr_t)ptr->ptr;
+    *pitch = ptr->pitch;
+    *height = ptr->ysize;
+}
+
+/* A cudaMemcpy3DParms copy as libcuda's cuMemcpy3D[Async]: with an array on either side the
+ * width and the array's position count in elements, otherwise in bytes. */
+cudaError_t rt_copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async)
+{
+    size_t es = 1;
+    int arrays = p->srcArray || p->dstArray;
+    cudaError_t e = arrays ? element_size(p->srcArray ? p->srcArray : p->dstArray, &es)
+                           : cudaSuccess;
     if (e)
         return e;
-    if (p->extent.depth > 1 || p->srcPos.z || p->dstPos.z)
-        return rt_set(cudaErrorNotSupported);
-    size_t width = p->extent.width * es;
-    if (async && (e = cudaStreamSynchronize(s))) /* in order after the stream's work */
-        return e;
-    if (p->srcArray && p->dstArray)
-        return cudaMemcpy2DArrayToArray(p->dstArray, p->dstPos.x * es, p->dstPos.y,
-                                        p->srcArray, p->srcPos.x * es, p->srcPos.y, width,
-                                        rows, p->kind);
-    if (p->dstArray)
-        return cudaMemcpy2DToArray(p->dstArray, p->dstPos.x * es, p->dstPos.y,
-                                   linear_at(&p->srcPtr, p->srcPos), p->srcPtr.pitch, width,
-                                   rows, p->kind);
-    return cudaMemcpy2DFromArray((void *)linear_at(&p->dstPtr, p->dstPos), p->dstPtr.pitch,
-                                 p->srcArray, p->srcPos.x * es, p->srcPos.y, width, rows,
-                                 p->kind);
+    if ((unsigned)p->kind > cudaMemcpyDefault)
+        return rt_set(cudaErrorInvalidMemcpyDirection);
+    CUDA_MEMCPY3D c = {.WidthInBytes = p->extent.width * es,
+                       .Height = arrays && !p->extent.height ? 1 : p->extent.height,
+                       .Depth = arrays && !p->extent.depth ? 1 : p->extent.depth,
+                       .srcY = p->srcPos.y, .srcZ = p->srcPos.z,
+                       .dstY = p->dstPos.y, .dstZ = p->dstPos.z};
+    const void *dst_host = NULL;
+    side(p->srcArray, &p->srcPtr, p->srcPos, side_type(p->kind, 0), es, &c.srcMemoryType,
+         &c.srcHost, &c.srcDevice, &c.srcArray, &c.srcXInBytes, &c.srcPitch, &c.srcHeight);
+    side(p->dstArray, &p->dstPtr, p->dstPos, side_type(p->kind, 1), es, &c.dstMemoryType,
+         &dst_host, &c.dstDevice, &c.dstArray, &c.dstXInBytes, &c.dstPitch, &c.dstHeight);
+    c.dstHost = (void *)dst_host;
+    return rt_set(rt_from(async ? cuMemcpy3DAsync(&c, s) : cuMemcpy3D(&c)));
 }

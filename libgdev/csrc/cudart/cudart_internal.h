@@ -71,7 +71,6 @@ cudaError_t rt_capture_wait(cudaStream_t s, cudaEvent_t e, int *handled);
 cudaError_t rt_capture_sync(cudaStream_t s); /* a capturing stream cannot synchronize */
 /* graph_mem.c: whether p lies in a graph allocation (freed only with its graphs) */
 int rt_gmem_owned(const void *p);
-void rt_stream_attrs_forget(cudaStream_t s); /* streamattr.c: at cudaStreamDestroy */
 int rt_device(void);
 cudaError_t rt_valid_device(int dev); /* peer.c: cudaErrorInvalidDevice unless 0 <= dev < n */
 cudaError_t rt_set(cudaError_t err);                 /* record as the thread's last error */
@@ -81,8 +80,8 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn);
 const void *rt_host_stub(const void *func);
 cudaError_t rt_symbol(const void *symbol, CUdeviceptr *addr, size_t *size);
 void rt_forget_device(int dev);                      /* after cudaDeviceReset */
-/* array3d.c: a cudaMemcpy3DParms copy with a CUDA array on either side (one slice) */
-cudaError_t rt_copy_3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async);
+/* array3d.c: a cudaMemcpy3DParms copy (arrays or linear memory) as libcuda's cuMemcpy3D */
+cudaError_t rt_copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async);
 CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                  cudaStream_t s, int async);         /* one copy of any kind */
 

@@ -241,7 +241,8 @@ API cudaError_t cudaPeekAtLastError(void)
     X(cudaErrorStreamCaptureUnmatched) X(cudaErrorStreamCaptureUnjoined) \
     X(cudaErrorStreamCaptureIsolation) X(cudaErrorGraphExecUpdateFailure) \
     X(cudaErrorPeerAccessAlreadyEnabled) X(cudaErrorPeerAccessNotEnabled) \
-    X(cudaErrorPeerAccessUnsupported) \
+    X(cudaErrorPeerAccessUnsupported) X(cudaErrorHostMemoryAlreadyRegistered) \
+    X(cudaErrorHostMemoryNotRegistered) X(cudaErrorUnsupportedLimit) \
     X(cudaErrorInvalidPitchValue) X(cudaErrorInvalidChannelDescriptor) \
     X(cudaErrorInitializationError) X(cudaErrorInvalidConfiguration) \
     X(cudaErrorInvalidSymbol) X(cudaErrorInvalidDeviceFunction) \

@@ -5,86 +5,84 @@
 
 #include "cudart_internal.h"
 
+#include <cudaProfiler.h>
+
+/* Registered host memory and pointer attributes are libcuda's (hostmem.c, pointer.c). */
 API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    (void)flags;
-    /* Page-locking only speeds copies up; here every host buffer is copied through the
-     * staging buffer either way, so a registered buffer behaves as CUDA promises. */
-    return ptr && size ? cudaSuccess : rt_set(cudaErrorInvalidValue);
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemHostRegister(ptr, size, flags)));
 }
 
 API cudaError_t cudaHostUnregister(void *ptr)
 {
-    return ptr ? cudaSuccess : rt_set(cudaErrorInvalidValue);
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemHostUnregister(ptr)));
 }
 
 API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *ptr)
 {
     CUcontext ctx;
-    CUdeviceptr base, dptr;
-    size_t size;
+    CUpointer_attribute ids[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                 CU_POINTER_ATTRIBUTE_HOST_POINTER,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    int type = 0, managed = 0, device = 0;
+    CUdeviceptr dptr = 0;
+    void *hptr = NULL, *out[] = {&type, &managed, &dptr, &hptr, &device};
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
     if (!a)
         return rt_set(cudaErrorInvalidValue);
-    memset(a, 0, sizeof *a);
-    a->device = rt_device();
-    if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS) {
-        /* managed memory is also a pinned buffer, mapped at its own device address */
-        int managed = cuMemHostGetDevicePointer(&dptr, (void *)ptr, 0) == CUDA_SUCCESS;
-        a->type = managed ? cudaMemoryTypeManaged : cudaMemoryTypeDevice;
-        a->devicePointer = (void *)ptr;
-        a->hostPointer = managed ? (void *)ptr : NULL;
-    } else if (cuMemHostGetDevicePointer(&dptr, (void *)ptr, 0) == CUDA_SUCCESS) {
-        a->type = cudaMemoryTypeHost;
-        a->hostPointer = (void *)ptr;
-        a->devicePointer = (void *)(uintptr_t)dptr;
-    } else {
-        a->type = cudaMemoryTypeUnregistered;
-        a->hostPointer = (void *)ptr;
-    }
+    e = rt_from(cuPointerGetAttributes(5, ids, out, (CUdeviceptr)(uintptr_t)ptr));
+    if (e)
+        return rt_set(e);
+    *a = (struct cudaPointerAttributes){
+        .type = managed ? cudaMemoryTypeManaged : type == CU_MEMORYTYPE_DEVICE
+            ? cudaMemoryTypeDevice : type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost
+                                                                : cudaMemoryTypeUnregistered,
+        .device = type ? device : rt_device(), .devicePointer = (void *)(uintptr_t)dptr,
+        .hostPointer = type ? hptr : (void *)ptr};
     return cudaSuccess;
 }
 
+/* Host functions run when the stream's earlier work is done (libcuda's cuLaunchHostFunc). */
 API cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
 {
+    CUcontext ctx;
     if (rt_capturing(s))
         return rt_set(rt_capture_host(s, fn, data));
-    cudaError_t e = cudaStreamSynchronize(s); /* everything issued before has run */
-    if (!e)
-        fn(data);
-    return e;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuLaunchHostFunc(s, fn, data)));
 }
 
 API cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void *data,
                                       unsigned int flags)
 {
-    if (flags)
+    if (flags || !cb)
         return rt_set(cudaErrorInvalidValue);
     cudaError_t e = cudaStreamSynchronize(s);
     cb(s, e, data);
     return cudaSuccess;
 }
 
-/* Limits are recorded and reported; the emulated device enforces none of them. */
-static size_t limits[16] = {[cudaLimitStackSize] = 1024, [cudaLimitPrintfFifoSize] = 1 << 20,
-                            [cudaLimitMallocHeapSize] = 8 << 20};
-
+/* Limits are the context's (libcuda's cuCtxSetLimit: recorded and reported). */
 API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
-    if ((unsigned)limit >= sizeof limits / sizeof limits[0])
-        return rt_set(cudaErrorUnsupportedLimit);
-    limits[limit] = value;
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuCtxSetLimit((CUlimit)limit, value)));
 }
 
 API cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit)
 {
-    if (!value || (unsigned)limit >= sizeof limits / sizeof limits[0])
-        return rt_set(cudaErrorUnsupportedLimit);
-    *value = limits[limit];
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuCtxGetLimit(value, (CUlimit)limit)));
 }
 
 API cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
@@ -117,12 +115,16 @@ API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void
 
 API cudaError_t cudaProfilerStart(void)
 {
-    return cudaSuccess; /* no profiler attaches to the emulated device */
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuProfilerStart())); /* no profiler attaches */
 }
 
 API cudaError_t cudaProfilerStop(void)
 {
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuProfilerStop()));
 }
 
 /* ---- small queries and stream-ordered variants --------------------------------------- */
@@ -154,11 +156,9 @@ API cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 
 API cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
 {
-    if (least) /* streams of a context share its one handle: one priority */
-        *least = 0;
-    if (greatest)
-        *greatest = 0;
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuCtxGetStreamPriorityRange(least, greatest)));
 }
 
 API cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
@@ -183,28 +183,52 @@ API cudaError_t cudaInitDevice(int dev, unsigned int deviceFlags, unsigned int f
 
 API cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags)
 {
-    (void)s;
-    if (!flags)
-        return rt_set(cudaErrorInvalidValue);
-    *flags = cudaStreamDefault;
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuStreamGetFlags(s, flags)));
 }
 
 API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 {
-    (void)s;
-    if (!priority)
-        return rt_set(cudaErrorInvalidValue);
-    *priority = 0;
-    return cudaSuccess;
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuStreamGetPriority(s, priority)));
 }
 
-/* Stream-ordered allocation: allocating at once is ordered before any later use; freeing
- * waits for the stream's work first. */
+/* In the stream's order (libcuda's cuMemsetD2D8Async), or a memset node of a capture. */
 API cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
                                   size_t height, cudaStream_t s)
 {
+    CUcontext ctx;
     if (rt_capturing(s))
         return rt_set(rt_capture_memset2d(s, p, pitch, value, width, height));
-    return cudaMemset2D(p, pitch, value, width, height); /* finishes on return */
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
+    if (width > pitch)
+        return rt_set(cudaErrorInvalidPitchValue);
+    return rt_set(rt_from(cuMemsetD2D8Async((CUdeviceptr)(uintptr_t)p, pitch,
+                                            (unsigned char)value, width, height, s)));
+}
+
+/* What managed memory's hints say back (libcuda's cuMemRangeGetAttribute[s], managed.c). */
+API cudaError_t cudaMemRangeGetAttribute(void *data, size_t size,
+                                         enum cudaMemRangeAttribute attr, const void *p,
+                                         size_t count)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemRangeGetAttribute(data, size, (CUmem_range_attribute)attr,
+                                                         (CUdeviceptr)(uintptr_t)p, count)));
+}
+
+API cudaError_t cudaMemRangeGetAttributes(void **data, size_t *sizes,
+                                          enum cudaMemRangeAttribute *attrs, size_t n,
+                                          const void *p, size_t count)
+{
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    return e ? e : rt_set(rt_from(cuMemRangeGetAttributes(data, sizes,
+                                                          (CUmem_range_attribute *)attrs, n,
+                                                          (CUdeviceptr)(uintptr_t)p, count)));
 }

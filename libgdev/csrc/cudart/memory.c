@@ -267,7 +267,6 @@ API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags
 
 API cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    rt_stream_attrs_forget(s);
     CALL(cuStreamDestroy(s));
 }
 

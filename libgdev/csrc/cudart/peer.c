@@ -1,15 +1,13 @@
 /* Devices among each other: choosing one, PCI addresses (libcuda's ids.c), peer access and
  * peer copies.  Each vGPU context is its own address space, so no device can map another's
  * memory (cudaDeviceCanAccessPeer is 0, enabling peer access is
- * cudaErrorPeerAccessUnsupported); a copy between devices goes through the host, as CUDA's
- * copies between devices without peer access do. */
+ * cudaErrorPeerAccessUnsupported); a copy between devices is libcuda's cuMemcpyPeer between
+ * their primary contexts, through the host, as CUDA's copies without peer access are. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cudart_internal.h"
-
-#define PEER_CHUNK (1u << 20) /* bytes staged through the host per step */
 
 cudaError_t rt_valid_device(int dev)
 {
@@ -98,28 +96,25 @@ API cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr att
     return rt_set(e);
 }
 
-/* Copy count bytes from src on device `from` to dst on device `to` through a host buffer;
- * the calling thread's device is restored. */
-static cudaError_t staged(void *dst, int to, const void *src, int from, size_t count)
+/* The primary context of device dev (made on first use); the calling thread's device is
+ * kept. */
+static cudaError_t device_ctx(int dev, CUcontext *ctx)
 {
     int cur = rt_device();
-    uint8_t *buf = malloc(count < PEER_CHUNK ? count : PEER_CHUNK);
-    cudaError_t e = buf ? cudaSuccess : cudaErrorMemoryAllocation;
-    for (size_t done = 0; !e && done < count; done += PEER_CHUNK) {
-        size_t n = count - done < PEER_CHUNK ? count - done : PEER_CHUNK;
-        if (!(e = cudaSetDevice(from)))
-            e = cudaMemcpy(buf, (const uint8_t *)src + done, n, cudaMemcpyDeviceToHost);
-        if (!e && !(e = cudaSetDevice(to)))
-            e = cudaMemcpy((uint8_t *)dst + done, buf, n, cudaMemcpyHostToDevice);
-    }
-    free(buf);
-    cudaSetDevice(cur);
+    cudaError_t e = dev == cur ? cudaSuccess : cudaSetDevice(dev);
+    if (!e)
+        e = rt_ctx(ctx);
+    if (dev != cur)
+        cudaSetDevice(cur);
     return e;
 }
 
+/* libcuda's cuMemcpyPeer between the two devices' primary contexts: on one device a
+ * device-to-device copy, between two staged through the host. */
 static cudaError_t peer_copy(void *dst, int to, const void *src, int from, size_t count,
                              cudaStream_t s, int async)
 {
+    CUcontext dctx, sctx, cur;
     cudaError_t e = rt_valid_device(to);
     if (!e)
         e = rt_valid_device(from);
@@ -127,14 +122,16 @@ static cudaError_t peer_copy(void *dst, int to, const void *src, int from, size_
         return rt_set(e);
     if (!dst || !src)
         return rt_set(cudaErrorInvalidValue);
-    if (to == from && to == rt_device()) /* one device: a device-to-device copy */
-        return async ? cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, s)
-                     : cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
-    if (async && rt_capturing(s))
+    if (async && rt_capturing(s)) {
+        if (to == from && to == rt_device()) /* a copy node */
+            return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, s);
         return rt_set(cudaErrorStreamCaptureUnsupported); /* not a node this graph can hold */
-    if (async && (e = cudaStreamSynchronize(s))) /* in order after the stream's work */
+    }
+    if ((e = device_ctx(to, &dctx)) || (e = device_ctx(from, &sctx)) || (e = rt_ctx(&cur)))
         return e;
-    return rt_set(staged(dst, to, src, from, count));
+    CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, h = (CUdeviceptr)(uintptr_t)src;
+    return rt_set(rt_from(async ? cuMemcpyPeerAsync(d, dctx, h, sctx, count, s)
+                                : cuMemcpyPeer(d, dctx, h, sctx, count)));
 }
 
 API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,

@@ -1,39 +1,40 @@
-/* Pitched (2D) memory: rows of `width` bytes `pitch` bytes apart.  A 2D copy whose rows are
- * contiguous on both sides is one copy; otherwise one copy per row (the padding between rows
- * is never touched, as in CUDA). */
+/* Pitched (2D) memory: rows of `width` bytes `pitch` bytes apart, allocated, copied and set
+ * by libcuda (cuMemAllocPitch, cuMemcpy2D/3D, cuMemsetD2D8: one copy when the rows are
+ * contiguous, otherwise one per row, the padding between rows never touched, as in CUDA). */
 #include <stdint.h>
 
 #include "cudart_internal.h"
 
-#define PITCH_ALIGN 256
-
+/* libcuda's cuMemAllocPitch chooses the pitch (rows aligned to 256 bytes). */
 API cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
 {
-    if (!pitch || !width || !height)
+    CUcontext ctx;
+    CUdeviceptr d = 0;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
+    if (!p)
         return rt_set(cudaErrorInvalidValue);
-    *pitch = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    return cudaMalloc(p, *pitch * height);
+    e = rt_from(cuMemAllocPitch(&d, pitch, width, height, 4));
+    *p = (void *)(uintptr_t)d;
+    return rt_set(e);
 }
 
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                            size_t width, size_t height, enum cudaMemcpyKind kind,
                            cudaStream_t s, int async)
 {
+    struct cudaMemcpy3DParms p = {
+        .srcPtr = {.ptr = (void *)src, .pitch = spitch, .xsize = width, .ysize = height},
+        .dstPtr = {.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = height},
+        .extent = {.width = width, .height = height, .depth = 1}, .kind = kind};
     CUcontext ctx;
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
     if (width > dpitch || width > spitch)
         return rt_set(cudaErrorInvalidPitchValue);
-    if (dpitch == width && spitch == width)
-        return rt_set(rt_from(rt_copy(dst, src, width * height, kind, s, async)));
-    for (size_t row = 0; row < height; row++) {
-        CUresult r = rt_copy((uint8_t *)dst + row * dpitch, (const uint8_t *)src + row * spitch,
-                             width, kind, s, async);
-        if (r)
-            return rt_set(rt_from(r));
-    }
-    return cudaSuccess;
+    return rt_copy_3d(&p, s, async);
 }
 
 API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -58,16 +59,14 @@ API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, siz
 
 API cudaError_t cudaMemset2D(void *p, size_t pitch, int value, size_t width, size_t height)
 {
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
     if (width > pitch)
         return rt_set(cudaErrorInvalidPitchValue);
-    if (width == pitch)
-        return cudaMemset(p, value, width * height);
-    for (size_t row = 0; row < height; row++) {
-        cudaError_t e = cudaMemset((uint8_t *)p + row * pitch, value, width);
-        if (e)
-            return e;
-    }
-    return cudaSuccess;
+    return rt_set(rt_from(cuMemsetD2D8((CUdeviceptr)(uintptr_t)p, pitch, (unsigned char)value,
+                                       width, height)));
 }
 
 /* 3D: slices of `ysize` rows, `pitch * ysize` bytes apart (cudaPitchedPtr); a 3D copy or memset
@@ -85,28 +84,20 @@ API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent e)
     return cudaSuccess;
 }
 
-static uint8_t *at(const struct cudaPitchedPtr *p, struct cudaPos pos, size_t z)
-{
-    return (uint8_t *)p->ptr + (pos.z + z) * p->pitch * p->ysize + pos.y * p->pitch + pos.x;
-}
-
 static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t s, int async)
 {
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
     if (!p)
         return rt_set(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray) /* one slice of a 1D or 2D array (array3d.c) */
-        return rt_copy_3d_array(p, s, async);
     const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
-    if (!a->ptr || !b->ptr || !a->pitch || !b->pitch ||
-        (p->extent.depth > 1 && (!a->ysize || !b->ysize)))
+    if (!p->srcArray && !p->dstArray &&
+        (!a->ptr || !b->ptr || !a->pitch || !b->pitch ||
+         (p->extent.depth > 1 && (!a->ysize || !b->ysize))))
         return rt_set(cudaErrorInvalidValue);
-    for (size_t z = 0; z < p->extent.depth; z++) {
-        cudaError_t e = copy_2d(at(b, p->dstPos, z), b->pitch, at(a, p->srcPos, z), a->pitch,
-                                p->extent.width, p->extent.height, p->kind, s, async);
-        if (e)
-            return e;
-    }
-    return cudaSuccess;
+    return rt_copy_3d(p, s, async);
 }
 
 API cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)

@@ -125,7 +125,11 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn)
 {
     struct rt_func *f = find_func(host_fun);
     CUmodule mod;
+    CUcontext ctx;
     cudaError_t e;
+    if (!f && host_fun && !(e = rt_ctx(&ctx))) /* a library's kernel (cudaLibraryGetKernel) */
+        return cuKernelGetFunction(fn, (CUkernel)(uintptr_t)host_fun) ? cudaErrorInvalidDeviceFunction
+                                                                      : cudaSuccess;
     if (!f)
         return cudaErrorInvalidDeviceFunction;
     if ((e = rt_module(f->fatbin, &mod)))

@@ -1,5 +1,6 @@
 /* Helpers of the driver-API test programs: CK(call), a call that must succeed (otherwise its
- * error name on stderr and return 1), and slurp(), a whole file as a NUL-terminated string. */
+ * error name on stderr and return 1), EXPECT(cond), and slurp(), a whole file as a
+ * NUL-terminated string. */
 #ifndef DRV_CHECK_H
 #define DRV_CHECK_H
 #include <cuda.h>
@@ -13,6 +14,15 @@
             const char *name_;                                                         \
             cuGetErrorName(r_, &name_);                                                \
             fprintf(stderr, "%s: %s: %s\n", __FILE__, #call, name_);                   \
+            return 1;                                                                  \
+        }                                                                              \
+    } while (0)
+
+/* EXPECT(cond), a condition that must hold (otherwise its line on stderr and return 1). */
+#define EXPECT(cond)                                                                   \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
             return 1;                                                                  \
         }                                                                              \
     } while (0)

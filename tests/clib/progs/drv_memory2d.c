@@ -1,0 +1,180 @@
+/* Memory and copies of the driver API (linked with gdev-py's libcuda.so.1): a pitched
+ * allocation filled with cuMemsetD2D32 and copied round trip with cuMemcpy2D[Async] (the
+ * padding between rows untouched), a 3D copy of two slices, a 3D copy through a 2D array
+ * and the 1D array copies, peer copies within and between contexts, and the documented
+ * error cases.  Prints "drv_memory2d ok" on success; the first failure names its line. */
+#include <stdint.h>
+#include <string.h>
+
+#include "drv_check.h"
+
+#define W 100 /* bytes of a row */
+#define H 7
+
+static unsigned char host[H][W], back[H][W];
+
+static int pitched(CUstream s)
+{
+    CUdeviceptr d;
+    size_t pitch = 0;
+    CK(cuMemAllocPitch(&d, &pitch, W, H, 4));
+    EXPECT(pitch >= W && pitch % 256 == 0);
+    CK(cuMemsetD8(d, 0xee, pitch * H)); /* the padding's value */
+    CK(cuMemsetD2D32(d, pitch, 0x01020304u, W / 4, H));
+    CUDA_MEMCPY2D down = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d,
+                          .srcPitch = pitch, .dstMemoryType = CU_MEMORYTYPE_HOST,
+                          .dstHost = back, .dstPitch = W, .WidthInBytes = W, .Height = H};
+    CK(cuMemcpy2D(&down));
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            EXPECT(back[y][x] == 4 - x % 4);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            host[y][x] = (unsigned char)(y * 31 + x);
+    CUDA_MEMCPY2D up = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host, .srcPitch = W,
+                        .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = d,
+                        .dstPitch = pitch, .WidthInBytes = W, .Height = H};
+    CK(cuMemcpy2DAsync(&up, s));
+    CK(cuMemsetD2D8Async(d + 10, pitch, 0x55, 5, H, s)); /* a column of each row */
+    memset(back, 0, sizeof back);
+    CK(cuMemcpy2DAsync(&down, s));
+    CK(cuStreamSynchronize(s));
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            EXPECT(back[y][x] == (x >= 10 && x < 15 ? 0x55 : (unsigned char)(y * 31 + x)));
+    unsigned char pad = 0;
+    CK(cuMemcpyDtoH(&pad, d + W, 1));
+    EXPECT(pad == 0xee);
+    CK(cuMemcpy2DUnaligned(&down));
+    /* the documented errors */
+    size_t p2;
+    CUdeviceptr d2;
+    EXPECT(cuMemAllocPitch(&d2, &p2, W, H, 3) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemAllocPitch(&d2, &p2, 0, H, 4) == CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuMemsetD2D8(d, W - 1, 0, W, 2) == CUDA_ERROR_INVALID_VALUE);
+    down.srcPitch = W - 1;
+    EXPECT(cuMemcpy2D(&down) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(d));
+    return 0;
+}
+
+/* Two slices of 4 x 3 bytes out of a 6 x 5 x 2 host box into a pitched device box, back. */
+static int three_d(void)
+{
+    unsigned char box[2][5][6], out[2][5][6];
+    CUdeviceptr d;
+    size_t pitch;
+    for (int i = 0; i < 60; i++)
+        ((unsigned char *)box)[i] = (unsigned char)i;
+    CK(cuMemAllocPitch(&d, &pitch, 6, 10, 4));
+    CK(cuMemsetD8(d, 0, pitch * 10));
+    CUDA_MEMCPY3D p = {.srcXInBytes = 1, .srcY = 1, .srcMemoryType = CU_MEMORYTYPE_HOST,
+                       .srcHost = box, .srcPitch = 6, .srcHeight = 5,
+                       .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = d,
+                       .dstPitch = pitch, .dstHeight = 5, .WidthInBytes = 4, .Height = 3,
+                       .Depth = 2};
+    p.dstXInBytes = 1, p.dstY = 1;
+    CK(cuMemcpy3D(&p));
+    memset(out, 0, sizeof out);
+    CUDA_MEMCPY3D q = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = d,
+                       .srcPitch = pitch, .srcHeight = 5, .dstMemoryType = CU_MEMORYTYPE_HOST,
+                       .dstHost = out, .dstPitch = 6, .dstHeight = 5, .WidthInBytes = 6,
+                       .Height = 5, .Depth = 2};
+    CK(cuMemcpy3DAsync(&q, NULL));
+    CK(cuCtxSynchronize());
+    for (int z = 0; z < 2; z++)
+        for (int y = 0; y < 5; y++)
+            for (int x = 0; x < 6; x++)
+                EXPECT(out[z][y][x] == (x >= 1 && x < 5 && y >= 1 && y < 4 ? box[z][y][x] : 0));
+    q.srcHeight = 2; /* a slice lower than its rows */
+    EXPECT(cuMemcpy3D(&q) == CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(d));
+    return 0;
+}
+
+/* A 2D float array: 3D creation, a 3D copy in and out, the 1D array copies. */
+static int arrays(void)
+{
+    CUarray a, b;
+    CUDA_ARRAY3D_DESCRIPTOR desc = {.Width = 8, .Height = 4, .Format = CU_AD_FORMAT_FLOAT,
+                                    .NumChannels = 1}, got;
+    float in[4][8], out[4][8];
+    for (int i = 0; i < 32; i++)
+        ((float *)in)[i] = (float)i * 0.5f;
+    CK(cuArray3DCreate(&a, &desc));
+    CK(cuArray3DCreate(&b, &desc));
+    CK(cuArray3DGetDescriptor(&got, a));
+    EXPECT(got.Width == 8 && got.Height == 4 && got.Depth == 0 && got.NumChannels == 1);
+    CUDA_MEMCPY3D up = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = in, .srcPitch = 32,
+                        .srcHeight = 4, .dstMemoryType = CU_MEMORYTYPE_ARRAY, .dstArray = a,
+                        .WidthInBytes = 32, .Height = 4, .Depth = 1};
+    CK(cuMemcpy3D(&up));
+    CK(cuMemcpyAtoA(b, 0, a, 0, sizeof in));
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, sizeof in));
+    CK(cuMemcpyAtoD(d, b, 32, sizeof in - 32)); /* rows 1..3 */
+    CK(cuMemcpyDtoA(a, 0, d, 32));              /* row 1 onto row 0 */
+    CK(cuMemcpyAtoHAsync(out, a, 0, sizeof out, NULL));
+    CK(cuCtxSynchronize());
+    for (int x = 0; x < 8; x++)
+        EXPECT(out[0][x] == in[1][x] && out[3][x] == in[3][x]);
+    CK(cuMemcpyHtoAAsync(b, 4, in, 4, NULL));
+    CK(cuMemcpyAtoH(out, b, 0, 8));
+    EXPECT(out[0][1] == in[0][0]);
+    EXPECT(cuMemcpyAtoH(out, b, 1, sizeof in) == CUDA_ERROR_INVALID_VALUE);
+    desc.Depth = 2;
+    EXPECT(cuArray3DCreate(&a, &desc) == CUDA_ERROR_NOT_SUPPORTED);
+    up.Depth = 2;
+    EXPECT(cuMemcpy3D(&up) == CUDA_ERROR_NOT_SUPPORTED);
+    CK(cuArrayDestroy(b));
+    CK(cuMemFree(d));
+    return 0;
+}
+
+/* Peer copies: within one context a device-to-device copy, between two through the host. */
+static int peers(CUcontext ctx, CUdevice dev)
+{
+    CUcontext other;
+    CUdeviceptr a, b;
+    unsigned v[256], w[256];
+    int can = 1;
+    for (int i = 0; i < 256; i++)
+        v[i] = 7u * (unsigned)i;
+    CK(cuMemAlloc(&a, sizeof v));
+    CK(cuMemAlloc(&b, sizeof v));
+    CK(cuMemcpyHtoD(a, v, sizeof v));
+    CK(cuMemcpyPeer(b, ctx, a, ctx, sizeof v));
+    CK(cuCtxCreate(&other, NULL, 0, dev));
+    CUdeviceptr c;
+    CK(cuMemAlloc(&c, sizeof v));
+    CK(cuMemcpyPeerAsync(c, other, b, ctx, sizeof v, NULL));
+    memset(w, 0, sizeof w);
+    CK(cuMemcpyDtoH(w, c, sizeof w));
+    EXPECT(!memcmp(v, w, sizeof v));
+    EXPECT(cuCtxEnablePeerAccess(ctx, 0) == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    EXPECT(cuCtxDisablePeerAccess(ctx) == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    CK(cuDeviceCanAccessPeer(&can, dev, dev));
+    EXPECT(can == 0);
+    CK(cuCtxDestroy(other));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuMemFree(a));
+    CK(cuMemFree(b));
+    return 0;
+}
+
+int main(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream s;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuCtxCreate(&ctx, NULL, 0, dev));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (pitched(s) || three_d() || arrays() || peers(ctx, dev))
+        return 1;
+    CK(cuStreamDestroy(s));
+    CK(cuCtxDestroy(ctx));
+    printf("drv_memory2d ok\n");
+    return 0;
+}
