@@ -21,6 +21,7 @@ from gdevd.runtime.texdesc import validate
 from libgdev import texture as T
 
 from .helpers import Device, load
+from .test_texture import address
 
 MODES = {"wrap": T.TEX_ADDRESS_WRAP, "clamp": T.TEX_ADDRESS_CLAMP,
          "mirror": T.TEX_ADDRESS_MIRROR, "border": T.TEX_ADDRESS_BORDER}
@@ -47,17 +48,7 @@ class Ref:
         self.linear, self.read_norm = linear, read_norm
 
     def address(self, i: int, n: int, dim: int, normalized: bool) -> int | None:
-        mode = self.modes[dim]
-        if not normalized and mode in ("wrap", "mirror"):
-            mode = "clamp"
-        if mode == "wrap":
-            return i % n
-        if mode == "mirror":
-            m = i % (2 * n)
-            return 2 * n - 1 - m if m >= n else m
-        if mode == "border":
-            return i if 0 <= i < n else None
-        return min(max(i, 0), n - 1)
+        return address(self.modes[dim], normalized, i, n)
 
     def point(self, ii: list[int], s0: int, normalized: bool) -> list[float]:
         d, h, w, c = self.data.shape

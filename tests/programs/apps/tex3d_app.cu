@@ -15,6 +15,23 @@
     printf("FAIL %s: %s\n", #x, cudaGetErrorName(e_)); exit(1); } } while (0)
 #define EXPECT(c, ...) do { if (!(c)) { printf("FAIL " __VA_ARGS__); exit(1); } } while (0)
 
+// the whole of array a (w x h x d elements of es bytes) from (up) or to packed host memory
+static void whole(cudaArray_t a, void *host, size_t es, int w, int h, int d, int up)
+{
+    cudaMemcpy3DParms p = {};
+    cudaPitchedPtr ptr = make_cudaPitchedPtr(host, w * es, w, h);
+    if (up) {
+        p.srcPtr = ptr;
+        p.dstArray = a;
+    } else {
+        p.srcArray = a;
+        p.dstPtr = ptr;
+    }
+    p.extent = make_cudaExtent(w, h, d);
+    p.kind = up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    CHECK(cudaMemcpy3D(&p));
+}
+
 // ---- simpleTexture3D ---------------------------------------------------------------------
 
 __global__ void render3d(cudaTextureObject_t t, float *out, int w, int h, float z)
@@ -57,23 +74,13 @@ static void volume(void)
     cudaChannelFormatDesc cd = cudaCreateChannelDesc<unsigned char>();
     cudaArray_t arr;
     CHECK(cudaMalloc3DArray(&arr, &cd, make_cudaExtent(W, H, D)));
-    cudaMemcpy3DParms p = {};
-    p.srcPtr = make_cudaPitchedPtr(vol, W, W, H);
-    p.dstArray = arr;
-    p.extent = make_cudaExtent(W, H, D);
-    p.kind = cudaMemcpyHostToDevice;
-    CHECK(cudaMemcpy3D(&p));
+    whole(arr, vol, 1, W, H, D, 1);
     cudaExtent e;
     unsigned flags;
     CHECK(cudaArrayGetInfo(NULL, &e, &flags, arr));
     EXPECT(e.width == W && e.height == H && e.depth == D && flags == 0, "array info\n");
     memset(back, 0, sizeof back);                 // the volume back, whole
-    cudaMemcpy3DParms q = {};
-    q.srcArray = arr;
-    q.dstPtr = make_cudaPitchedPtr(back, W, W, H);
-    q.extent = make_cudaExtent(W, H, D);
-    q.kind = cudaMemcpyDeviceToHost;
-    CHECK(cudaMemcpy3D(&q));
+    whole(arr, back, 1, W, H, D, 0);
     EXPECT(!memcmp(vol, back, sizeof vol), "3D copy back\n");
 
     cudaResourceDesc rd = {};
@@ -132,12 +139,7 @@ static void layered(void)
     cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
     cudaArray_t arr;
     CHECK(cudaMalloc3DArray(&arr, &cd, make_cudaExtent(W, H, L), cudaArrayLayered));
-    cudaMemcpy3DParms p = {};
-    p.srcPtr = make_cudaPitchedPtr(img, W * sizeof(float), W, H);
-    p.dstArray = arr;
-    p.extent = make_cudaExtent(W, H, L);
-    p.kind = cudaMemcpyHostToDevice;
-    CHECK(cudaMemcpy3D(&p));
+    whole(arr, img, sizeof(float), W, H, L, 1);
     unsigned flags;
     cudaExtent e;
     CHECK(cudaArrayGetInfo(NULL, &e, &flags, arr));
@@ -170,12 +172,7 @@ static void layered(void)
         for (int x = 0; x < W1; x++)
             row[l][x] = (float)(l * 1000 + x);
     CHECK(cudaMalloc3DArray(&arr, &cd, make_cudaExtent(W1, 0, L1), cudaArrayLayered));
-    cudaMemcpy3DParms r = {};
-    r.srcPtr = make_cudaPitchedPtr(row, W1 * sizeof(float), W1, 1);
-    r.dstArray = arr;
-    r.extent = make_cudaExtent(W1, 1, L1);
-    r.kind = cudaMemcpyHostToDevice;
-    CHECK(cudaMemcpy3D(&r));
+    whole(arr, row, sizeof(float), W1, 1, L1, 1);
     rd.res.array.array = arr;
     td = cudaTextureDesc{};
     td.filterMode = cudaFilterModePoint;
@@ -260,12 +257,7 @@ static void cubemaps(void)
         int depth = layered ? 6 * NL : 6;
         CHECK(cudaMalloc3DArray(&arr, &cd, make_cudaExtent(W, W, depth),
                                 cudaArrayCubemap | (layered ? cudaArrayLayered : 0)));
-        cudaMemcpy3DParms p = {};
-        p.srcPtr = make_cudaPitchedPtr(faces, W * sizeof(float), W, W);
-        p.dstArray = arr;
-        p.extent = make_cudaExtent(W, W, depth);
-        p.kind = cudaMemcpyHostToDevice;
-        CHECK(cudaMemcpy3D(&p));
+        whole(arr, faces, sizeof(float), W, W, depth, 1);
         cubemap_pass(arr, &faces[0][0][0], W, layered ? NL : 0);
         CHECK(cudaFreeArray(arr));
     }
@@ -306,12 +298,7 @@ static void surfaces(void)
     cudaChannelFormatDesc cd = cudaCreateChannelDesc<float>();
     cudaArray_t arr;
     CHECK(cudaMalloc3DArray(&arr, &cd, make_cudaExtent(W, H, D), cudaArraySurfaceLoadStore));
-    cudaMemcpy3DParms p = {};
-    p.srcPtr = make_cudaPitchedPtr(vol, W * sizeof(float), W, H);
-    p.dstArray = arr;
-    p.extent = make_cudaExtent(W, H, D);
-    p.kind = cudaMemcpyHostToDevice;
-    CHECK(cudaMemcpy3D(&p));
+    whole(arr, vol, sizeof(float), W, H, D, 1);
     cudaResourceDesc rd = {};
     rd.resType = cudaResourceTypeArray;
     rd.res.array.array = arr;
@@ -333,15 +320,13 @@ static void surfaces(void)
             for (int x = 0; x < 3; x++)
                 EXPECT(box[z][y][x] == vol[z + 1][y + 1][x + 2] * 2 + (x + 2) + 10 * (y + 1) +
                        100 * (z + 1), "box %d %d %d\n", x, y, z);
-    q.srcPos = make_cudaPos(0, 0, 0);
-    q.dstPtr = make_cudaPitchedPtr(back, W * sizeof(float), W, H);
-    q.extent = make_cudaExtent(W, H, D);
-    CHECK(cudaMemcpy3D(&q));
+    whole(arr, back, sizeof(float), W, H, D, 0);
     for (int z = 0; z < D; z++)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++)
                 EXPECT(back[z][y][x] == vol[z][y][x] * 2 + x + 10 * y + 100 * z, "surf3D\n");
-    q.srcPos = make_cudaPos(0, 0, 2);              // slices 2..5 of 4: refused
+    q.srcPos = make_cudaPos(0, 0, 2);              // slices 2..4 of 4: refused
+    q.dstPtr = make_cudaPitchedPtr(back, W * sizeof(float), W, H);
     q.extent = make_cudaExtent(W, H, 3);
     EXPECT(cudaMemcpy3D(&q) == cudaErrorInvalidValue, "a box past the last slice\n");
     cudaGetLastError();
@@ -354,21 +339,11 @@ static void surfaces(void)
     cudaChannelFormatDesc ci = cudaCreateChannelDesc<int>();
     CHECK(cudaMalloc3DArray(&arr, &ci, make_cudaExtent(W, H, 3),
                             cudaArrayLayered | cudaArraySurfaceLoadStore));
-    p = cudaMemcpy3DParms{};
-    p.srcPtr = make_cudaPitchedPtr(lay, W * sizeof(int), W, H);
-    p.dstArray = arr;
-    p.extent = make_cudaExtent(W, H, 3);
-    p.kind = cudaMemcpyHostToDevice;
-    CHECK(cudaMemcpy3D(&p));
+    whole(arr, lay, sizeof(int), W, H, 3, 1);
     rd.res.array.array = arr;
     CHECK(cudaCreateSurfaceObject(&s, &rd));
     fill_layers<<<dim3(H, 3), W>>>(s, W, H);
-    q = cudaMemcpy3DParms{};
-    q.srcArray = arr;
-    q.dstPtr = make_cudaPitchedPtr(lback, W * sizeof(int), W, H);
-    q.extent = make_cudaExtent(W, H, 3);
-    q.kind = cudaMemcpyDeviceToHost;
-    CHECK(cudaMemcpy3D(&q));
+    whole(arr, lback, sizeof(int), W, H, 3, 0);
     for (int i = 0; i < 3 * H * W; i++)
         EXPECT((&lback[0][0][0])[i] == i + 1000 * (i / (H * W)), "surf2DLayered %d\n", i);
     CHECK(cudaDestroySurfaceObject(s));
@@ -380,12 +355,7 @@ static void surfaces(void)
     rd.res.array.array = arr;
     CHECK(cudaCreateSurfaceObject(&s, &rd));
     fill_faces<<<dim3(4, 6), 4>>>(s, 4);
-    q = cudaMemcpy3DParms{};
-    q.srcArray = arr;
-    q.dstPtr = make_cudaPitchedPtr(faces, 4 * sizeof(float), 4, 4);
-    q.extent = make_cudaExtent(4, 4, 6);
-    q.kind = cudaMemcpyDeviceToHost;
-    CHECK(cudaMemcpy3D(&q));
+    whole(arr, faces, sizeof(float), 4, 4, 6, 0);
     for (int i = 0; i < 96; i++)
         EXPECT((&faces[0][0][0])[i] == (float)(i / 16 * 1000 + i % 16), "surfCubemap %d\n", i);
     CHECK(cudaDestroySurfaceObject(s));
