@@ -96,7 +96,7 @@ def _addresses(mem, handles, xyz, geom: str, size: int, esize: int, mode: str):
         sel = handles == hv
         surf = mem.textures.get(int(hv), surface=True)
         if surf.shape not in _SHAPES[geom]:
-            raise TextureFault(f"a {geom} surface access on a "
+            raise TextureFault(f"{geom} surface access on a "
                                f"{'1D/2D' if surf.shape == 'plain' else surf.shape} surface "
                                "object")
         va[sel], skip[sel] = _one(surf, [c[sel] for c in xyz], size, esize, mode)
