@@ -366,7 +366,8 @@ def test_a_kind_that_does_not_match_the_instruction_faults(mod):
             _run(mod, kernel, h, args, table, dev)
         assert info.value.errno == errno.EFAULT and words in str(info.value)
     surf = _texture(dev, table, data, "3d", Ref(data), surface=True)
-    with pytest.raises(KernelFault, match="a2d surface access on a 3d surface object in surf2dl_add at line"):
+    with pytest.raises(KernelFault,
+                       match="a2d surface access on a 3d surface object in surf2dl_add at line"):
         dev.launch(mod, "surf2dl_add", 1, 8, surf, 2, 2, 2, textures=table)
 
 
