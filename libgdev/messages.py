@@ -297,6 +297,13 @@ TEX_READ_NORMALIZED = 0x2  # 8/16-bit integers read as floats in [0, 1] or [-1, 
 TEX_FILTER_LINEAR = 0x4  # linear (bilinear) filtering, else nearest point
 TEX_SURFACE = 0x8  # a surface object (suld/sust), not a texture object (tex)
 TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR | TEX_SURFACE
+# TexDesc.shape: how a pitch-2D resource's slices are read (0: one plain 1D/2D resource)
+TEX_SHAPE_PLAIN = 0
+TEX_SHAPE_3D = 1  # depth slices of height rows, sampled in 3D (tex.3d)
+TEX_SHAPE_LAYERED_1D = 2  # depth layers of one row (tex.a1d)
+TEX_SHAPE_LAYERED_2D = 3  # depth layers of height rows (tex.a2d)
+TEX_SHAPE_CUBEMAP = 4  # 6 square faces as 6 slices (tex.cube)
+TEX_SHAPE_CUBEMAP_LAYERED = 5  # depth / 6 cubemaps, 6 slices each (tex.acube)
 
 
 class TexDesc(NamedTuple):
@@ -315,6 +322,9 @@ class TexDesc(NamedTuple):
     border1: U32
     border2: U32
     border3: U32
+    shape: U32  # TEX_SHAPE_*; 0 keeps the plain 1D/2D meaning of the fields above
+    depth: U64  # slices (3D depth, layers, 6 x cubemaps); 0 or 1 for a plain resource
+    slice_pitch: U64  # bytes from one slice to the next; 0 for a plain resource
 
 
 class TexHandle(NamedTuple):
@@ -465,7 +475,7 @@ STREAM_CREATE = Command(0x0A, "STREAM_CREATE", Layout("stream_create", StreamCre
 STREAM_DESTROY = Command(0x0B, "STREAM_DESTROY", _STREAM, EMPTY)
 STREAM_WAIT = Command(0x0C, "STREAM_WAIT", Layout("stream_wait", StreamWait), EMPTY)
 STREAM_SYNC = Command(0x0D, "STREAM_SYNC", Layout("stream_sync", StreamSync), EMPTY)
-TEX_CREATE = Command(0x0E, "TEX_CREATE", Layout("tex_desc", TexDesc, pad=4), _TEX)
+TEX_CREATE = Command(0x0E, "TEX_CREATE", Layout("tex_desc", TexDesc), _TEX)
 TEX_DESTROY = Command(0x0F, "TEX_DESTROY", _TEX, EMPTY)
 GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
 # device printf output of the context, up to ``size`` bytes, oldest first (the reply's tail)

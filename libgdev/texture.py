@@ -15,7 +15,12 @@ the CUDA layers only rename fields:
   surface object, for ``suld``/``sust``: its sampling flags must be clear);
 * ``modes``: the address mode of dimension ``k`` in byte ``k`` (``CUaddress_mode``: wrap 0,
   clamp 1, mirror 2, border 3);
-* ``border``: the border colour, four float32 bit patterns.
+* ``border``: the border colour, four float32 bit patterns;
+* ``shape``: ``TEX_SHAPE_PLAIN`` (0: the 1D or 2D resource above) or, over a pitch-2D
+  resource, how its ``depth`` slices, ``slice_pitch`` bytes apart, are read: 3D
+  (``tex.3d``), 1D layered (``height`` 1, ``tex.a1d``), 2D layered (``tex.a2d``), cubemap
+  (6 square faces, ``tex.cube``) or cubemap layered (``depth`` a multiple of 6,
+  ``tex.acube``): ``depth`` is CUDA's array extent depth in every case.
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ from libgdev.messages import (  # noqa: F401  (re-exported: the descriptor's fla
     TEX_FLAGS,
     TEX_NORMALIZED_COORDS,
     TEX_READ_NORMALIZED,
+    TEX_SHAPE_3D,
+    TEX_SHAPE_CUBEMAP,
+    TEX_SHAPE_CUBEMAP_LAYERED,
+    TEX_SHAPE_LAYERED_1D,
+    TEX_SHAPE_LAYERED_2D,
+    TEX_SHAPE_PLAIN,
     TEX_SURFACE,
     TexDesc,
 )
@@ -72,7 +83,8 @@ def border_bits(color: tuple[float, ...] | list[float]) -> tuple[int, int, int, 
 def tex_desc(kind: int, addr: int, fmt: int, channels: int, width: int, height: int = 1,
              pitch: int = 0, *, modes=(TEX_ADDRESS_CLAMP,) * 3, linear: bool = False,
              normalized_coords: bool = False, read_normalized: bool = False,
-             border=(0.0, 0.0, 0.0, 0.0), surface: bool = False) -> TexDesc:
+             border=(0.0, 0.0, 0.0, 0.0), surface: bool = False, shape: int = TEX_SHAPE_PLAIN,
+             depth: int = 0, slice_pitch: int = 0) -> TexDesc:
     """A :class:`TexDesc` from named parts (see the module docstring); no validation here,
     the daemon checks every field."""
     flags = (TEX_NORMALIZED_COORDS if normalized_coords else 0) | \
@@ -80,4 +92,4 @@ def tex_desc(kind: int, addr: int, fmt: int, channels: int, width: int, height: 
         (TEX_FILTER_LINEAR if linear else 0) | (TEX_SURFACE if surface else 0)
     b = border_bits(border)
     return TexDesc(addr, width, height, pitch, kind, fmt, channels, flags, pack_modes(modes),
-                   b[0], b[1], b[2], b[3])
+                   b[0], b[1], b[2], b[3], shape, depth, slice_pitch)

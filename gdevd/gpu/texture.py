@@ -31,9 +31,17 @@ MAX_LINEAR_WIDTH = 1 << 27      # CUDA's maxTexture1DLinear
 MAX_2D_WIDTH = 1 << 17          # CUDA's maxTexture2DLinear (width, height, pitch)
 MAX_2D_HEIGHT = 1 << 16
 MAX_PITCH = 1 << 21
+MAX_3D = 1 << 14                # CUDA's maxTexture3D (each of width, height, depth)
+MAX_LAYERED_WIDTH = 1 << 15     # maxTexture1DLayered/2DLayered/Cubemap width (and height)
+MAX_LAYERS = 2048               # maxTexture1DLayered/2DLayered layers
+MAX_CUBE_LAYERS = 2046          # maxTextureCubemapLayered layers (cubemaps)
+MAX_SLICE_PITCH = 1 << 36       # MAX_PITCH x MAX_LAYERED_WIDTH rows
 VA_LIMIT = 1 << 40              # the MMU's virtual address space
 TEXTURES_PER_CONTEXT = 4096
 ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")   # CUDA's numbering, 0..3
+# how the slices of a resource are read, in the wire's TEX_SHAPE_* numbering; each but
+# "plain" is also the name of the one tex/suld/sust geometry that may read it
+SHAPES = ("plain", "3d", "a1d", "a2d", "cube", "acube")
 
 
 class TextureFault(GdevError):
@@ -50,6 +58,10 @@ class Texture:
     """A validated texture object.
 
     ``pitch2d`` False: a linear resource of ``width`` texels (``height`` 1, ``pitch`` 0).
+    ``shape``: one of :data:`SHAPES`; beyond "plain" (one 1D or 2D resource, ``depth`` 1)
+    the resource is ``depth`` slices of ``height`` rows, slice ``k`` at ``addr + k *
+    slice_pitch``: the z extent of a 3D texture, the layers of a layered one, the 6 faces
+    of a cubemap (6 per cubemap of a layered cubemap).
     ``dtype``: one element (channel); ``norm``: the divisor of the normalised-float read
     mode for 8/16-bit integers (0 for other formats); ``modes``: per dimension, one of
     :data:`ADDRESS_MODES`; ``border``: the border colour (RGBA floats).
@@ -69,6 +81,9 @@ class Texture:
     modes: tuple[str, str, str]
     border: tuple[float, float, float, float]
     surface: bool = False       # a surface object (suld/sust), not a texture (tex)
+    shape: str = "plain"
+    depth: int = 1
+    slice_pitch: int = 0
 
     @property
     def texel_size(self) -> int:
@@ -78,7 +93,15 @@ class Texture:
     @property
     def span(self) -> int:
         """Bytes from ``addr`` to the end of the last texel."""
-        return self.pitch * (self.height - 1) + self.width * self.texel_size
+        return (self.slice_pitch * (self.depth - 1) + self.pitch * (self.height - 1) +
+                self.width * self.texel_size)
+
+    @property
+    def layers(self) -> int:
+        """Layers a layer index selects among (1 for unlayered shapes)."""
+        if self.shape in ("a1d", "a2d"):
+            return self.depth
+        return self.depth // 6 if self.shape == "acube" else 1
 
     @property
     def float_result(self) -> bool:

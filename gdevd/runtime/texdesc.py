@@ -4,8 +4,11 @@ unit's :class:`~gdevd.gpu.texture.Texture`; every refusal is EINVAL naming the f
 Rules (CUDA's, except where noted): formats are CUDA's ``CUarray_format``; 1, 2 or 4
 channels; a linear resource has at most ``MAX_LINEAR_WIDTH`` texels, a pitch-2D one at most
 ``MAX_2D_WIDTH`` x ``MAX_2D_HEIGHT`` with a pitch from one row of texels to ``MAX_PITCH``
-bytes; the normalised-float read mode needs an 8/16-bit integer format (it is ignored for
-float formats, as CUDA's driver API does); linear filtering needs a float result.  Where CUDA
+bytes; a 3D, layered or cubemap one (``shape``) is a pitch-2D resource of ``depth`` slices
+(CUDA's limits: ``MAX_3D`` in each dimension, ``MAX_LAYERS`` layers, ``MAX_CUBE_LAYERS``
+cubemaps of square faces) at least one slice of rows apart, at most ``MAX_SLICE_PITCH``;
+the normalised-float read mode needs an 8/16-bit integer format (it is ignored for float
+formats, as CUDA's driver API does); linear filtering needs a float result.  Where CUDA
 demands ``textureAlignment`` (512 bytes) of the address and 32 bytes of the pitch, we ask
 only the natural alignment of one element (more programs run; nothing reads misaligned).
 """
@@ -75,13 +78,41 @@ def _geometry(d: TexDesc, esize: int) -> tuple[int, int]:
     if d.kind != T.TEX_RESOURCE_PITCH2D:
         raise _fail(f"resource type {d.kind} (linear {T.TEX_RESOURCE_LINEAR} or pitch2D "
                     f"{T.TEX_RESOURCE_PITCH2D})")
-    if not (1 <= d.width <= G.MAX_2D_WIDTH and 1 <= d.height <= G.MAX_2D_HEIGHT):
-        raise _fail(f"pitch2D resource of {d.width}x{d.height} (at most "
-                    f"{G.MAX_2D_WIDTH}x{G.MAX_2D_HEIGHT})")
+    wmax, hmax = (G.MAX_2D_WIDTH, G.MAX_2D_HEIGHT) if d.shape == T.TEX_SHAPE_PLAIN else \
+        (G.MAX_3D,) * 2 if d.shape == T.TEX_SHAPE_3D else (G.MAX_LAYERED_WIDTH,) * 2
+    if not (1 <= d.width <= wmax and 1 <= d.height <= hmax):
+        raise _fail(f"pitch2D resource of {d.width}x{d.height} (at most {wmax}x{hmax})")
     if not d.width * texel <= d.pitch <= G.MAX_PITCH or d.pitch % esize:
         raise _fail(f"pitch {d.pitch} (a multiple of {esize} from {d.width * texel} to "
                     f"{G.MAX_PITCH})")
     return d.height, d.pitch
+
+
+def _slices(d: TexDesc, esize: int) -> tuple[str, int, int]:
+    """(shape, depth, slice pitch) after checking them against the 2D geometry."""
+    if d.shape >= len(G.SHAPES):
+        raise _fail(f"shape {d.shape} (0..{len(G.SHAPES) - 1})")
+    shape = G.SHAPES[d.shape]
+    if shape == "plain":
+        if d.depth not in (0, 1) or d.slice_pitch:
+            raise _fail(f"depth {d.depth}, slice pitch {d.slice_pitch} on a plain resource "
+                        "(depth 0 or 1, slice pitch 0)")
+        return shape, 1, 0
+    if d.kind != T.TEX_RESOURCE_PITCH2D:
+        raise _fail(f"a {shape} texture needs a pitch2D resource")
+    lo, hi = {"3d": (1, G.MAX_3D), "a1d": (1, G.MAX_LAYERS), "a2d": (1, G.MAX_LAYERS),
+              "cube": (6, 6), "acube": (6, 6 * G.MAX_CUBE_LAYERS)}[shape]
+    if not lo <= d.depth <= hi or (shape == "acube" and d.depth % 6):
+        raise _fail(f"depth {d.depth} of a {shape} texture ({lo}..{hi}"
+                    f"{', a multiple of 6' if shape == 'acube' else ''})")
+    if shape == "a1d" and d.height != 1:
+        raise _fail(f"a layered 1D texture of {d.height} rows (1)")
+    if shape in ("cube", "acube") and d.width != d.height:
+        raise _fail(f"cubemap faces of {d.width}x{d.height} (square)")
+    if not d.pitch * d.height <= d.slice_pitch <= G.MAX_SLICE_PITCH or d.slice_pitch % esize:
+        raise _fail(f"slice pitch {d.slice_pitch} (a multiple of {esize} from "
+                    f"{d.pitch * d.height} to {G.MAX_SLICE_PITCH})")
+    return shape, d.depth, d.slice_pitch
 
 
 def validate(d: TexDesc) -> G.Texture:
@@ -96,6 +127,7 @@ def validate(d: TexDesc) -> G.Texture:
     read_norm = _sampling(d, dt, norm)
     modes = _modes(d)
     height, pitch = _geometry(d, dt.itemsize)
+    shape, depth, slice_pitch = _slices(d, dt.itemsize)
     if d.addr % dt.itemsize:
         raise _fail(f"address 0x{d.addr:x} not aligned to its {dt.itemsize}-byte elements")
     border = struct.unpack("<4f", struct.pack("<4I", d.border0, d.border1, d.border2,
@@ -103,7 +135,7 @@ def validate(d: TexDesc) -> G.Texture:
     tex = G.Texture(d.kind == T.TEX_RESOURCE_PITCH2D, d.addr, dt, norm if read_norm else 0.0,
                     d.channels, d.width, height, pitch, bool(d.flags & T.TEX_NORMALIZED_COORDS),
                     read_norm, bool(d.flags & T.TEX_FILTER_LINEAR), modes, border,
-                    bool(d.flags & T.TEX_SURFACE))
+                    bool(d.flags & T.TEX_SURFACE), shape, depth, slice_pitch)
     if d.addr + tex.span > G.VA_LIMIT:
         raise _fail(f"range 0x{d.addr:x}+{tex.span} beyond the address space")
     return tex

@@ -31,6 +31,12 @@
 #define GDEV_ABI_TEX_FILTER_LINEAR 4
 #define GDEV_ABI_TEX_SURFACE 8
 #define GDEV_ABI_TEX_FLAGS 15
+#define GDEV_ABI_TEX_SHAPE_PLAIN 0
+#define GDEV_ABI_TEX_SHAPE_3D 1
+#define GDEV_ABI_TEX_SHAPE_LAYERED_1D 2
+#define GDEV_ABI_TEX_SHAPE_LAYERED_2D 3
+#define GDEV_ABI_TEX_SHAPE_CUBEMAP 4
+#define GDEV_ABI_TEX_SHAPE_CUBEMAP_LAYERED 5
 #define GDEV_ABI_LAUNCH_COOPERATIVE 1
 #define GDEV_ABI_LAUNCH_FLAGS 1
 #define GDEV_ABI_TOKEN_SIZE 32
@@ -291,7 +297,9 @@ struct gdev_abi_tex_desc {
     uint32_t border1;
     uint32_t border2;
     uint32_t border3;
-    uint32_t _pad0;
+    uint32_t shape;
+    uint64_t depth;
+    uint64_t slice_pitch;
 };
 _Static_assert(offsetof(struct gdev_abi_tex_desc, addr) == 0, "tex_desc.addr");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, width) == 8, "tex_desc.width");
@@ -306,8 +314,10 @@ _Static_assert(offsetof(struct gdev_abi_tex_desc, border0) == 52, "tex_desc.bord
 _Static_assert(offsetof(struct gdev_abi_tex_desc, border1) == 56, "tex_desc.border1");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, border2) == 60, "tex_desc.border2");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, border3) == 64, "tex_desc.border3");
-_Static_assert(offsetof(struct gdev_abi_tex_desc, _pad0) == 68, "tex_desc._pad0");
-_Static_assert(sizeof(struct gdev_abi_tex_desc) == 72, "tex_desc size");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, shape) == 68, "tex_desc.shape");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, depth) == 72, "tex_desc.depth");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, slice_pitch) == 80, "tex_desc.slice_pitch");
+_Static_assert(sizeof(struct gdev_abi_tex_desc) == 88, "tex_desc size");
 
 struct gdev_abi_tex_handle {
     uint64_t handle;
@@ -732,7 +742,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
 #define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
-#define GDEV_CMD_TEX_CREATE_REQUEST_SIZE 72
+#define GDEV_CMD_TEX_CREATE_REQUEST_SIZE 88
 #define GDEV_CMD_TEX_CREATE_REPLY_SIZE 8
 #define GDEV_CMD_TEX_DESTROY_REQUEST_SIZE 8
 #define GDEV_CMD_TEX_DESTROY_REPLY_SIZE 0
@@ -825,7 +835,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
     X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
     X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
-    X(TEX_CREATE, 0xe, tex_desc, tex_handle, 72, 8, 0, 0, 0) \
+    X(TEX_CREATE, 0xe, tex_desc, tex_handle, 88, 8, 0, 0, 0) \
     X(TEX_DESTROY, 0xf, tex_handle, empty, 8, 0, 0, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(PRINTF_DRAIN, 0x11, size, data, 8, 0, 0, 1, 0) \

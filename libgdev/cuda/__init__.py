@@ -21,6 +21,8 @@ from typing import Any
 
 from .array import *  # noqa: F403  (CUDA_ARRAY_DESCRIPTOR, CUDA_MEMCPY2D, CU_MEMORYTYPE_*)
 from .array import __all__ as _ARRAY_NAMES
+from .array3d import *  # noqa: F403  (CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY3D, CUDA_ARRAY3D_*)
+from .array3d import __all__ as _ARRAY3D_NAMES
 from .backend import GdevBackend, ModuleBackend
 from .device import CUdevice_attribute
 from .driver import API_NAMES, CudaDriver
@@ -58,5 +60,5 @@ __all__ = [
     "CudaDriver", "GdevBackend", "ModuleBackend", "bind", "driver", "result_from_errno",
     "CU_EVENT_DEFAULT", "CU_EVENT_BLOCKING_SYNC", "CU_EVENT_DISABLE_TIMING",
     "CU_MEMHOSTALLOC_PORTABLE", "CU_MEMHOSTALLOC_DEVICEMAP", "CU_MEMHOSTALLOC_WRITECOMBINED",
-    "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING", *_TEXTURE_NAMES, *_ARRAY_NAMES,
+    "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING", *_TEXTURE_NAMES, *_ARRAY_NAMES, *_ARRAY3D_NAMES,
 ]

@@ -1,7 +1,8 @@
 """CUDA arrays: cuArrayCreate/Destroy/GetDescriptor, cuMemcpy2D, cuMemcpyHtoA/AtoH.
 
 An array is stored pitch-linear in one device allocation of its context: ``Height`` rows
-(one for a 1D array, ``Height`` 0) of ``Width`` texels, packed (the pitch is one row of
+(one for a 1D array, ``Height`` 0) of ``Width`` texels, packed, in each of its slices
+(``array3d.py``: 3D, layered and cubemap arrays) (the pitch is one row of
 texels; nothing outside the library sees the layout, as with CUDA's opaque layouts).  A
 texture object over an array (``CU_RESOURCE_TYPE_ARRAY``) is a pitch-2D texture over that
 memory; 1D arrays are one row, so their fetches use the address modes of dimension 0.
@@ -60,14 +61,26 @@ class CUDA_MEMCPY2D:  # noqa: N801 - CUDA's name
 class Array:
     """A CUarray: its context, descriptor, device memory and pitch (see the docstring)."""
 
-    def __init__(self, ctx: Context, desc: CUDA_ARRAY_DESCRIPTOR, ptr: int, pitch: int) -> None:
+    def __init__(self, ctx: Context, desc: CUDA_ARRAY_DESCRIPTOR, ptr: int, pitch: int,
+                 depth: int = 0, flags: int = 0) -> None:
         self.ctx, self.desc, self.ptr, self.pitch = ctx, desc, ptr, pitch
+        self.depth, self.flags = depth, flags      # cuArray3DCreate's Depth and Flags
         self.destroyed = False
 
     @property
     def rows(self) -> int:
         """Rows of storage (1 for a 1D array)."""
         return max(1, self.desc.Height)
+
+    @property
+    def slices(self) -> int:
+        """Slices of storage (1 for a 1D or 2D array), ``slice_pitch`` bytes apart."""
+        return max(1, self.depth)
+
+    @property
+    def slice_pitch(self) -> int:
+        """Bytes from one slice to the next (the rows are packed)."""
+        return self.pitch * self.rows
 
     def __repr__(self) -> str:
         d = self.desc
@@ -92,23 +105,26 @@ class ArrayAPI(DriverCore):
 
     def _array_range(self, arr: Any, offset: int, count: int) -> Array:
         a = self._array(arr)
-        if offset < 0 or count < 0 or offset + count > a.pitch * a.rows:
+        if offset < 0 or count < 0 or offset + count > a.slice_pitch * a.slices:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "range outside the array")
         return a
+
+    def _new_array(self, d: CUDA_ARRAY_DESCRIPTOR, depth: int = 0, flags: int = 0) -> Array:
+        """A new array of ``max(depth, 1)`` slices of ``d`` in the current context."""
+        if d.Format not in ELEMENT_SIZE or d.NumChannels not in (1, 2, 4) or d.Width <= 0 \
+                or d.Height < 0 or depth < 0:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"array descriptor {d}")
+        pitch = d.Width * ELEMENT_SIZE[d.Format] * d.NumChannels
+        ctx = self._current()
+        size = pitch * max(1, d.Height) * max(1, depth)
+        ptr = int(ctx.backend.gmalloc(ctx.handle, size))
+        ctx.mem[ptr] = size     # an allocation like cuMemAlloc's (cuMemGetAddressRange)
+        return Array(ctx, d, ptr, pitch, depth, flags)
 
     @api
     def cuArrayCreate(self, pAllocateArray: CUDA_ARRAY_DESCRIPTOR) -> Array:
         """Create a 1D (``Height`` 0) or 2D array in the current context."""
-        d = replace(pAllocateArray)
-        if d.Format not in ELEMENT_SIZE or d.NumChannels not in (1, 2, 4) or d.Width <= 0 \
-                or d.Height < 0:
-            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"array descriptor {d}")
-        pitch = d.Width * ELEMENT_SIZE[d.Format] * d.NumChannels
-        ctx = self._current()
-        size = pitch * max(1, d.Height)
-        ptr = int(ctx.backend.gmalloc(ctx.handle, size))
-        ctx.mem[ptr] = size     # an allocation like cuMemAlloc's (cuMemGetAddressRange)
-        return Array(ctx, d, ptr, pitch)
+        return self._new_array(replace(pAllocateArray))
 
     @api
     def cuArrayDestroy(self, hArray: Array) -> None:

@@ -8,8 +8,9 @@ structs as Python dataclasses with CUDA's member names; the resource union is fl
 ``width``, ``height`` and ``pitchInBytes`` for a pitch-2D one).  CUDA's driver semantics:
 8- and 16-bit integer formats are read as normalised floats unless ``CU_TRSF_READ_AS_INTEGER``
 is set; ``CU_TRSF_NORMALIZED_COORDINATES`` selects [0, 1) coordinates.  A CUDA array
-resource is the pitch-2D memory the array is stored in (``array.py``); mipmapped arrays and
-resource views are not supported (CUDA_ERROR_NOT_SUPPORTED).
+resource is the pitch-2D memory the array is stored in (``array.py``) with its slices and
+shape (``array3d.py``: 3D, layered, cubemap); mipmapped arrays and resource views are not
+supported (CUDA_ERROR_NOT_SUPPORTED).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 from libgdev import texture as T
 from libgdev.messages import TexDesc
 
-from .array import ELEMENT_SIZE, Array, ArrayAPI
+from .array import ELEMENT_SIZE, Array
+from .array3d import Array3DAPI, shape_of
 from .errors import CUresult, api, copy_api, fail
 
 __all__ = [  # the names ``libgdev.cuda`` exports (with the entry points)
@@ -120,7 +122,15 @@ def _array_as_pitch2d(arr: Array) -> CUDA_RESOURCE_DESC:
                               pitchInBytes=arr.pitch)
 
 
-class TextureAPI(ArrayAPI):
+def _with_slices(desc: TexDesc, arr: Array) -> TexDesc:
+    """``desc`` over array ``arr`` with the array's shape, slices and slice pitch."""
+    shape = shape_of(arr)
+    if shape == T.TEX_SHAPE_PLAIN:
+        return desc
+    return desc._replace(shape=shape, depth=arr.slices, slice_pitch=arr.slice_pitch)
+
+
+class TextureAPI(Array3DAPI):
     """cuTexObject* entry points (mixed into the driver)."""
 
     def _texture(self, obj: int) -> tuple[CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC]:
@@ -140,8 +150,10 @@ class TextureAPI(ArrayAPI):
         ctx = self._current()
         res = pResDesc
         if res.resType == CU_RESOURCE_TYPE_ARRAY:
-            res = _array_as_pitch2d(self._array(res.hArray))
-        desc = wire_desc(res, pTexDesc)
+            arr = self._array(res.hArray)
+            desc = _with_slices(wire_desc(_array_as_pitch2d(arr), pTexDesc), arr)
+        else:
+            desc = wire_desc(res, pTexDesc)
         with ctx.lock:
             obj = int(ctx.backend.gtex_create(ctx.handle, desc))
             ctx.scratch.setdefault("textures", {})[obj] = (replace(pResDesc), replace(pTexDesc))
@@ -154,9 +166,11 @@ class TextureAPI(ArrayAPI):
         if pResDesc.resType != CU_RESOURCE_TYPE_ARRAY:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "surfaces need an array resource")
         ctx = self._current()
-        res = _array_as_pitch2d(self._array(pResDesc.hArray))
-        desc = T.tex_desc(res.resType, res.devPtr, res.format, res.numChannels, res.width,
-                          res.height, res.pitchInBytes, surface=True)
+        arr = self._array(pResDesc.hArray)
+        res = _array_as_pitch2d(arr)
+        desc = _with_slices(T.tex_desc(res.resType, res.devPtr, res.format, res.numChannels,
+                                       res.width, res.height, res.pitchInBytes, surface=True),
+                            arr)
         with ctx.lock:
             obj = int(ctx.backend.gtex_create(ctx.handle, desc))
             ctx.scratch.setdefault("textures", {})[obj] = (replace(pResDesc),

@@ -34,9 +34,10 @@ EXPECTED = (
     "bad_high=cudaErrorInvalidValue read_only=cudaErrorInvalidValue mine=4096 "
     "wrong_dev=cudaErrorInvalidDevice access=3,0 destroy_default=cudaErrorInvalidValue "
     "shareable=cudaErrorNotSupported\n"
-    # a 2D array by cudaMalloc3DArray: element (2,1) is 12, (5,1) 15, (5,2) 25
-    "array3d part=12,15,25 extent=8,4,0 two_slices=cudaErrorNotSupported "
-    "deep=cudaErrorNotSupported layered=cudaErrorNotSupported\n"
+    # a 2D array by cudaMalloc3DArray: element (2,1) is 12, (5,1) 15, (5,2) 25; two slices
+    # of it are past its one; a 3D array is made; a layered one needs layers
+    "array3d part=12,15,25 extent=8,4,0 two_slices=cudaErrorInvalidValue "
+    "deep=cudaSuccess layered=cudaErrorInvalidValue\n"
     "misc channel=32,0,2 null=cudaErrorInvalidValue host_flags=2 "
     "not_pinned=cudaErrorInvalidValue\n")
 

@@ -92,3 +92,23 @@ def test_proc_names_the_kernels_left_on_the_interpreter(gdevd) -> None:
             assert not any("fetch_f4" in r for r in rows), rows    # tex is translated
     finally:
         _write(gdevd.proc_path("ptx_engine"), b"auto")
+
+
+def test_slices_of_a_3d_texture_through_the_daemon(gdevd) -> None:
+    """A 3D texture's slices must lie inside one allocation of the context; hostile depths
+    and slice pitches are refused with the field named, and the daemon serves on."""
+    with libgdev.gopen(0, gdevd.mount) as h:
+        buf = h.gmalloc(4096)                 # 16 slices of 4 rows of 16 floats: a page
+        good = T.tex_desc(T.TEX_RESOURCE_PITCH2D, buf, T.TEX_FORMAT_FLOAT, 1, 16, 4, 64,
+                          shape=T.TEX_SHAPE_3D, depth=16, slice_pitch=256)
+        h.gtex_destroy(h.gtex_create(good))
+        for change, err, words in [
+                ({"depth": 17}, (errno.EFAULT, errno.ENOENT), ""),    # one slice too many
+                ({"depth": 1 << 40}, (errno.EINVAL,), "depth"),
+                ({"slice_pitch": 1 << 63}, (errno.EINVAL,), "slice pitch"),
+                ({"slice_pitch": 128}, (errno.EINVAL,), "slice pitch"),   # slices overlap
+                ({"shape": 99}, (errno.EINVAL,), "shape")]:
+            with pytest.raises(OSError) as info:
+                h.gtex_create(good._replace(**change))
+            assert info.value.errno in err and words in str(info.value), change
+        h.gtex_destroy(h.gtex_create(good))

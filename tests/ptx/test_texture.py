@@ -36,6 +36,21 @@ def mod():
 
 # -- the reference: one sample at a time, straight from the appendix ---------------------------
 
+def address(mode: str, normalized: bool, i: int, n: int) -> int | None:
+    """Texel index ``i`` of a dimension of ``n`` texels under address ``mode`` (None: the
+    border colour)."""
+    if not normalized and mode in ("wrap", "mirror"):
+        mode = "clamp"
+    if mode == "wrap":
+        return i % n
+    if mode == "mirror":
+        m = i % (2 * n)
+        return 2 * n - 1 - m if m >= n else m
+    if mode == "border":
+        return i if 0 <= i < n else None
+    return min(max(i, 0), n - 1)
+
+
 class Ref:
     """A texture as a (height, width, channels) array and its sampling state."""
 
@@ -55,17 +70,7 @@ class Ref:
         return out
 
     def address(self, i: int, n: int) -> int | None:
-        mode = self.mode
-        if not self.normalized and mode in ("wrap", "mirror"):
-            mode = "clamp"
-        if mode == "wrap":
-            return i % n
-        if mode == "mirror":
-            m = i % (2 * n)
-            return 2 * n - 1 - m if m >= n else m
-        if mode == "border":
-            return i if 0 <= i < n else None
-        return min(max(i, 0), n - 1)
+        return address(self.mode, self.normalized, i, n)
 
     def point(self, ii: list[int]) -> list[float]:
         h, w, _ = self.data.shape

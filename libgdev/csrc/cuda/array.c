@@ -1,9 +1,13 @@
 /* CUDA arrays: cuArrayCreate/Destroy/GetDescriptor and their 3D forms.  An array is stored
- * pitch-linear in one device allocation of its context: max(Height, 1) rows of Width texels,
- * packed (pitch = one row of texels; the layout is the library's business, as CUDA's is).  A
- * texture over an array is a pitch-2D texture over that memory (texture.c); copies with
- * arrays are copy2d.c's.  Only 1D and 2D arrays exist: cuArray3DCreate with a Depth, or
- * layered, cubemap, gather, sparse or deferred-mapping flags, is CUDA_ERROR_NOT_SUPPORTED. */
+ * pitch-linear in one device allocation of its context: max(Depth, 1) slices of max(Height,
+ * 1) rows of Width texels, packed (pitch = one row of texels, slice pitch = pitch x rows; the
+ * layout is the library's business, as CUDA's is).  A 3D array (Depth > 0), a layered one
+ * (CUDA_ARRAY3D_LAYERED: Depth layers; Height 0 for 1D layers), a cubemap
+ * (CUDA_ARRAY3D_CUBEMAP: 6 square faces) and a layered cubemap (both flags, Depth a multiple
+ * of 6) are those slices; CUDA_ARRAY3D_SURFACE_LDST is accepted (every array can back a
+ * surface here).  A texture over an array is a pitch-2D texture over that memory with the
+ * array's shape (texture.c); copies with arrays are copy2d.c's.  Gather, depth, sparse and
+ * deferred-mapping arrays are CUDA_ERROR_NOT_SUPPORTED. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +69,23 @@ size_t cu_element_size(CUarray_format f)
     }
 }
 
-API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
+/* CUDA's limits of an array of descriptor d (maxTexture3D, maxTexture*Layered, ...). */
+static int within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    unsigned shape = d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
+    if (shape == (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP))
+        return d->Width == d->Height && d->Depth && d->Depth % 6 == 0 &&
+               d->Depth <= 6 * 2046 && d->Width <= 32768;
+    if (shape == CUDA_ARRAY3D_CUBEMAP)
+        return d->Width == d->Height && d->Depth == 6 && d->Width <= 32768;
+    if (shape == CUDA_ARRAY3D_LAYERED)
+        return d->Depth && d->Depth <= 2048 && d->Width <= 32768 && d->Height <= 32768;
+    return !d->Depth || (d->Height && d->Width <= 16384 && d->Height <= 16384 &&
+                         d->Depth <= 16384);
+}
+
+/* A new array of d in the current context (cuArrayCreate's and cuArray3DCreate's). */
+static CUresult make_array(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d, const char *who)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
@@ -74,20 +94,26 @@ API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
     if (r)
         return r;
     if (!pHandle || !esize || !d->Width || (d->NumChannels != 1 && d->NumChannels != 2 &&
-                                           d->NumChannels != 4))
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuArrayCreate: bad descriptor");
+                                           d->NumChannels != 4) || !within_limits(d))
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: bad descriptor", who);
     a = calloc(1, sizeof *a);
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->ctx = c;
-    a->desc = *d;
+    a->desc = (CUDA_ARRAY_DESCRIPTOR){.Width = d->Width, .Height = d->Height,
+                                      .Format = d->Format, .NumChannels = d->NumChannels};
+    a->depth = d->Depth;
+    a->flags = d->Flags;
     a->pitch = d->Width * esize * d->NumChannels;
     a->rows = d->Height ? d->Height : 1;
-    if (a->pitch / d->Width != esize * d->NumChannels || a->rows > SIZE_MAX / a->pitch) {
+    a->slices = d->Depth ? d->Depth : 1;
+    if (a->pitch / d->Width != esize * d->NumChannels || a->rows > SIZE_MAX / a->pitch ||
+        a->slices > SIZE_MAX / (a->pitch * a->rows)) {
         free(a);
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuArrayCreate: too large");
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: too large", who);
     }
-    if ((r = cuMemAlloc(&a->ptr, a->pitch * a->rows)) || remember(a)) {
+    a->slice_pitch = a->pitch * a->rows;
+    if ((r = cuMemAlloc(&a->ptr, a->slice_pitch * a->slices)) || remember(a)) {
         if (!r)
             cuMemFree(a->ptr);
         free(a);
@@ -95,6 +121,27 @@ API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
     }
     *pHandle = a;
     return CUDA_SUCCESS;
+}
+
+API CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_ARRAY3D_DESCRIPTOR three = {.Width = d->Width, .Height = d->Height,
+                                     .Format = d->Format, .NumChannels = d->NumChannels};
+    return make_array(pHandle, &three, "cuArrayCreate");
+}
+
+unsigned cu_array_shape(const struct CUarray_st *a)
+{
+    unsigned f = a->flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
+    if (f == (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP))
+        return GDEV_ABI_TEX_SHAPE_CUBEMAP_LAYERED;
+    if (f == CUDA_ARRAY3D_CUBEMAP)
+        return GDEV_ABI_TEX_SHAPE_CUBEMAP;
+    if (f == CUDA_ARRAY3D_LAYERED)
+        return a->desc.Height ? GDEV_ABI_TEX_SHAPE_LAYERED_2D : GDEV_ABI_TEX_SHAPE_LAYERED_1D;
+    return a->depth ? GDEV_ABI_TEX_SHAPE_3D : GDEV_ABI_TEX_SHAPE_PLAIN;
 }
 
 /* The live array of the current context, or NULL. */
@@ -129,17 +176,14 @@ API CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarr
 
 API CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
+    const unsigned ours = CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST |
+                          CUDA_ARRAY3D_CUBEMAP;
     if (!pHandle || !d)
         return CUDA_ERROR_INVALID_VALUE;
-    if (d->Depth || (d->Flags & ~(unsigned)CUDA_ARRAY3D_SURFACE_LDST))
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuArray3DCreate: only 1D and 2D arrays "
-                       "(Depth 0, no flag but CUDA_ARRAY3D_SURFACE_LDST)");
-    CUDA_ARRAY_DESCRIPTOR two = {.Width = d->Width, .Height = d->Height, .Format = d->Format,
-                                 .NumChannels = d->NumChannels};
-    CUresult r = cuArrayCreate(pHandle, &two);
-    if (!r)
-        (*pHandle)->flags = d->Flags;
-    return r;
+    if (d->Flags & ~ours)
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuArray3DCreate: flags 0x%x (only "
+                       "CUDA_ARRAY3D_LAYERED, _CUBEMAP and _SURFACE_LDST)", d->Flags & ~ours);
+    return make_array(pHandle, d, "cuArray3DCreate");
 }
 
 API CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *out, CUarray hArray)
@@ -148,7 +192,7 @@ API CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *out, CUarray hArray
     if (!a || !out)
         return a ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     *out = (CUDA_ARRAY3D_DESCRIPTOR){.Width = a->desc.Width, .Height = a->desc.Height,
-                                     .Format = a->desc.Format,
+                                     .Depth = a->depth, .Format = a->desc.Format,
                                      .NumChannels = a->desc.NumChannels, .Flags = a->flags};
     return CUDA_SUCCESS;
 }

@@ -3,7 +3,8 @@
  * row (one copy when both sides are contiguous; the padding between rows is never touched);
  * a 3D copy is one 2D copy per slice.  An asynchronous copy runs in its stream's order
  * (memory.c's copies: asynchronous for pinned memory, done on return otherwise).  Arrays
- * are packed pitch-linear device memory (array.c) of one slice. */
+ * are packed pitch-linear device memory (array.c); a 2D copy reaches an array's first slice,
+ * a 3D copy any box of its slices (checked whole before anything is copied). */
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -120,31 +121,56 @@ API CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *p, CUstream s)
     return cu_copy2d(p, s, 1, "cuMemcpy2DAsync");
 }
 
-/* Slice z of one side of a 3D copy as the base of a 2D copy: linear memory moves by
- * pitch x height a slice; an array has one slice. */
-static CUresult slice(CUmemorytype type, CUdeviceptr *dev, const void **host, size_t z,
-                      size_t pitch, size_t height, size_t rows, size_t y)
+/* Slice z of one side of a 3D copy as the base of a 2D copy: pitch x height a slice. */
+static CUresult slice(CUdeviceptr *dev, const void **host, size_t z, size_t pitch,
+                      size_t height, size_t rows, size_t y)
 {
-    if (type == CU_MEMORYTYPE_ARRAY)
-        return z ? cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D: arrays have one slice")
-                 : CUDA_SUCCESS;
     if (!z)
         return CUDA_SUCCESS;
     if (height < y + rows)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D: a slice's height is below "
                        "Y + Height");
     *dev += z * pitch * height;
-    *host = (const uint8_t *)*host + z * pitch * height;
+    if (*host)
+        *host = (const uint8_t *)*host + z * pitch * height;
     return CUDA_SUCCESS;
 }
 
-static CUresult copy3d(const CUDA_MEMCPY3D *p, CUstream st, int async)
+/* An array side of a 3D copy as the device memory of its slices, after checking that the
+ * box (x, y, z) + (w, h, depth) lies inside the array. */
+static CUresult array_box(CUarray arr, size_t x, size_t y, size_t z, const CUDA_MEMCPY3D *p,
+                          CUmemorytype *type, CUdeviceptr *dev, size_t *pitch, size_t *height)
 {
-    if (!p || p->srcLOD || p->dstLOD)
+    struct CUarray_st *a = cu_array(arr);
+    size_t depth = p->Depth ? p->Depth : 1;
+    if (!a)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (x > a->pitch || p->WidthInBytes > a->pitch - x || y > a->rows ||
+        p->Height > a->rows - y || z > a->slices || depth > a->slices - z)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemcpy3D: outside the array");
+    *type = CU_MEMORYTYPE_DEVICE;
+    *dev = a->ptr;
+    *pitch = a->pitch;
+    *height = a->rows; /* invariant: pitch x rows is the array's slice pitch */
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *in, CUstream st, int async)
+{
+    CUDA_MEMCPY3D q;
+    const CUDA_MEMCPY3D *p = &q;
+    CUresult r0 = CUDA_SUCCESS;
+    if (!in || in->srcLOD || in->dstLOD)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY) &&
-        (p->Depth > 1 || p->srcZ || p->dstZ))
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3D: arrays have one slice");
+    q = *in;
+    if (q.srcMemoryType == CU_MEMORYTYPE_ARRAY)
+        r0 = array_box(q.srcArray, q.srcXInBytes, q.srcY, q.srcZ, &q, &q.srcMemoryType,
+                       &q.srcDevice, &q.srcPitch, &q.srcHeight);
+    if (!r0 && q.dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        r0 = array_box(q.dstArray, q.dstXInBytes, q.dstY, q.dstZ, &q, &q.dstMemoryType,
+                       &q.dstDevice, &q.dstPitch, &q.dstHeight);
+    if (r0)
+        return r0;
     for (size_t z = 0; z < (p->Depth ? p->Depth : 1); z++) {
         CUDA_MEMCPY2D two = {
             .srcXInBytes = p->srcXInBytes, .srcY = p->srcY, .srcMemoryType = p->srcMemoryType,
@@ -153,11 +179,11 @@ static CUresult copy3d(const CUDA_MEMCPY3D *p, CUstream st, int async)
             .dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
             .dstDevice = p->dstDevice, .dstArray = p->dstArray, .dstPitch = p->dstPitch,
             .WidthInBytes = p->WidthInBytes, .Height = p->Height};
-        CUresult r = slice(p->srcMemoryType, &two.srcDevice, &two.srcHost, p->srcZ + z,
-                           p->srcPitch, p->srcHeight, p->Height, p->srcY);
+        CUresult r = slice(&two.srcDevice, &two.srcHost, p->srcZ + z, p->srcPitch,
+                           p->srcHeight, p->Height, p->srcY);
         if (!r)
-            r = slice(p->dstMemoryType, &two.dstDevice, (const void **)&two.dstHost,
-                      p->dstZ + z, p->dstPitch, p->dstHeight, p->Height, p->dstY);
+            r = slice(&two.dstDevice, (const void **)&two.dstHost, p->dstZ + z, p->dstPitch,
+                      p->dstHeight, p->Height, p->dstY);
         if (!r && p->Depth)
             r = cu_copy2d(&two, st, async, "cuMemcpy3D");
         if (r)
@@ -183,7 +209,7 @@ static CUresult array_at(CUarray h, size_t off, size_t n, CUdeviceptr *at, const
     struct CUarray_st *a = cu_array(h);
     if (!a)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (off > a->pitch * a->rows || n > a->pitch * a->rows - off)
+    if (off > a->slice_pitch * a->slices || n > a->slice_pitch * a->slices - off)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: outside the array", who);
     *at = a->ptr + off;
     return CUDA_SUCCESS;

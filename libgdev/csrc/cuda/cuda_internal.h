@@ -83,6 +83,8 @@ struct CUarray_st {
     CUDA_ARRAY_DESCRIPTOR desc;
     CUdeviceptr ptr;
     size_t pitch, rows; /* bytes per row; max(Height, 1) */
+    size_t depth;       /* cuArray3DCreate's Depth (0: a 1D or 2D array) */
+    size_t slices, slice_pitch; /* max(Depth, 1) slices of rows, slice_pitch bytes apart */
     unsigned flags;     /* cuArray3DCreate's CUDA_ARRAY3D_* flags */
     int destroyed;
 };
@@ -149,6 +151,7 @@ CUresult cu_valid_device(CUdevice dev); /* NOT_INITIALIZED, INVALID_DEVICE or SU
 
 /* drvapi: copies, pointers, streams (copy2d.c, memset.c, pointer.c, streamops.c, library.c) */
 struct CUarray_st *cu_array(CUarray a); /* the live array of the current context, or NULL */
+unsigned cu_array_shape(const struct CUarray_st *a); /* GDEV_ABI_TEX_SHAPE_* of its slices */
 void cu_array_forget(CUcontext c);      /* free c's array records (cuCtxDestroy) */
 CUresult cu_copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async, const char *who);
 unsigned long long cu_next_id(void); /* context and stream ids: 1, 2, ... */

@@ -3,8 +3,9 @@
  * kernels receive it as a .u64 parameter.  The library keeps, per object, its context and a
  * copy of the two descriptors (for the Get calls); a context's objects are forgotten when it is
  * destroyed (the daemon drops its table with the context).  Linear, pitch-2D and array
- * resources (an array is the pitch-2D memory it is stored in, array.c); mipmapped arrays
- * and resource views are CUDA_ERROR_NOT_SUPPORTED. */
+ * resources (an array is the pitch-2D memory it is stored in, array.c, with its slices and
+ * shape: 3D, layered, cubemap); mipmapped arrays and resource views are
+ * CUDA_ERROR_NOT_SUPPORTED. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,17 @@ static CUresult array_resource(CUcontext c, CUarray a, CUDA_RESOURCE_DESC *out)
     out->res.pitch2D.height = a->rows;
     out->res.pitch2D.pitchInBytes = a->pitch;
     return CUDA_SUCCESS;
+}
+
+/* The slices of array a (checked by array_resource) on descriptor d: its shape, depth and
+ * slice pitch; nothing for a 1D or 2D array. */
+static void array_slices(CUarray a, struct gdev_abi_tex_desc *d)
+{
+    d->shape = cu_array_shape(a);
+    if (d->shape != GDEV_ABI_TEX_SHAPE_PLAIN) {
+        d->depth = a->slices;
+        d->slice_pitch = a->slice_pitch;
+    }
 }
 
 static CUresult to_wire(const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *t,
@@ -138,6 +150,8 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
     if ((r = to_wire(pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ? &as2d : pResDesc, pTexDesc,
                      &d)))
         return r;
+    if (pResDesc->resType == CU_RESOURCE_TYPE_ARRAY)
+        array_slices(pResDesc->res.array.hArray, &d);
     return create(c, &d, pResDesc, pTexDesc, pTexObject, "cuTexObjectCreate");
 }
 
@@ -156,6 +170,7 @@ API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_D
     if ((r = array_resource(c, pResDesc->res.array.hArray, &as2d)) ||
         (r = to_wire(&as2d, &none, &d)))
         return r;
+    array_slices(pResDesc->res.array.hArray, &d);
     d.flags = GDEV_ABI_TEX_SURFACE; /* no sampling: raw suld/sust */
     return create(c, &d, pResDesc, NULL, pSurfObject, "cuSurfObjectCreate");
 }

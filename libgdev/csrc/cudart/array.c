@@ -44,8 +44,8 @@ API cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray
 API cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent,
                                  unsigned int *flags, cudaArray_t array)
 {
-    CUDA_ARRAY_DESCRIPTOR d;
-    CUresult r = cuArrayGetDescriptor(&d, (CUarray)array);
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    CUresult r = cuArray3DGetDescriptor(&d, (CUarray)array);
     if (r)
         return rt_set(rt_from(r));
     if (desc)
@@ -53,10 +53,10 @@ API cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cuda
     if (extent) {
         extent->width = d.Width;
         extent->height = d.Height;
-        extent->depth = 0;
+        extent->depth = d.Depth;
     }
     if (flags)
-        *flags = 0;
+        *flags = d.Flags; /* cudaArray* flags are the driver's CUDA_ARRAY3D_* values */
     return cudaSuccess;
 }
 

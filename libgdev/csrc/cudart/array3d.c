@@ -1,8 +1,10 @@
-/* cudaMalloc3DArray for the arrays the driver has: 1D and 2D (depth 0; a 3D, layered,
- * cubemap, gather or sparse array is cudaErrorNotSupported), and every cudaMemcpy3DParms
- * copy as libcuda's cuMemcpy3D (copy2d.c: a copy of more than one slice to or from an array
- * is not supported).  An array side of a copy counts in elements (position and width), a
- * linear side in bytes, as CUDA defines cudaMemcpy3DParms. */
+/* cudaMalloc3DArray as libcuda's cuArray3DCreate: 1D and 2D arrays (depth 0), 3D arrays,
+ * layered (cudaArrayLayered: depth layers, height 0 for 1D layers), cubemap
+ * (cudaArrayCubemap: depth 6) and layered cubemap arrays (a gather, color-attachment, sparse
+ * or deferred-mapping array is cudaErrorNotSupported), and every cudaMemcpy3DParms copy as
+ * libcuda's cuMemcpy3D (copy2d.c: any box of an array's slices).  An array side of a copy
+ * counts in elements (position and width), a linear side in bytes, as CUDA defines
+ * cudaMemcpy3DParms; cudaArray* flags have the driver's CUDA_ARRAY3D_* values. */
 #include <stdint.h>
 
 #include "cudart_internal.h"
@@ -10,14 +12,22 @@
 API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                   struct cudaExtent extent, unsigned int flags)
 {
-    const unsigned known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap
-                           | cudaArrayTextureGather | cudaArrayColorAttachment
+    const unsigned ours = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap;
+    const unsigned known = ours | cudaArrayTextureGather | cudaArrayColorAttachment
                            | cudaArraySparse | cudaArrayDeferredMapping;
+    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = extent.width, .Height = extent.height,
+                                 .Depth = extent.depth, .Flags = flags};
+    CUcontext ctx;
+    cudaError_t e = rt_ctx(&ctx);
+    if (e)
+        return e;
     if (!array || !desc || !extent.width || (flags & ~known))
         return rt_set(cudaErrorInvalidValue);
-    if (extent.depth || (flags & ~(unsigned)cudaArraySurfaceLoadStore))
+    if (flags & ~ours)
         return rt_set(cudaErrorNotSupported);
-    return cudaMallocArray(array, desc, extent.width, extent.height, flags);
+    if (!rt_channel_format(desc, &d.Format, &d.NumChannels))
+        return rt_set(cudaErrorInvalidChannelDescriptor);
+    return rt_set(rt_from(cuArray3DCreate((CUarray *)array, &d)));
 }
 
 /* Bytes per element of array a. */

@@ -122,10 +122,16 @@ static int arrays(void)
     CK(cuMemcpyAtoH(out, b, 0, 8));
     EXPECT(out[0][1] == in[0][0]);
     EXPECT(cuMemcpyAtoH(out, b, 1, sizeof in) == CUDA_ERROR_INVALID_VALUE);
-    desc.Depth = 2;
-    EXPECT(cuArray3DCreate(&a, &desc) == CUDA_ERROR_NOT_SUPPORTED);
+    CUarray vol;
+    desc.Depth = 2; /* a 3D array of two slices (tests/programs/apps/tex3d_app.cu uses them) */
+    CK(cuArray3DCreate(&vol, &desc));
+    CK(cuArray3DGetDescriptor(&got, vol));
+    EXPECT(got.Depth == 2);
     up.Depth = 2;
-    EXPECT(cuMemcpy3D(&up) == CUDA_ERROR_NOT_SUPPORTED);
+    EXPECT(cuMemcpy3D(&up) == CUDA_ERROR_INVALID_VALUE); /* a 2D array has one slice */
+    desc.Flags = 0x08; /* CUDA_ARRAY3D_TEXTURE_GATHER */
+    EXPECT(cuArray3DCreate(&vol, &desc) == CUDA_ERROR_NOT_SUPPORTED);
+    CK(cuArrayDestroy(vol));
     CK(cuArrayDestroy(b));
     CK(cuMemFree(d));
     return 0;

@@ -274,6 +274,9 @@ static int arrays_and_host()
     cudaError_t two_slices = cudaMemcpy3D(&outp);
     cudaArray_t a3;
     cudaError_t deep = cudaMalloc3DArray(&a3, &want, make_cudaExtent(8, 4, 2), 0);
+    if (deep == cudaSuccess)
+        CK(cudaFreeArray(a3));
+    // a layered array of no layers
     cudaError_t layered = cudaMalloc3DArray(&a3, &want, make_cudaExtent(8, 4, 0),
                                             cudaArrayLayered);
     CK(cudaFreeArray(a2));

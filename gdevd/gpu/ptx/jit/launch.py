@@ -25,7 +25,8 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
-from ...texture import ADDRESS_MODES
+from ...texsample import GEOMETRIES
+from ...texture import ADDRESS_MODES, SHAPES
 from .. import assertion
 from ..coop import QUANTUM
 from ..executor import Launch
@@ -34,15 +35,18 @@ from .lanes import SLOTS
 
 F_TEX = 9       # a handle not in the launch's texture table (tex.h)
 JTEX = np.dtype([("handle", "<u8"), ("addr", "<u8"), ("width", "<u8"), ("height", "<u8"),
-                 ("pitch", "<u8"), ("pitch2d", "<u4"), ("kind", "<u4"), ("esize", "<u4"),
+                 ("pitch", "<u8"), ("depth", "<u8"), ("slice_pitch", "<u8"),
+                 ("pitch2d", "<u4"), ("kind", "<u4"), ("esize", "<u4"),
                  ("channels", "<u4"), ("normalized", "<u4"), ("read_norm", "<u4"),
-                 ("linear", "<u4"), ("floats", "<u4"), ("modes", "<u4", (3,)),
-                 ("norm", "<f4"), ("border", "<f4", (4,))])    # tex.h's struct jtex
+                 ("linear", "<u4"), ("floats", "<u4"), ("shape", "<u4"), ("pad", "<u4"),
+                 ("modes", "<u4", (3,)), ("norm", "<f4"),
+                 ("border", "<f4", (4,))])    # tex.h's struct jtex
 _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
             5: "out-of-bounds local", 6: "out-of-bounds param",
             7: "protection (kernel parameters are read-only)"}
 F_TRAP = 8
 F_ASSERT = 10     # (9: F_TEX) fault_va = the failing lane
+F_TEXKIND = 11    # a geometry the texture lacks: fault_va = geometry * 8 + shape (tex.h)
 MIN_SLOTS = 8
 # A compiled step (one instruction of one block, every lane) costs about a nanosecond per
 # lane, an interpreted one microseconds of Python per wave: the compute engine's slice cap
@@ -91,6 +95,8 @@ def tex_snapshot(table) -> np.ndarray:
         row["linear"], row["floats"], row["norm"] = t.linear_filter, t.float_result, t.norm
         row["modes"] = [ADDRESS_MODES.index(m) for m in t.modes]
         row["border"] = t.border
+        row["depth"], row["slice_pitch"] = t.depth, t.slice_pitch
+        row["shape"] = SHAPES.index(t.shape)
     return np.ascontiguousarray(out)
 
 
@@ -280,6 +286,11 @@ class JitLaunch(Launch):
             return KernelFault(errno.EIO, f"trap in {name} at line {line}")
         if ctx.fault_kind == F_TEX:
             return KernelFault(errno.EFAULT, f"invalid texture object in {name} at line {line}")
+        if ctx.fault_kind == F_TEXKIND:
+            geom, shape = list(GEOMETRIES)[ctx.fault_va >> 3], SHAPES[ctx.fault_va & 7]
+            what = "1D/2D" if shape == "plain" else shape
+            return KernelFault(errno.EFAULT, f"tex.{geom} on a {what} texture object in "
+                               f"{name} at line {line}")
         reason = _REASONS.get(ctx.fault_kind, "unmapped")
         return KernelFault(errno.EFAULT, f"illegal address 0x{ctx.fault_va:x} ({reason}) in "
                            f"{name} at line {line}")

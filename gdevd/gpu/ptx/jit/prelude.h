@@ -33,7 +33,7 @@
 #define FAIRNESS_PERIOD 64
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
-       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT };
+       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND };
 
 /* a direct-mapped software TLB in front of the page table (xlate.h) */
 struct jtlb {
