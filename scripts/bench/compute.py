@@ -14,8 +14,8 @@ ratios: one-warp loop, wide loop, MADD 1024x1024 against numpy's ``a + b``, naiv
 against the same loop compiled with ``cc -O2``, 2 engine threads against 1, cold compile
 (wall and compiler CPU seconds) and warm load of kernels/aes.ptx, how soon a small kernel of
 a large module runs compiled under the jit policy against the whole module's compile, and
-MADD's launch rate while aes.ptx compiles in the background at niceness 0 and at the default, over its rate
-alone (scripts/bench/compile.py; issue 12).
+MADD's launch rate while aes.ptx compiles in the background at niceness 0 and at the
+default, over its rate alone (scripts/bench/compile.py; issue 12).
 
 Usage: .venv/bin/python scripts/bench/compute.py [--quick] [--write-docs] [--engines]
 """
