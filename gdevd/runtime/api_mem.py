@@ -67,10 +67,12 @@ async def gmalloc(handle: Handle, size: int) -> int:
     """Allocate ``size`` bytes of device memory; return its GPU virtual address.
 
     Errors: EBADF, EINVAL (size <= 0), ENOMEM (beyond the vGPU's share or the device, and
-    nothing can be swapped out to make room; or the address space is full).
+    nothing can be swapped out to make room; or the address space is full), the sticky
+    error of a context whose kernel faulted (every later call fails, as in CUDA).
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
+    handle.check_kernel_fault()
     block = await new_block(handle, size)
     try:
         handle.check_open()
@@ -85,9 +87,11 @@ async def gfree(handle: Handle, addr: int) -> int:
     """Free the device object containing ``addr``; return its size in bytes.
 
     Errors: EBADF, ENOENT (no device object there: unknown address, another context's
-    address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``).
+    address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``), the sticky
+    error of a context whose kernel faulted (its memory goes with the context).
     """
     check_handle(handle)
+    handle.check_kernel_fault()
     async with handle.exclusive():
         handle.check_open()
         obj = handle.lookup(addr, kind=GDEV_MEM_DEVICE)

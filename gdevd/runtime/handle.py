@@ -23,9 +23,10 @@ awaits shown.
 4095 to 1; 0 is reserved (``gsync(h, 0)`` returns at once).  A failed asynchronous operation
 (a kernel fault, an engine error) makes the context *faulted*: the error is sticky and is
 raised by every later ``gsync``/``gbarrier``/``glaunch`` of this handle only, and, when a
-kernel faulted (:meth:`Handle.check_kernel_fault`), by its synchronous copies too (checked
+kernel faulted (:meth:`Handle.check_kernel_fault`), by its synchronous copies (checked
 again once the stream's earlier work is done: the results a faulted kernel left are not
-handed out, as CUDA's memcpy after a kernel's fault fails).
+handed out, as CUDA's memcpy after a kernel's fault fails) and its ``gmalloc``/``gfree``
+too, as every call of a CUDA context after a kernel's fault fails.
 """
 
 from __future__ import annotations

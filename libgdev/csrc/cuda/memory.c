@@ -61,15 +61,26 @@ int cu_is_managed(CUcontext c, uint64_t addr, uint64_t size)
 
 #define CURRENT(c) CUcontext c = NULL; do { CUresult r_ = cu_current(&c); if (r_) return r_; } while (0)
 
+/* A failed gmalloc: the context's sticky error if a kernel of it faulted (the daemon refuses
+ * every allocation after that, as CUDA does), else want of memory. */
+static CUresult alloc_failure(CUcontext c, const char *call, size_t bytes)
+{
+    CUresult r = cu_poison(c, cu_error(-gdev_last_errno()));
+    if (cu_kernel_fault(r))
+        return r;
+    return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s(%zu): %s", call, bytes, gdev_last_error());
+}
+
 API CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
     CURRENT(c);
     if (!dptr || !bytesize)
         return CUDA_ERROR_INVALID_VALUE;
+    if (c->sticky)
+        return c->sticky;
     uint64_t a = gmalloc(c->h, bytesize);
     if (!a)
-        return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc(%zu): %s", bytesize,
-                       gdev_last_error());
+        return alloc_failure(c, "cuMemAlloc", bytesize);
     cu_track_alloc(c, a, bytesize, 0);
     *dptr = a;
     return CUDA_SUCCESS;
@@ -80,6 +91,8 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     CURRENT(c);
     if (!dptr)
         return CUDA_SUCCESS;
+    if (c->sticky)
+        return c->sticky;
     int kind = alloc_kind(c, dptr, 0);
     if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",
@@ -87,8 +100,11 @@ API CUresult cuMemFree(CUdeviceptr dptr)
     /* the records change only once the daemon has freed it: a refused free (a mapping of
      * cuMemMap, which cuMemUnmap undoes) leaves the range known to cuMemGetAddressRange */
     uint64_t freed = kind == 2 ? gfree_dma(c->h, (void *)(uintptr_t)dptr) : gfree(c->h, dptr);
-    if (!freed)
-        return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
+    if (!freed) {
+        CUresult r = cu_poison(c, cu_error(-gdev_last_errno()));
+        return cu_kernel_fault(r) ? r : cu_fail(CUDA_ERROR_INVALID_VALUE, "%s",
+                                                gdev_last_error());
+    }
     cu_untrack_alloc(c, dptr);
     cu_pool_forget(c, dptr);
     if (kind == 2)

@@ -60,6 +60,9 @@ int main(int argc, char **argv)
         CUresult r = cuLaunchKernel(f, 4, 4, 1, 16, 16, 1, 0, NULL, params, NULL);
         rc = expect(c, r ? r : cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
         rc |= expect("sticky", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CUdeviceptr more;   /* every later call of the context fails, allocations too */
+        rc |= expect("sticky", cuMemAlloc(&more, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+        rc |= expect("sticky", cuMemFree(a), CUDA_ERROR_ILLEGAL_ADDRESS);
     } else if (!strcmp(c, "fault-then-copy")) {
         /* the usual program: launch, then read the result back, no synchronization */
         CUdeviceptr a, bad = 0xdead0000ull;
@@ -72,6 +75,8 @@ int main(int argc, char **argv)
         rc = expect(c, r ? r : cuMemcpyDtoH(out, a, sizeof out), CUDA_ERROR_ILLEGAL_ADDRESS);
         rc |= expect("sticky", cuMemcpyHtoD(a, out, sizeof out), CUDA_ERROR_ILLEGAL_ADDRESS);
         rc |= expect("sticky", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+        CUdeviceptr more;   /* known to libcuda only through the copy: the daemon refuses */
+        rc |= expect("sticky", cuMemAlloc(&more, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
     } else if (!strcmp(c, "bad-launch")) {
         cuModuleLoad(&mod, madd);
         cuModuleGetFunction(&f, mod, "add");
