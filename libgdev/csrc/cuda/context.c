@@ -216,10 +216,7 @@ API CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 
 API CUresult cuCtxGetCacheConfig(CUfunc_cache *config)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!config)
         return CUDA_ERROR_INVALID_VALUE;
     *config = CU_FUNC_CACHE_PREFER_NONE;

@@ -120,6 +120,14 @@ int cu_kernel_fault(CUresult r); /* a kernel's own fault: poisons its context (e
 CUresult cu_poison(CUcontext c, CUresult r); /* r, made sticky if cu_kernel_fault(r) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
+/* Declare CUcontext c, the current context, returning cu_current's failure from the caller. */
+#define CURRENT(c)                                                                         \
+    CUcontext c = NULL;                                                                    \
+    do {                                                                                   \
+        CUresult r_ = cu_current(&c);                                                      \
+        if (r_)                                                                            \
+            return r_;                                                                     \
+    } while (0)
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
 void cu_unload_all(CUcontext ctx);
 void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */

@@ -122,10 +122,7 @@ API CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags)
 
 API CUresult cuMemHostUnregister(void *p)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     return untrack(p, REGISTERED) ? CUDA_SUCCESS
@@ -136,10 +133,7 @@ API CUresult cuMemHostUnregister(void *p)
 API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 {
     struct cu_host_info h;
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!flags || !p)
         return CUDA_ERROR_INVALID_VALUE;
     if (!cu_host_find(p, 1, &h))
@@ -152,10 +146,7 @@ API CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 API CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
 {
     struct cu_host_info h;
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!pdptr || flags)
         return CUDA_ERROR_INVALID_VALUE;
     if (cu_host_find(p, 1, &h) && h.registered)

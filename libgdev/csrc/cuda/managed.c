@@ -159,10 +159,7 @@ API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemL
  * sees the same pages); length 0 or the whole allocation, as CUDA requires. */
 API CUresult cuStreamAttachMemAsync(CUstream s, CUdeviceptr p, size_t length, unsigned int flags)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     (void)s;
     if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
         flags != CU_MEM_ATTACH_SINGLE)

@@ -59,7 +59,6 @@ int cu_is_managed(CUcontext c, uint64_t addr, uint64_t size)
     return yes;
 }
 
-#define CURRENT(c) CUcontext c = NULL; do { CUresult r_ = cu_current(&c); if (r_) return r_; } while (0)
 
 /* A failed gmalloc: the context's sticky error if a kernel of it faulted (the daemon refuses
  * every allocation after that, as CUDA does), else want of memory. */

@@ -38,10 +38,7 @@ API CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attr, CUd
 
 API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!peer || peer->destroyed)
         return CUDA_ERROR_INVALID_HANDLE;
     if (flags)
@@ -52,10 +49,7 @@ API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 
 API CUresult cuCtxDisablePeerAccess(CUcontext peer)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!peer || peer->destroyed)
         return CUDA_ERROR_INVALID_HANDLE;
     return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;

@@ -123,10 +123,7 @@ static CUresult attribute(const struct ptr_info *i, CUpointer_attribute attr, vo
 
 API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!data)
         return CUDA_ERROR_INVALID_VALUE;
     struct ptr_info i = classify(c, p);
@@ -141,10 +138,7 @@ API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdevic
 API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data,
                                     CUdeviceptr p)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!n || !attrs || !data)
         return CUDA_ERROR_INVALID_VALUE;
     struct ptr_info i = classify(c, p);
@@ -163,10 +157,7 @@ API CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, 
  * are done when they return whatever it says, so setting it changes no behaviour. */
 API CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr, CUdeviceptr p)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!value || attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuPointerSetAttribute: only SYNC_MEMOPS "
                        "can be set");

@@ -126,10 +126,7 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 
 API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     if (!ph)
         return CUDA_ERROR_INVALID_VALUE;
     *ph = calloc(1, sizeof **ph);

@@ -20,10 +20,7 @@ static int is_legacy(CUstream s)
 /* The stream's context: its own, or the current one for the legacy stream. */
 static CUresult owner(CUstream s, CUcontext *ctx)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    if (r)
-        return r;
+    CURRENT(c);
     *ctx = is_legacy(s) ? c : s->ctx;
     return (*ctx)->destroyed ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_SUCCESS;
 }

@@ -21,6 +21,10 @@
 #include <pthread.h>
 
 #define API __attribute__((visibility("default")))
+/* IN_CTX(): return the failure to reach the current device's primary context (rt_ctx);
+ * CALL(x): return driver result x as the runtime's, recorded as the thread's last error. */
+#define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)
+#define CALL(x) return rt_set(rt_from(x))
 #define MAX_DEVICES 64
 
 /* A kernel registered by nvcc's host code: the host stub's address names it. */

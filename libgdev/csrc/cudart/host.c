@@ -10,16 +10,14 @@
 /* Registered host memory and pointer attributes are libcuda's (hostmem.c, pointer.c). */
 API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuMemHostRegister(ptr, size, flags)));
+    IN_CTX();
+    CALL(cuMemHostRegister(ptr, size, flags));
 }
 
 API cudaError_t cudaHostUnregister(void *ptr)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuMemHostUnregister(ptr)));
+    IN_CTX();
+    CALL(cuMemHostUnregister(ptr));
 }
 
 API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *ptr)
@@ -73,16 +71,14 @@ API cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, v
 /* Limits are the context's (libcuda's cuCtxSetLimit: recorded and reported). */
 API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuCtxSetLimit((CUlimit)limit, value)));
+    IN_CTX();
+    CALL(cuCtxSetLimit((CUlimit)limit, value));
 }
 
 API cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuCtxGetLimit(value, (CUlimit)limit)));
+    IN_CTX();
+    CALL(cuCtxGetLimit(value, (CUlimit)limit));
 }
 
 API cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
@@ -115,16 +111,14 @@ API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void
 
 API cudaError_t cudaProfilerStart(void)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuProfilerStart())); /* no profiler attaches */
+    IN_CTX();
+    CALL(cuProfilerStart()); /* no profiler attaches */
 }
 
 API cudaError_t cudaProfilerStop(void)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuProfilerStop()));
+    IN_CTX();
+    CALL(cuProfilerStop());
 }
 
 /* ---- small queries and stream-ordered variants --------------------------------------- */
@@ -156,9 +150,8 @@ API cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 
 API cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuCtxGetStreamPriorityRange(least, greatest)));
+    IN_CTX();
+    CALL(cuCtxGetStreamPriorityRange(least, greatest));
 }
 
 API cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
@@ -183,30 +176,26 @@ API cudaError_t cudaInitDevice(int dev, unsigned int deviceFlags, unsigned int f
 
 API cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuStreamGetFlags(s, flags)));
+    IN_CTX();
+    CALL(cuStreamGetFlags(s, flags));
 }
 
 API cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuStreamGetPriority(s, priority)));
+    IN_CTX();
+    CALL(cuStreamGetPriority(s, priority));
 }
 
 API cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuStreamGetId(s, id)));
+    IN_CTX();
+    CALL(cuStreamGetId(s, id));
 }
 
 API cudaError_t cudaStreamGetDevice(cudaStream_t s, int *device)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuStreamGetDevice(s, device)));
+    IN_CTX();
+    CALL(cuStreamGetDevice(s, device));
 }
 
 /* In the stream's order (libcuda's cuMemsetD2D8Async), or a memset node of a capture. */
@@ -230,19 +219,17 @@ API cudaError_t cudaMemRangeGetAttribute(void *data, size_t size,
                                          enum cudaMemRangeAttribute attr, const void *p,
                                          size_t count)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuMemRangeGetAttribute(data, size, (CUmem_range_attribute)attr,
-                                                         (CUdeviceptr)(uintptr_t)p, count)));
+    IN_CTX();
+    CALL(cuMemRangeGetAttribute(data, size, (CUmem_range_attribute)attr,
+                                                         (CUdeviceptr)(uintptr_t)p, count));
 }
 
 API cudaError_t cudaMemRangeGetAttributes(void **data, size_t *sizes,
                                           enum cudaMemRangeAttribute *attrs, size_t n,
                                           const void *p, size_t count)
 {
-    CUcontext ctx;
-    cudaError_t e = rt_ctx(&ctx);
-    return e ? e : rt_set(rt_from(cuMemRangeGetAttributes(data, sizes,
+    IN_CTX();
+    CALL(cuMemRangeGetAttributes(data, sizes,
                                                           (CUmem_range_attribute *)attrs, n,
-                                                          (CUdeviceptr)(uintptr_t)p, count)));
+                                                          (CUdeviceptr)(uintptr_t)p, count));
 }

@@ -7,8 +7,6 @@
 
 #include "cudart_internal.h"
 
-#define CALL(x) return rt_set(rt_from(x))
-#define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)
 
 API cudaError_t cudaLibraryLoadData(cudaLibrary_t *lib, const void *code,
                                     enum cudaJitOption *jit, void **jit_values, unsigned int njit,

@@ -5,8 +5,6 @@
 
 #include "cudart_internal.h"
 
-#define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)
-#define CALL(x) return rt_set(rt_from(x))
 
 API cudaError_t cudaMalloc(void **p, size_t size)
 {

@@ -7,7 +7,6 @@
 
 #include "cudart_internal.h"
 
-#define CALL(x) return rt_set(rt_from(x))
 
 API cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int dev)
 {

@@ -3,7 +3,6 @@
  * ids and values are the driver's launch attributes.  And the thread's capture mode. */
 #include "cudart_internal.h"
 
-#define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)
 
 API cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID id,
                                        const cudaStreamAttrValue *v)
