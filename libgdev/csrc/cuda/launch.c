@@ -63,7 +63,7 @@ static CUresult launch_args(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned shared, CUstream s,
                             void **kernelParams, void **extra, uint32_t flags)
 {
-    uint8_t buf[4096];
+    static _Thread_local uint8_t buf[GDEV_PARAM_MAX];
     CUresult r = cu_function_of(&f); /* a CUkernel: its function in the current context */
 
     if (r)
