@@ -45,11 +45,13 @@ EXPECTED = (
 # rt_newer_api.cu: 20 floats from (3,1) of one 16x4 array to (5,2) of another, crossing a
 # row; a 3D memset seen after a 3D peer copy on one device and across two; 64 KiB of shared
 # memory per multiprocessor less the kernel's 1 KiB, for one block and for two; the first of
-# the valid devices taken; limits, pools by location, two batched copies (1+4, 5+8)
+# the valid devices taken; limits, pools by location, two batched copies (1+4, 5+8);
+# portable pinned memory of device 0 used and freed on the last device
 NEWER = ("arrays to_array=1 direction=cudaErrorInvalidMemcpyDirection\n"
          "memset3d same=1 across=1\n"
          "misc smem=64512,31744 valid=3 dup=cudaErrorInvalidValue bad=cudaErrorInvalidDevice "
          "tex1d=134217728 pool_set=1 batch=5,13 bad_idx=cudaErrorInvalidValue\n"
+         "portable same=1\n"
          "rt_newer_api ok\n")
 
 
