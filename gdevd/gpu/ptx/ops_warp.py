@@ -2,7 +2,10 @@
 elect.sync.
 
 A warp is 32 consecutive threads of a block in linear thread order (the last one may be
-partial).  The member mask is taken to be the set of lanes executing the instruction.
+partial).  The member mask is taken to be the set of lanes executing the instruction.  A
+shfl whose source lane is not executing it (diverged elsewhere, or exited) reads 0: CUDA
+leaves that value undefined, and NVIDIA's reduction sample (reduce7's last warp, its default
+kernel) counts on it adding nothing.
 """
 
 from __future__ import annotations
@@ -70,7 +73,15 @@ def dec_shfl(ins: Ins):
             ok = ok & (j < size_all[sel]) & (j >= 0)
             j = np.where(ok, j, lane)
             src = np.asarray(ra(None))
-            vals = src[start_all[sel] + j] if src.ndim else np.broadcast_to(src, j.shape)
+            if src.ndim:
+                at = start_all[sel] + j
+                vals = src[at]
+                if idx is not None:             # lanes not executing this shfl read 0
+                    live = np.zeros(src.shape[0], bool)
+                    live[idx] = True
+                    vals = np.where(live[at], vals, vals.dtype.type(0))
+            else:
+                vals = np.broadcast_to(src, j.shape)
             wd(idx, vals)
             wp(idx, ok)
         return run

@@ -2,9 +2,9 @@
 redux, the reduction half of bar.red) to C.
 
 These read other lanes, so each is a *raw* statement with its own loops instead of a
-statement inside the block's lane loop: shfl first copies the source register of every lane
-of the block (the interpreter reads all lanes, active or not), then computes each active
-lane's source lane; vote and activemask first count, per 32-lane warp, the active lanes and
+statement inside the block's lane loop: shfl first copies the source register of every
+active lane of the block (an inactive source lane reads 0, as in the interpreter), then
+computes each active lane's source lane; vote and activemask first count, per 32-lane warp, the active lanes and
 those whose predicate holds.  The member mask is the set of executing lanes, as in
 :mod:`gdevd.gpu.ptx.ops_warp`.  match compares each active lane's value with those of the
 active lanes of its warp; bar.red's reduction (``barred``, the block after the barrier)
@@ -33,7 +33,8 @@ def t_shfl(ins, ops):
          "idx": "min_ | (b_ & ~seg_)"}[modes[0]]
     ok = "j_ >= max_" if modes[0] == "up" else "j_ <= max_"
     return RAW, (
-        f"{{ uint32_t src_[1024]; for (int i = 0; i < n; i++) src_[i] = {ops.rd(a, 'b32')}; "
+        f"{{ uint32_t src_[1024]; for (int i = 0; i < n; i++) src_[i] = 0; "
+        f"LOOP(src_[i] = {ops.rd(a, 'b32')};); "
         f"LOOP(int64_t lane_ = i & 31, b_ = (int64_t)({ops.rd(b, 'u32')}) & 31, "
         f"c_ = (int64_t)({ops.rd(c, 'u32')}); int64_t seg_ = (c_ >> 8) & 31, "
         f"clamp_ = c_ & 31; int64_t max_ = (lane_ & seg_) | (clamp_ & ~seg_), "
