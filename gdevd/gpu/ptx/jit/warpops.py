@@ -6,9 +6,9 @@ statement inside the block's lane loop: shfl first copies the source register of
 active lane of the block (an inactive source lane reads 0, as in the interpreter), then
 computes each active lane's source lane; vote and activemask first count, per 32-lane
 warp, the active lanes and those whose predicate holds.  The member mask is the set of
-executing lanes, as in :mod:`gdevd.gpu.ptx.ops_warp`.  match compares each active lane's value with those of the
-active lanes of its warp; bar.red's reduction (``barred``, the block after the barrier)
-counts over the block's active lanes, as the interpreter does.
+executing lanes, as in :mod:`gdevd.gpu.ptx.ops_warp`.  match compares each active lane's
+value with those of the active lanes of its warp; bar.red's reduction (``barred``, the
+block after the barrier) counts over the block's active lanes, as the interpreter does.
 """
 
 from __future__ import annotations
