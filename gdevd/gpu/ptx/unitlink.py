@@ -40,9 +40,9 @@ from .parser import parse
 from .syntax import Function, Instr, Label, ModuleAst, Sym, VarDecl
 
 MAX_INPUTS = 256
-# PTX's system calls: the driver provides them, so they need no definition (the engine runs
-# vprintf and __assertfail; a kernel calling malloc or free fails at load, as in one module)
-SYSCALLS = BUILTINS | {"malloc", "free"}
+# PTX's system calls: the driver provides them, so they need no definition (the engines
+# run vprintf, __assertfail, malloc and free: linker.BUILTINS)
+SYSCALLS = BUILTINS
 NAME_SHOWN = 120
 _SM = re.compile(r"sm_(\d+)([a-z]?)$")
 
