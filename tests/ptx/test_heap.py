@@ -34,6 +34,17 @@ def test_every_thread_gets_its_own_aligned_buffer_and_frees_it(dev, engine):
     assert heap.used == 0
 
 
+def test_blocks_on_every_engine_thread_share_the_heap(dev, engine):
+    mod, heap = load("heap"), _heap(dev, 64 << 10)
+    slots, sums = dev.alloc(8 * 4096), dev.alloc(4 * 4096)
+    dev.launch(mod, "keep", (64,), (64,), slots, 3, heap=heap)   # 4096 of 4096 granules
+    ptrs = dev.get(slots, 4096, np.uint64)
+    assert len(set(ptrs.tolist())) == 4096 and heap.used == heap.size
+    dev.launch(mod, "use_and_free", (64,), (64,), slots, sums, 3, heap=heap)
+    assert (dev.get(sums, 4096, np.int32) == 3 * np.arange(4096) + 3).all()
+    assert heap.used == 0
+
+
 def test_memory_survives_into_a_later_kernel_which_frees_it(dev, engine):
     mod, heap = load("heap"), _heap(dev)
     slots, sums = dev.alloc(8 * 128), dev.alloc(4 * 128)
@@ -126,3 +137,5 @@ def test_the_allocator_is_next_fit_and_reuses_freed_granules():
     assert heap.malloc(16) == heap.base                   # then from the start
     assert heap.malloc(16) == 0 and heap.malloc(0) == 0
     assert heap.free(b) and heap.used == 4096 - 32
+    assert heap.free(heap.base) and heap.free(heap.base + 48) and heap.used == 0
+    assert heap.malloc(4096) == heap.base      # an empty heap starts over: one run again

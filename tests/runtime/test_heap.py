@@ -14,6 +14,11 @@ import pytest
 from gdevd import runtime as rt
 from gdevd.errors import KernelFault
 from gdevd.gpu.ptx import load_module
+from gdevd.ioctl.session import Session
+from libgdev import abi
+from libgdev.connection import Connection
+from tests.loopback import Loopback, errno_of
+from tests.memory.conftest import run_swappy
 
 from .conftest import MiB, raises_errno, run_system
 
@@ -113,3 +118,37 @@ def test_the_heap_is_out_of_reach_of_another_context_and_of_gfree() -> None:
         assert (await _get(a, sums, 32, np.int32) == 7 * np.arange(32) + 21).all()
         assert a.heap.used == 0
     run_system(body)
+
+
+def test_ctx_limit_over_the_ioctl_socket(loopback: Loopback) -> None:
+    def client(conn: Connection, session: Session) -> None:
+        def call(flags: int, value: int, limit: int = HEAP) -> int:
+            return conn.call(abi.CTX_LIMIT, abi.Limit(limit, flags, value)).fields.size
+        assert call(0, 0) == 8 * MiB
+        assert call(abi.LIMIT_SET, MiB + 1) == MiB + 4096 == call(0, 0)
+        for bad in (dict(limit=HEAP, flags=0x2, value=0), dict(limit=HEAP, flags=0, value=1),
+                    dict(limit=7, flags=0, value=0), dict(limit=HEAP, flags=1, value=0)):
+            assert errno_of(conn, "CTX_LIMIT", **bad) == errno.EINVAL
+        assert errno_of(conn, "CTX_LIMIT", limit=HEAP, flags=1, value=1 << 62) == errno.ENOMEM
+        assert call(0, 0) == MiB + 4096
+
+    def check(system: rt.GdevSystem, sessions: list[Session]) -> None:
+        assert sessions[0].handle.heap_limit == MiB + 4096
+    loopback.serve(client, memory=64 << 20, check=check)
+
+
+def test_the_heap_is_swapped_like_any_block_and_its_data_survive() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        a, b = await rt.gopen(s, 0), await rt.gopen(s, 0)    # one 8 MiB share
+        await rt.glimit(a, HEAP, 2 * MiB)
+        mod = await _module(a)
+        slots, sums = await rt.gmalloc(a, 8 * 64), await rt.gmalloc(a, 4 * 64)
+        await _run(a, mod, "keep", 64, "QI", slots, 9)
+        heap = a.lookup(a.heap.base)
+        hog = await rt.gmalloc(b, 7 * MiB)                   # evicts a's heap
+        assert heap.block.resident_bytes < heap.size
+        await _run(a, mod, "use_and_free", 64, "QQI", slots, sums, 9)
+        assert heap.block.resident_bytes == heap.size
+        assert (await _get(a, sums, 64, np.int32) == 9 * np.arange(64) + 36).all()
+        assert b.lookup(hog).block.resident_bytes < 7 * MiB
+    run_swappy(body)

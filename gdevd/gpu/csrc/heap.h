@@ -13,8 +13,9 @@
  * device memory: whatever a kernel writes into the heap, the metadata stays whole, and a
  * free of a pointer malloc never returned (or a second free) is recognised: not a head.
  *
- * malloc searches next-fit from a rover (where the last allocation ended), then once from
- * the heap's start: deterministic for a given order of calls.  One mutex serialises the
+ * malloc searches next-fit from a rover (where the last allocation ended; the start again
+ * once the heap is empty), then once from the heap's start: deterministic for a given
+ * order of calls.  One mutex serialises the
  * calls of the engine threads that run blocks of a launch at once.
  */
 #ifndef GDEV_HEAP_H
@@ -139,6 +140,8 @@ static int heap_release(struct gdev_heap *h, uint64_t va)
 		;
 	heap_mark(h, i, end, 0);
 	h->used -= end - i;
+	if (!h->used)
+		h->rover = 0;	/* an empty heap starts over: no run is cut at the rover */
 	pthread_mutex_unlock(&h->lock);
 	return 0;
 }
