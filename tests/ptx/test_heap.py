@@ -139,3 +139,13 @@ def test_the_allocator_is_next_fit_and_reuses_freed_granules():
     assert heap.free(b) and heap.used == 4096 - 32
     assert heap.free(heap.base) and heap.free(heap.base + 48) and heap.used == 0
     assert heap.malloc(4096) == heap.base      # an empty heap starts over: one run again
+
+
+def test_a_malloc_that_found_no_room_fails_larger_ones_at_once_until_a_free():
+    heap = HeapAllocator(1 << 32, 64 * 16)
+    blocks = [heap.malloc(16) for _ in range(64)]
+    assert all(blocks) and heap.malloc(16) == 0
+    assert heap.free(blocks[10]) and heap.free(blocks[12])     # two holes of one granule
+    assert heap.malloc(32) == 0 and heap.malloc(48) == 0       # no run of two
+    assert heap.malloc(16) == blocks[10]                       # smaller ones still search
+    assert heap.free(blocks[11]) and heap.malloc(32) == blocks[11]   # a free: search again

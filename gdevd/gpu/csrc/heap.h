@@ -15,8 +15,10 @@
  *
  * malloc searches next-fit from a rover (where the last allocation ended; the start again
  * once the heap is empty), then once from the heap's start: deterministic for a given
- * order of calls.  One mutex serialises the
- * calls of the engine threads that run blocks of a launch at once.
+ * order of calls.  A malloc that found no room makes every malloc at least as large fail
+ * at once until the next free, so a kernel whose threads all ask a full heap costs one
+ * search, not one per thread.  One mutex serialises the calls of the engine threads that
+ * run blocks of a launch at once.
  */
 #ifndef GDEV_HEAP_H
 #define GDEV_HEAP_H
@@ -34,6 +36,8 @@ struct gdev_heap {
 	uint64_t granules;	/* heap size / HEAP_GRANULE */
 	uint64_t rover;		/* next-fit: where the search starts */
 	uint64_t used;		/* granules allocated */
+	uint64_t no_fit;	/* granules of the smallest 16-aligned malloc that found no room
+				   since the last free (0: none): larger ones fail at once */
 	uint64_t *busy, *head;	/* (granules + 63) / 64 words each */
 };
 
@@ -103,9 +107,15 @@ static uint64_t heap_alloc(struct gdev_heap *h, uint64_t n, uint64_t align)
 	g = (n + HEAP_GRANULE - 1) / HEAP_GRANULE;
 	a = align > HEAP_GRANULE ? align / HEAP_GRANULE : 1;
 	pthread_mutex_lock(&h->lock);
+	if ((h->no_fit && g >= h->no_fit) || g > h->granules - h->used) {
+		pthread_mutex_unlock(&h->lock);
+		return 0;
+	}
 	at = heap_fit(h, h->rover, h->granules, g, a);
 	if (at == h->granules)
 		at = heap_fit(h, 0, h->granules, g, a);
+	if (at == h->granules && a == 1)
+		h->no_fit = h->no_fit && h->no_fit < g ? h->no_fit : g;
 	if (at < h->granules) {
 		heap_mark(h, at, at + g, 1);
 		h->head[at >> 6] |= 1ull << (at & 63);
@@ -140,6 +150,7 @@ static int heap_release(struct gdev_heap *h, uint64_t va)
 		;
 	heap_mark(h, i, end, 0);
 	h->used -= end - i;
+	h->no_fit = 0;
 	if (!h->used)
 		h->rover = 0;	/* an empty heap starts over: no run is cut at the rover */
 	pthread_mutex_unlock(&h->lock);
