@@ -117,7 +117,7 @@ API CUresult cuMemFree(CUdeviceptr dptr)
  * is (the vGPU's DMA share, pinned_per_session, 63 buffers a context: docs/clib.md). */
 API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!dptr || !bytesize || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
         return CUDA_ERROR_INVALID_VALUE;
     void *p = gmalloc_unified(c->h, bytesize);
@@ -166,7 +166,7 @@ API CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
 
 API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!pp || !bytesize)
         return CUDA_ERROR_INVALID_VALUE;
     if (flags & CU_MEMHOSTALLOC_PORTABLE)

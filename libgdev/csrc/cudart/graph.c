@@ -13,6 +13,8 @@ cudaError_t rt_op_copy(struct op *to, const struct op *from)
         rt_gmem_ref(from->u.alloc.mem);
     if (from->type == cudaGraphNodeTypeGraph)
         return rt_graph_clone(&to->u.child, from->u.child);
+    if (from->type == cudaGraphNodeTypeConditional)
+        return rt_cond_copy(&to->u.cond, &from->u.cond);
     if (from->type != cudaGraphNodeTypeKernel)
         return cudaSuccess;
     const struct kernel_op *a = &from->u.k;
@@ -39,14 +41,20 @@ void rt_op_free(struct op *op)
         rt_graph_free(op->u.child);
     } else if (op->type == cudaGraphNodeTypeMemAlloc) {
         rt_gmem_unref(op->u.alloc.mem);
+    } else if (op->type == cudaGraphNodeTypeConditional) {
+        rt_cond_free(&op->u.cond);
     }
     op->type = cudaGraphNodeTypeEmpty;
 }
 
 cudaError_t rt_graph_new(struct CUgraph_st **g)
 {
+    static unsigned long long ids;
     *g = calloc(1, sizeof **g);
-    return *g ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!*g)
+        return cudaErrorMemoryAllocation;
+    (*g)->id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
+    return cudaSuccess;
 }
 
 static void node_free(struct CUgraphNode_st *nd)
@@ -142,6 +150,8 @@ cudaError_t rt_graph_clone(struct CUgraph_st **out, const struct CUgraph_st *g)
     cudaGraphNode_t nd;
     struct op op;
     cudaError_t e = rt_graph_new(&c);
+    if (!e)
+        c->id = g->id;
     rt_graph_number(g);
     for (size_t i = 0; !e && i < g->n; i++)
         if (!(e = rt_op_copy(&op, &g->nodes[i]->op)) && !(e = rt_graph_add(c, &op, NULL, 0, &nd)))

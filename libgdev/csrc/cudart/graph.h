@@ -31,6 +31,14 @@ struct kernel_op {
 
 struct gmem; /* a graph allocation (graph_mem.c) */
 
+/* A conditional node (graph_cond.c): its handle (a device word) and its owned bodies. */
+struct cond_op {
+    unsigned long long handle;
+    enum cudaGraphConditionalNodeType type;
+    unsigned size;
+    struct CUgraph_st **bodies;
+};
+
 /* The operation of a node; `type` says which member is live. */
 struct op {
     enum cudaGraphNodeType type;
@@ -46,6 +54,7 @@ struct op {
             struct gmem *mem; /* one reference per op */
         } alloc;
         void *freed; /* a memory-free node's graph allocation */
+        struct cond_op cond;
     } u;
 };
 
@@ -61,6 +70,8 @@ struct CUgraphNode_st {
 struct CUgraph_st {
     struct CUgraphNode_st **nodes; /* creation order */
     size_t n, cap;
+    unsigned long long id; /* unique per graph created; a clone keeps its original's: the
+                            * graph whose conditional handles apply to it */
 };
 
 /* One operation of an executable graph; key is the graph node it came from (for the
@@ -101,5 +112,13 @@ void rt_gmem_unref(struct gmem *m);
 
 /* graph_exec.c: issue one operation in stream s */
 cudaError_t rt_op_issue(const struct op *op, cudaStream_t s);
+
+/* graph_cond.c: conditional nodes */
+cudaError_t rt_cond_op(struct op *op, struct cudaConditionalNodeParams *p,
+                       const struct CUgraph_st *g); /* sets p->phGraph_out */
+cudaError_t rt_cond_copy(struct cond_op *to, const struct cond_op *from); /* deep */
+void rt_cond_free(struct cond_op *c);
+cudaError_t rt_cond_issue(const struct cond_op *c, cudaStream_t s); /* decide, issue body */
+cudaError_t rt_cond_reset(const struct CUgraph_st *g, cudaStream_t s); /* default values */
 
 #endif /* CUDART_GRAPH_H */

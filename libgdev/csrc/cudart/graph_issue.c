@@ -44,6 +44,8 @@ cudaError_t rt_op_issue(const struct op *op, cudaStream_t s)
         return cudaEventRecord(op->u.event, s);
     case cudaGraphNodeTypeWaitEvent:
         return cudaStreamWaitEvent(s, op->u.event, 0);
+    case cudaGraphNodeTypeConditional:
+        return rt_cond_issue(&op->u.cond, s);
     default: /* empty nodes; memory nodes (graph_mem.c); child graphs are inlined */
         return cudaSuccess;
     }
