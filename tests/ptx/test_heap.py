@@ -149,3 +149,10 @@ def test_a_malloc_that_found_no_room_fails_larger_ones_at_once_until_a_free():
     assert heap.malloc(32) == 0 and heap.malloc(48) == 0       # no run of two
     assert heap.malloc(16) == blocks[10]                       # smaller ones still search
     assert heap.free(blocks[11]) and heap.malloc(32) == blocks[11]   # a free: search again
+
+
+def test_rounds_of_malloc_and_free_in_a_loop(dev, engine):
+    mod, heap = load("heap"), _heap(dev, 64 << 10)
+    got = dev.alloc(4 * 512)
+    dev.launch(mod, "churn", (4,), (128,), got, 5, 100, heap=heap)
+    assert (dev.get(got, 512, np.int32) == 5).all() and heap.used == 0

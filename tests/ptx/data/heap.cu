@@ -100,3 +100,16 @@ extern "C" __global__ void new_delete(float *out, int n)
     out[t] = s;
     delete[] ps;
 }
+
+// rounds of malloc and free per thread (scripts/bench/heap.py times it)
+extern "C" __global__ void churn(int *got, int rounds, unsigned long long size)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int ok = 0;
+    for (int r = 0; r < rounds; r++) {
+        void *p = malloc(size);
+        ok += p != 0;
+        free(p);
+    }
+    got[t] = ok;
+}
