@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.clib.runner import asan_env, build_rt_program, gdev_run
+from tests.clib.cbuild import PROGS
+from tests.clib.runner import asan_env, build_cuda, build_rt_program, gdev_run
 
 EXPECTED = (
     # device N on PCI bus N + 1 (of 4 vGPUs): ids, the short form, truncation to the length
@@ -45,11 +46,13 @@ EXPECTED = (
 # rt_newer_api.cu: 20 floats from (3,1) of one 16x4 array to (5,2) of another, crossing a
 # row; a 3D memset seen after a 3D peer copy on one device and across two; 64 KiB of shared
 # memory per multiprocessor less the kernel's 1 KiB, for one block and for two; the first of
-# the valid devices taken; limits, pools by location, two batched copies (1+4, 5+8)
+# the valid devices taken; limits, pools by location, two batched copies (1+4, 5+8);
+# portable pinned memory of device 0 used and freed on the last device
 NEWER = ("arrays to_array=1 direction=cudaErrorInvalidMemcpyDirection\n"
          "memset3d same=1 across=1\n"
          "misc smem=64512,31744 valid=3 dup=cudaErrorInvalidValue bad=cudaErrorInvalidDevice "
          "tex1d=134217728 pool_set=1 batch=5,13 bad_idx=cudaErrorInvalidValue\n"
+         "portable same=1\n"
          "rt_newer_api ok\n")
 
 
@@ -70,3 +73,12 @@ def test_newer_runtime_calls(gdevd, tmp_path_factory) -> None:
     prog = build_rt_program("rt_newer_api", tmp_path_factory.mktemp("rtnewer"))
     assert gdev_run(gdevd.mount, prog) == NEWER
     assert gdev_run(gdevd.mount, prog, asan_env()) == NEWER
+
+
+def test_the_runtime_works_in_a_context_the_driver_made_current(gdevd, tmp_path) -> None:
+    """simpleDrvRuntime's mix: the runtime's allocations and launches in the driver's current
+    context (256 bytes found there by cuMemGetAddressRange, device 1, the kernel's values),
+    then the primary context once it is popped, and device 0's after cudaSetDevice."""
+    prog = build_cuda(PROGS / "rt_driver_ctx.cu", tmp_path / "rt_driver_ctx", driver=True)
+    assert gdev_run(gdevd.mount, prog) == (
+        "driver_ctx size=256 dev=1 values=1 same=1 primary=1 set=1\n")

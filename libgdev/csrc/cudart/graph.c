@@ -21,7 +21,7 @@ cudaError_t rt_op_copy(struct op *to, const struct op *from)
     struct kernel_op *b = &to->u.k;
     b->args = malloc(a->len ? a->len : 1);
     b->argv = calloc((size_t)a->nargs + 1, sizeof *b->argv);
-    if (!b->args || !b->argv) {
+    if (!b->args || !b->argv || rt_kattrs_copy(b, a)) {
         free(b->args);
         free(b->argv);
         return cudaErrorMemoryAllocation;
@@ -37,6 +37,7 @@ void rt_op_free(struct op *op)
     if (op->type == cudaGraphNodeTypeKernel) {
         free(op->u.k.args);
         free(op->u.k.argv);
+        free(op->u.k.attrs);
     } else if (op->type == cudaGraphNodeTypeGraph) {
         rt_graph_free(op->u.child);
     } else if (op->type == cudaGraphNodeTypeMemAlloc) {
@@ -71,6 +72,7 @@ void rt_graph_free(struct CUgraph_st *g)
     for (size_t i = 0; i < g->n; i++)
         node_free(g->nodes[i]);
     free(g->nodes);
+    rt_refs_free(g);
     free(g);
 }
 
@@ -150,8 +152,10 @@ cudaError_t rt_graph_clone(struct CUgraph_st **out, const struct CUgraph_st *g)
     cudaGraphNode_t nd;
     struct op op;
     cudaError_t e = rt_graph_new(&c);
-    if (!e)
+    if (!e) {
         c->id = g->id;
+        e = rt_refs_copy(c, g);
+    }
     rt_graph_number(g);
     for (size_t i = 0; !e && i < g->n; i++)
         if (!(e = rt_op_copy(&op, &g->nodes[i]->op)) && !(e = rt_graph_add(c, &op, NULL, 0, &nd)))

@@ -130,11 +130,32 @@ static int misc(int n)
     return 0;
 }
 
+// Portable pinned memory (simpleCallback's): allocated on device 0, copied to and from on
+// the last device, freed there.
+static int portable(int n)
+{
+    int *h, *d, same = 1;
+    CK(cudaHostAlloc((void **)&h, 4096, cudaHostAllocPortable));
+    for (int i = 0; i < 4; i++)
+        h[i] = 40 + i;
+    CK(cudaSetDevice(n - 1));
+    CK(cudaMalloc(&d, 16));
+    CK(cudaMemcpy(d, h, 16, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(h + 4, d, 16, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < 4; i++)
+        same &= h[4 + i] == 40 + i;
+    CK(cudaFreeHost(h));
+    CK(cudaFree(d));
+    CK(cudaSetDevice(0));
+    printf("portable same=%d\n", same);
+    return 0;
+}
+
 int main(void)
 {
     int n = 0;
     CK(cudaGetDeviceCount(&n));
-    if (arrays() || memset_and_peer(n) || misc(n))
+    if (arrays() || memset_and_peer(n) || misc(n) || portable(n))
         return 1;
     printf("rt_newer_api ok\n");
     return 0;
