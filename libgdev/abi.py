@@ -71,9 +71,11 @@ FEATURE_STREAMS = 1 << 9  # STREAM_*: streams are channels; copies and launches 
 FEATURE_TEXTURES = 1 << 10  # TEX_CREATE/TEX_DESTROY: texture objects (libgdev.texture)
 FEATURE_COOPERATIVE = 1 << 11  # GLAUNCH/MODULE_LAUNCH take LAUNCH_COOPERATIVE
 FEATURE_VMM = 1 << 12  # GVM_*: reservations, allocation handles, maps, export/import
+FEATURE_LIMITS = 1 << 13  # CTX_LIMIT: context limits kept by the daemon (the device heap)
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
             | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
-            | FEATURE_STREAMS | FEATURE_TEXTURES | FEATURE_COOPERATIVE | FEATURE_VMM)
+            | FEATURE_STREAMS | FEATURE_TEXTURES | FEATURE_COOPERATIVE | FEATURE_VMM
+            | FEATURE_LIMITS)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)
@@ -93,6 +95,8 @@ GUEST_FLAGS = GUEST_CLEAR | GUEST_GET
 STREAM_NON_BLOCKING = 0x1  # STREAM_CREATE flag: no implicit order with the legacy stream 0
 STREAM_FLAGS = STREAM_NON_BLOCKING
 STREAM_SYNC_TIMEOUT = 0x1  # STREAM_SYNC flag: timeout_us is valid (else wait forever)
+LIMIT_SET = 0x1  # CTX_LIMIT flag: set the limit to value (else value must be 0: only report)
+LIMIT_FLAGS = LIMIT_SET
 
 MSG_MAX = 1024  # longest error message (UTF-8 bytes) an error reply carries
 

@@ -26,6 +26,9 @@ GDEV_QUERY_DEVICE_MEM_USED = 0x201    # bytes charged to the vGPU
 GDEV_QUERY_COMPUTE_CAPABILITY = 0x202  # (major << 16) | minor, e.g. 0x70005 for 7.5
 GDEV_QUERY_DMA_MEM_FREE = 0x203       # pinned bytes the vGPU may still allocate
 
+# context limits (CTX_LIMIT; CUDA's CUlimit numbers)
+GDEV_LIMIT_MALLOC_HEAP_SIZE = 2       # the device heap of malloc/free in kernels
+
 # IPC commands (gshmctl; Gdev's numbers)
 GDEV_IPC_STAT = 1
 GDEV_IPC_SET = 2

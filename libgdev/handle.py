@@ -300,6 +300,13 @@ class Handle(ModuleVerbs, VmmVerbs):
             raise error_from_errno(errno.EBADF, "handle is closed")
         return bytes(self._conn.call(abi.PRINTF_DRAIN, abi.Size(size)).tail)
 
+    def glimit(self, limit: int, value: int | None = None) -> int:
+        """Set context limit ``limit`` (GDEV_LIMIT_MALLOC_HEAP_SIZE: the device heap's size,
+        fixed once a kernel calling malloc launched) to ``value``, or only read it (None);
+        the value in effect."""
+        flags, v = (0, 0) if value is None else (abi.LIMIT_SET, value)
+        return self._call(abi.CTX_LIMIT, abi.Limit(limit, flags, v)).size
+
     # -- texture objects -------------------------------------------------------------
     def gtex_create(self, desc: abi.TexDesc) -> int:
         """A new texture object of this context from ``desc`` (``libgdev.texture``); its
@@ -362,7 +369,7 @@ COMMAND_WRAPPERS = {
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
     "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
-    "PRINTF_DRAIN": Handle.gprintf_drain,
+    "PRINTF_DRAIN": Handle.gprintf_drain, "CTX_LIMIT": Handle.glimit,
     "TEX_CREATE": Handle.gtex_create, "TEX_DESTROY": Handle.gtex_destroy,
     "GVM_RESERVE": Handle.gvm_reserve, "GVM_FREE": Handle.gvm_free,
     "GVM_CREATE": Handle.gvm_create, "GVM_RELEASE": Handle.gvm_release,

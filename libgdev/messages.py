@@ -108,6 +108,15 @@ class Staging(NamedTuple):
     slots: U32
 
 
+class Limit(NamedTuple):
+    """CTX_LIMIT: a GDEV_LIMIT_* limit, LIMIT_* flags and the value to set (with LIMIT_SET;
+    else 0)."""
+
+    limit: U32
+    flags: U32
+    value: U64
+
+
 class Prio(NamedTuple):
     """SET_PRIORITY: a priority and PRIO_* flags."""
 
@@ -480,6 +489,9 @@ TEX_DESTROY = Command(0x0F, "TEX_DESTROY", _TEX, EMPTY)
 GET_HANDLE = Command(0x10, "GET_HANDLE", EMPTY, Layout("handle", HandleId))
 # device printf output of the context, up to ``size`` bytes, oldest first (the reply's tail)
 PRINTF_DRAIN = Command(0x11, "PRINTF_DRAIN", _SIZE, Layout("data", Empty, tail=True))
+# a context limit (the device heap's size): set it (LIMIT_SET) or only read it; the reply
+# is the value in effect
+CTX_LIMIT = Command(0x12, "CTX_LIMIT", Layout("limit", Limit), _SIZE)
 GMALLOC = Command(0x100, "GMALLOC", _SIZE, _ADDR)
 GFREE = Command(0x101, "GFREE", _ADDR, _SIZE)
 GMALLOC_DMA = Command(0x102, "GMALLOC_DMA", _SIZE, Layout("dma", Dma), passes_fd=True)
@@ -529,6 +541,7 @@ COMMANDS: tuple[Command[Any, Any], ...] = (
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
     GSHMCTL, GREF, GUNREF, GVIRTGET, GVM_RESERVE, GVM_FREE, GVM_CREATE, GVM_RELEASE, GVM_MAP,
     GVM_UNMAP, GVM_SET_ACCESS, GVM_GET_ACCESS, GVM_RETAIN, GVM_SIZE, GVM_EXPORT, GVM_IMPORT,
+    CTX_LIMIT,
 )
 BY_NUMBER: dict[int, Command[Any, Any]] = {c.number: c for c in COMMANDS}
 BY_NAME: dict[str, Command[Any, Any]] = {c.name: c for c in COMMANDS}

@@ -196,6 +196,14 @@ async def _printf_drain(call: Call, req: abi.Size, tail: abi.Tail) -> Out[abi.Em
     return Out(_EMPTY, tail=await backend.rt.gprintf_drain(call.s.handle, size))
 
 
+@handler(abi.CTX_LIMIT)
+async def _ctx_limit(call: Call, req: abi.Limit, tail: abi.Tail) -> Out[abi.Size]:
+    if req.flags & ~abi.LIMIT_FLAGS or (not req.flags & abi.LIMIT_SET and req.value):
+        raise _einval(f"bad CTX_LIMIT flags 0x{req.flags:x} with value {req.value}")
+    value = req.value if req.flags & abi.LIMIT_SET else None
+    return Out(abi.Size(await backend.rt.glimit(call.s.handle, req.limit, value)))
+
+
 @handler(abi.GMALLOC)
 async def _gmalloc(call: Call, req: abi.Size, tail: abi.Tail) -> Out[abi.Addr]:
     return Out(abi.Addr(await backend.rt.gmalloc(call.s.handle, req.size)))

@@ -38,6 +38,7 @@ from .api_vmmshare import import_token as vmm_import_token
 from .config import GdevConfig, parse_size
 from .constants import *  # noqa: F403  (Gdev's GDEV_* names)
 from .handle import Handle
+from .heap import glimit
 from .limits import limits_text
 from .mm import hostmem
 from .mm.hostmem import HostRange
@@ -51,7 +52,7 @@ __all__ = [
     "GdevConfig", "GdevSystem", "GdevKernel", "Handle", "DmaBuffer", "Credentials",
     "HostRange", "hostmem",
     "PhysicalGpu", "VirtualGpu", "parse_size", "limits_text",
-    "gopen", "gclose", "gquery", "query", "gtune", "gdevice_count", "gprintf_drain",
+    "gopen", "gclose", "gquery", "query", "gtune", "glimit", "gdevice_count", "gprintf_drain",
     "gmalloc", "gfree", "gmalloc_dma", "gfree_dma", "gref", "gunref", "gvirtget",
     "gmemcpy_to_device", "gmemcpy_to_device_async", "gmemcpy_from_device",
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",

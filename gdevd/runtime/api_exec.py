@@ -24,6 +24,7 @@ from ..gpu.ptx import link_units, load_module
 from . import defaults as D
 from .coop import check_coresident, free_workspace, new_workspace
 from .handle import Fence, Handle, check_handle
+from .heap import launch_heap
 from .limits import launch_slot
 from .mm.memory import MemObject
 from .mm.residency import resident_all, touching
@@ -119,7 +120,10 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
     ws = await _cooperative(handle, mod, kernel) if kernel.cooperative else None
     try:
         # (only a cooperative launch passes a workspace: the engine's default is none)
-        extra = {"grid_workspace": ws.va} if ws is not None else {}
+        extra: dict[str, Any] = {"grid_workspace": ws.va} if ws is not None else {}
+        heap = await launch_heap(handle, mod.kernels.get(kernel.name))
+        if heap is not None:        # (likewise only a kernel calling malloc gets a heap)
+            extra["heap"] = heap
         launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                             params=bytes(kernel.params), mmu=handle.mmu,
                             data_base=kernel.data_addr, shared_dynamic=kernel.shared_dynamic,

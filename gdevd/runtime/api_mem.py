@@ -87,7 +87,8 @@ async def gfree(handle: Handle, addr: int) -> int:
     """Free the device object containing ``addr``; return its size in bytes.
 
     Errors: EBADF, ENOENT (no device object there: unknown address, another context's
-    address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``), the sticky
+    address, or a double free), EINVAL (a ``gref`` mapping: use ``gunref``; the device heap,
+    heap.py), the sticky
     error of a context whose kernel faulted (its memory goes with the context).
     """
     check_handle(handle)
@@ -98,6 +99,9 @@ async def gfree(handle: Handle, addr: int) -> int:
         if obj.ref or obj.vmm is not None:
             raise GdevError(errno.EINVAL, f"{obj} is a reference or a gvm_map mapping: "
                                           "gunref or gvm_unmap it")
+        if handle.heap is not None and obj.va == handle.heap.base:
+            raise GdevError(errno.EINVAL, f"{obj} is the device heap of malloc in kernels: "
+                                          "it is freed with the context")
         await settle_object(handle, obj)
         return unmap_object(handle, obj)
 

@@ -10,6 +10,7 @@ from libgdev.constants import (  # noqa: F401 - re-exported: the API constants
     GDEV_IPC_RMID,
     GDEV_IPC_SET,
     GDEV_IPC_STAT,
+    GDEV_LIMIT_MALLOC_HEAP_SIZE,
     GDEV_NVIDIA_QUERY_MP_COUNT,
     GDEV_QUERY_AGP_SIZE,
     GDEV_QUERY_BUS_TYPE,

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..errors import GdevError, KernelFault
+from ..gpu.heap import HeapAllocator
 from ..gpu.texture import TextureTable
 from . import defaults as D
 from .bounce import BounceBuffers
@@ -110,6 +111,9 @@ class Handle:
         self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
         self.fault: GdevError | None = None
         self.printf = PrintfBuffer(D.PRINTF_FIFO)   # what its kernels print (printfbuf.py)
+        self.heap_limit = D.MALLOC_HEAP_SIZE    # its device heap's size (heap.py) ...
+        self.heap: HeapAllocator | None = None  # ... reserved by the first kernel calling malloc
+        self.heap_lock = trio.Lock()
         self.closed = False
         self._seq = 0
 

@@ -71,6 +71,9 @@ int gsync(Ghandle h, uint32_t id, struct gdev_time *timeout);
 int gbarrier(Ghandle h);
 int gquery(Ghandle h, uint32_t type, uint64_t *result);
 int gtune(Ghandle h, uint32_t type, uint32_t value);
+/* a context limit (GDEV_LIMIT_MALLOC_HEAP_SIZE: the device heap's size): set it to value
+ * (set != 0) or only read it; *result = the value in effect (gdev-py addition) */
+int glimit(Ghandle h, uint32_t limit, int set, uint64_t value, uint64_t *result);
 int gshmget(Ghandle h, int key, uint64_t size, int flags);
 uint64_t gshmat(Ghandle h, int id, uint64_t addr, int flags);
 int gshmdt(Ghandle h, uint64_t addr);

@@ -39,6 +39,8 @@
 #define GDEV_ABI_TEX_SHAPE_CUBEMAP_LAYERED 5
 #define GDEV_ABI_LAUNCH_COOPERATIVE 1
 #define GDEV_ABI_LAUNCH_FLAGS 1
+#define GDEV_ABI_LIMIT_SET 1
+#define GDEV_ABI_LIMIT_FLAGS 1
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
 #define GDEV_ABI_FEATURE_STAGING 1
@@ -54,7 +56,8 @@
 #define GDEV_ABI_FEATURE_TEXTURES 0x400u
 #define GDEV_ABI_FEATURE_COOPERATIVE 0x800u
 #define GDEV_ABI_FEATURE_VMM 0x1000u
-#define GDEV_ABI_FEATURES 0x1fffu
+#define GDEV_ABI_FEATURE_LIMITS 0x2000u
+#define GDEV_ABI_FEATURES 0x3fffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -70,6 +73,7 @@
 #define GDEV_QUERY_DEVICE_MEM_USED 0x201u
 #define GDEV_QUERY_COMPUTE_CAPABILITY 0x202u
 #define GDEV_QUERY_DMA_MEM_FREE 0x203u
+#define GDEV_LIMIT_MALLOC_HEAP_SIZE 2
 #define GDEV_IPC_STAT 1
 #define GDEV_IPC_SET 2
 #define GDEV_IPC_RMID 3
@@ -611,6 +615,16 @@ struct gdev_abi_vm_token {
 _Static_assert(offsetof(struct gdev_abi_vm_token, token) == 0, "vm_token.token");
 _Static_assert(sizeof(struct gdev_abi_vm_token) == 32, "vm_token size");
 
+struct gdev_abi_limit {
+    uint32_t limit;
+    uint32_t flags;
+    uint64_t value;
+};
+_Static_assert(offsetof(struct gdev_abi_limit, limit) == 0, "limit.limit");
+_Static_assert(offsetof(struct gdev_abi_limit, flags) == 4, "limit.flags");
+_Static_assert(offsetof(struct gdev_abi_limit, value) == 8, "limit.value");
+_Static_assert(sizeof(struct gdev_abi_limit) == 16, "limit size");
+
 /* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */
 struct gdev_abi_modtab_function {
     uint32_t name_len;
@@ -715,6 +729,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GVM_SIZE 0x29
 #define GDEV_CMD_GVM_EXPORT 0x2a
 #define GDEV_CMD_GVM_IMPORT 0x2b
+#define GDEV_CMD_CTX_LIMIT 0x12
 
 #define GDEV_CMD_HELLO_REQUEST_SIZE 32
 #define GDEV_CMD_HELLO_REPLY_SIZE 16
@@ -818,6 +833,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GVM_EXPORT_REPLY_SIZE 0
 #define GDEV_CMD_GVM_IMPORT_REQUEST_SIZE 32
 #define GDEV_CMD_GVM_IMPORT_REPLY_SIZE 8
+#define GDEV_CMD_CTX_LIMIT_REQUEST_SIZE 16
+#define GDEV_CMD_CTX_LIMIT_REPLY_SIZE 8
 
 /* X(NAME, number, request layout, reply layout, request size, reply size,
      request takes a tail, reply has a tail, reply passes an fd) */
@@ -873,5 +890,6 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GVM_SIZE, 0x29, vm_mem, size, 8, 8, 0, 0, 0) \
     X(GVM_EXPORT, 0x2a, vm_mem, empty, 8, 0, 0, 0, 1) \
     X(GVM_IMPORT, 0x2b, vm_token, vm_mem, 32, 8, 0, 0, 0) \
+    X(CTX_LIMIT, 0x12, limit, size, 16, 8, 0, 0, 0) \
 
 #endif /* GDEV_ABI_H */

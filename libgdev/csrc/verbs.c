@@ -187,6 +187,17 @@ GDEV_EXPORT int gtune(Ghandle h, uint32_t type, uint32_t value)
     return gdev_call(h, GDEV_CMD_GTUNE, &req, sizeof req, NULL, 0);
 }
 
+GDEV_EXPORT int glimit(Ghandle h, uint32_t limit, int set, uint64_t value, uint64_t *result)
+{
+    struct gdev_abi_limit req = {.limit = limit, .flags = set ? GDEV_ABI_LIMIT_SET : 0,
+                                 .value = set ? value : 0};
+    struct gdev_abi_size out;
+    int err = gdev_call(h, GDEV_CMD_CTX_LIMIT, &req, sizeof req, &out, sizeof out);
+    if (!err)
+        *result = out.size;
+    return err;
+}
+
 GDEV_EXPORT int gshmget(Ghandle h, int key, uint64_t size, int flags)
 {
     struct gdev_abi_shmget req = {.key = key, .flags = (uint32_t)flags, .size = size};

@@ -167,3 +167,21 @@ int gdev_ce_error(struct gdev_ce *ce, uint64_t seq);
 /* hold (1) or release (0) the engine: a held engine finishes its current job and starts no
  * other until released (or destroyed); for deterministic tests and suspending a device */
 void gdev_ce_hold(struct gdev_ce *ce, int hold);
+
+/* ---------------------------------------------------------------------------------------
+ * Device heap: a context's malloc/free allocator (heap.c; the algorithm in heap.h)
+ * ------------------------------------------------------------------------------------- */
+
+struct gdev_heap;
+
+/* an allocator over device addresses [base, base + size): size a positive multiple of 16,
+ * base a multiple of 4096; its metadata lives in daemon memory */
+int gdev_heap_create(uint64_t base, uint64_t size, struct gdev_heap **out);
+void gdev_heap_destroy(struct gdev_heap *h);
+/* device address of size bytes aligned to align (a power of two <= 4096; 16 at least is
+ * given), or 0 (size 0, a bad alignment, or no room): device malloc; thread-safe */
+uint64_t gdev_heap_alloc(struct gdev_heap *h, uint64_t size, uint64_t align);
+/* device free: 0 (va 0 is a no-op), -EINVAL if no allocation starts at va; thread-safe */
+int gdev_heap_free(struct gdev_heap *h, uint64_t va);
+/* bytes allocated (whole granules) */
+uint64_t gdev_heap_used(struct gdev_heap *h);

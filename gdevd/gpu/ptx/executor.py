@@ -67,7 +67,7 @@ class Wave:
         mem.textures = launch.textures
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
-        self.env.printf = launch.printf
+        self.env.printf, self.env.heap = launch.printf, launch.heap
         self.env.grid_ws = launch.grid_workspace
         self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines,
                       tuple(blk.pure)) for blk in info.blocks]
@@ -88,7 +88,7 @@ class Wave:
         """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
         self.launch = launch
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
-        self.env.printf = launch.printf
+        self.env.printf, self.env.heap = launch.printf, launch.heap
         self.env.grid_ws = launch.grid_workspace
         self.env.mem.textures = launch.textures
         self.pc.fill(0)
@@ -299,6 +299,7 @@ class Launch:
 
     engine = "interp"
     printf = None       # where device printf goes: anything with write(bytes) (ops_printf.py)
+    heap = None         # the context's device heap (gdevd/gpu/heap.py), for malloc/free
 
     @property
     def budget_scale(self) -> int:
@@ -315,8 +316,9 @@ class Launch:
 
     def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
                  shared_dynamic: int = 0, watchdog: float | None = None,
-                 textures=None, grid_workspace: int = 0) -> None:
+                 textures=None, grid_workspace: int = 0, heap=None) -> None:
         self.info = info
+        self.heap = heap            # the context's device heap (None: malloc returns NULL)
         self.textures = textures    # the context's TextureTable (None: tex faults)
         self.grid = _dims(grid, MAX_GRID, "grid")
         self.block = _dims(block, MAX_BLOCK, "block")

@@ -28,8 +28,10 @@ from .syntax import (
     Vec,
 )
 
-# calls to these extern functions are executed by the engine itself
-BUILTINS = {"vprintf", "__assertfail", "__assert_fail"}
+# calls to these extern functions are executed by the engine itself (device malloc/free:
+# ops_heap.py; nvcc lowers new/delete to them, __nv_aligned_device_malloc to the third)
+HEAP_CALLS = {"malloc", "free", "__cuda_syscall_aligned_malloc"}
+BUILTINS = {"vprintf", "__assertfail", "__assert_fail"} | HEAP_CALLS
 # statements of one kernel after inlining (the largest kernel of the repository has ~3 k):
 # beyond, a tenant's module (calls fanning out in a chain, N levels of two calls each cost
 # 2**N copies) is refused instead of exhausting memory

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import devlib
 from .errors import PtxError
-from .linker import Linker, function_addresses
+from .linker import HEAP_CALLS, Linker, function_addresses
 from .lower import lower
 from .parser import parse
 from .program import Block, build_blocks
@@ -72,6 +72,7 @@ class KernelInfo:
     local_offsets: dict[str, int] = field(default_factory=dict, repr=False)
     blocks: list[Block] = field(default_factory=list, repr=False)
     prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
+    heap: bool = False      # calls malloc/free: the runtime reserves the context's heap
 
 
 def _align_up(x: int, a: int) -> int:
@@ -178,7 +179,10 @@ class Module:
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
-                                     for ins in linked.code))
+                                     for ins in linked.code),
+                          heap=any(getattr(ins, "opcode", "")[len("builtin."):] in HEAP_CALLS
+                                   for ins in linked.code
+                                   if getattr(ins, "opcode", "").startswith("builtin.")))
         info.static_shared = self._layout_shared(linked, info)
         info.local_size = self._layout_local(linked, info)
         if info.static_shared > MAX_SHARED:
@@ -223,10 +227,11 @@ class Module:
 
     def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
                shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
-               grid_workspace: int = 0):
+               grid_workspace: int = 0, heap=None):
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch` (``textures``:
         the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``;
-        ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py)."""
+        ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py;
+        ``heap``: the context's :class:`~gdevd.gpu.heap.HeapAllocator`, for malloc/free)."""
         from .executor import Launch
         if kernel_name not in self.kernels:
             import errno
@@ -238,9 +243,9 @@ class Module:
             from .jit.launch import JitLaunch
             return JitLaunch(self, self.kernels[kernel_name], *native, grid,
                              block, params, mmu, data_base, shared_dynamic, watchdog,
-                             textures=textures, grid_workspace=grid_workspace)
+                             textures=textures, grid_workspace=grid_workspace, heap=heap)
         return Launch(self, self.kernels[kernel_name], grid, block, params, mmu, data_base,
-                      shared_dynamic, watchdog, textures, grid_workspace)
+                      shared_dynamic, watchdog, textures, grid_workspace, heap=heap)
 
 
 def _names(a) -> set[str]:

@@ -5,7 +5,7 @@ the text, as a kernel launched with no host to print it).  The return value is t
 arguments, as CUDA's, or -1 without reading anything once the sink is full.
 The format and ``%s`` strings are read through the lane's generic address space: a bad
 address faults the launch like a load.  The compiled engine leaves kernels that print to
-the interpreter (jit/cgen.py rejects ``builtin.*``)."""
+the interpreter (jit/cgen.py rejects ``builtin.vprintf``)."""
 
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (registering the instruction families)
 )
 from .decode import DECODERS, Ins
 from .errors import PtxError
+from .ops_heap import SIGNATURES, heap_binder
 from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
 
@@ -147,8 +148,9 @@ BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma", "mma"}
 def decode_instr(instr: Instr, ctx):
     """Binder of one non-control instruction (PtxError if unsupported)."""
     ins = Ins(instr, ctx)
-    if instr.opcode == "builtin.vprintf":
-        binder = vprintf_binder(ins, instr)
+    call = instr.opcode[len("builtin."):] if instr.opcode.startswith("builtin.") else None
+    if call == "vprintf" or call in SIGNATURES:
+        binder = vprintf_binder(ins, instr) if call == "vprintf" else heap_binder(ins, instr)
         return guarded(binder, instr.guard) if instr.guard else binder
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
         return lambda env: (lambda idx: None)

@@ -49,6 +49,7 @@ class Env:
                       for name, size in kernel.pvars.items()}
         self.lanes_all = np.arange(self.n, dtype=np.int64)
         self.printf = None       # the launch's printf sink (ops_printf.py), set per launch
+        self.heap = None         # the launch's heap allocator (ops_heap.py), set per launch
         # the grid workspace of a cooperative launch (0 otherwise), set per launch: read
         # through %envreg1 (high half) and %envreg2 (low half), as the driver passes it
         self.grid_ws = 0

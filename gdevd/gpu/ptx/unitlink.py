@@ -11,7 +11,8 @@ Each input is parsed and lowered on its own; then its module-scope symbols (func
   definition of its name, which must be of the same kind (a function with as many
   parameters and results, a variable in the same state space); a reference nothing defines
   is an error naming it and its input, except PTX's system calls (``vprintf``,
-  ``__assertfail``, ``malloc``, ``free``: :data:`SYSCALLS`), which the driver provides, and
+  ``__assertfail``, ``malloc``, ``free``, ``__cuda_syscall_aligned_malloc`` and
+  devlib.py's: :data:`SYSCALLS`), which the driver provides, and
   ``.extern .shared`` arrays, which stay the kernel's dynamic shared memory;
 * a symbol without linkage is internal to its input: where its name is also used by another
   input, it is renamed (``name$uK`` for input K) in that input only, so two units'
@@ -41,10 +42,9 @@ from .parser import parse
 from .syntax import Function, Instr, Label, ModuleAst, Sym, VarDecl
 
 MAX_INPUTS = 256
-# PTX's system calls: the driver provides them, so they need no definition (the engine runs
-# vprintf and __assertfail, devlib.py the rest; a kernel calling malloc or free fails at load,
-# as in one module)
-SYSCALLS = BUILTINS | devlib.NAMES | {"malloc", "free"}
+# PTX's system calls: the driver provides them, so they need no definition (the engines
+# run vprintf, __assertfail, malloc and free: linker.BUILTINS; devlib.py the rest)
+SYSCALLS = BUILTINS | devlib.NAMES
 NAME_SHOWN = 120
 _SM = re.compile(r"sm_(\d+)([a-z]?)$")
 

@@ -2,9 +2,12 @@
  * a whole context, shared-memory and L2 configuration, UUIDs, the legacy device properties,
  * profiler markers.
  *
- * Limits are recorded per context and reported; the emulated device has no fixed stack,
- * printf FIFO or heap to size, so what they bound is not enforced (a kernel that would
- * overflow CUDA's stack runs here).  The device runtime (dynamic parallelism) does not exist:
+ * Limits are recorded per context and reported; the emulated device has no fixed stack or
+ * printf FIFO to size, so what they bound is not enforced (a kernel that would overflow
+ * CUDA's stack runs here).  The device heap's size (malloc in kernels) is the daemon's
+ * (glimit): set there, rounded to pages, refused once a kernel calling malloc launched
+ * (CUDA_ERROR_INVALID_VALUE) or beyond the context's memory share (OUT_OF_MEMORY), read
+ * back from there.  The device runtime (dynamic parallelism) does not exist:
  * its limits are CUDA_ERROR_UNSUPPORTED_LIMIT, as is a persisting-L2 size above 0 (the
  * device has none).  Streams of a context share its one handle and its one priority, so the
  * priority range is 0..0. */
@@ -43,6 +46,13 @@ API CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     if ((unsigned)limit >= CU_LIMIT_MAX || !settable(limit, value))
         return cu_fail(CUDA_ERROR_UNSUPPORTED_LIMIT, "cuCtxSetLimit: limit %d to %zu is not "
                        "supported by the emulated device", (int)limit, value);
+    if (limit == CU_LIMIT_MALLOC_HEAP_SIZE) {
+        uint64_t now;
+        int err = glimit(c->h, GDEV_LIMIT_MALLOC_HEAP_SIZE, 1, value, &now);
+        if (err)
+            return cu_fail(cu_error(err), "cuCtxSetLimit: %s", gdev_last_error());
+        value = now;
+    }
     c->limits[limit] = value;
     return CUDA_SUCCESS;
 }
@@ -54,6 +64,14 @@ API CUresult cuCtxGetLimit(size_t *value, CUlimit limit)
         return CUDA_ERROR_INVALID_VALUE;
     if ((unsigned)limit >= CU_LIMIT_MAX || !settable(limit, 0))
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    if (limit == CU_LIMIT_MALLOC_HEAP_SIZE) {
+        uint64_t now;
+        int err = glimit(c->h, GDEV_LIMIT_MALLOC_HEAP_SIZE, 0, 0, &now);
+        if (err)
+            return cu_error(err);
+        *value = now;
+        return CUDA_SUCCESS;
+    }
     *value = c->limits[limit];
     return CUDA_SUCCESS;
 }

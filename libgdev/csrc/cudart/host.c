@@ -68,7 +68,7 @@ API cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, v
     return cudaSuccess;
 }
 
-/* Limits are the context's (libcuda's cuCtxSetLimit: recorded and reported). */
+/* Limits are the context's (libcuda's cuCtxSetLimit: the device heap's size is the daemon's). */
 API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
     IN_CTX();

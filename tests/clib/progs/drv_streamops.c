@@ -157,6 +157,11 @@ static int context_info(CUcontext ctx, CUdevice dev)
     EXPECT(limit == 1024);
     EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4) == CUDA_ERROR_UNSUPPORTED_LIMIT);
     EXPECT(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+    /* the device heap's size is the daemon's: whole pages, at most the context's share */
+    EXPECT(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (size_t)1 << 50) == CUDA_ERROR_OUT_OF_MEMORY);
+    CK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (1 << 20) + 1));
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_MALLOC_HEAP_SIZE));
+    EXPECT(limit == (1 << 20) + 4096);
     CK(cuCtxGetId(ctx, &id1));
     CK(cuCtxCreate(&other, NULL, 0, dev));
     CK(cuCtxGetId(NULL, &id2));

@@ -69,7 +69,7 @@ def _compiler_version(cc: str) -> str:
 def _sources_digest() -> str:
     h = hashlib.blake2b(digest_size=16)
     for p in sorted(HERE.glob("*.py")) + sorted(HERE.glob("*.h")) + [
-            CSRC / "mmu_internal.h", CSRC / "gdev_core.h"]:
+            CSRC / "mmu_internal.h", CSRC / "gdev_core.h", CSRC / "heap.h"]:
         h.update(p.read_bytes())
     return h.hexdigest()
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 
 from ..decode import Ins
+from ..ops_heap import SIGNATURES
 from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
 from . import (  # noqa: F401  (registering the translators)
     floatfns,
@@ -32,6 +33,7 @@ from . import (  # noqa: F401  (registering the translators)
     wmmaops,
 )
 from .arith import TRANSLATORS
+from .heapops import heap_call
 from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start
 from .localize import localize, promotion
@@ -83,6 +85,8 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     """(C, kind) of one non-control instruction: kind ``pure`` (a statement for lane i that
     may share a loop), ``ordered`` (starts a new lane loop), ``raw`` (its own loops) or
     ``mem`` (an unguarded load or store: a :class:`memops.Access`, see lanes.py)."""
+    if instr.opcode.startswith("builtin.") and instr.opcode[len("builtin."):] in SIGNATURES:
+        return heap_call(instr, ops), "ordered"
     if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))

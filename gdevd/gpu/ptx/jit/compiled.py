@@ -40,6 +40,7 @@ struct jctx {
     struct jtlb tlb_own;
     const void *tex;
     uint64_t ntex;
+    void *heap;
 };
 """
 

@@ -25,6 +25,7 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault
 from gdevd.gpu._core import ffi as core_ffi
 
+from ...heap import BAD_FREE
 from ...texsample import GEOMETRIES
 from ...texture import ADDRESS_MODES, SHAPES
 from .. import assertion
@@ -47,6 +48,7 @@ _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds s
 F_TRAP = 8
 F_ASSERT = 10     # (9: F_TEX) fault_va = the failing lane
 F_TEXKIND = 11    # a geometry the texture lacks: fault_va = geometry * 8 + shape (tex.h)
+_REASONS[12] = BAD_FREE     # F_HEAP: a free of an address malloc did not return (heapops.py)
 MIN_SLOTS = 8
 # A compiled step (one instruction of one block, every lane) costs about a nanosecond per
 # lane, an interpreted one microseconds of Python per wave: the compute engine's slice cap
@@ -150,6 +152,7 @@ class _Chunk:
         ctx.dyn_shared = launch.shared_dynamic
         ctx.mmu = launch.mmu_ptr
         ctx.tex, ctx.ntex = launch.tex_ptr, len(launch.tex_table)
+        ctx.heap = launch.heap_ptr
         ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
         ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
@@ -179,9 +182,10 @@ class JitLaunch(Launch):
 
     def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
                  data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
-                 threads: int | None = None, textures=None, grid_workspace: int = 0) -> None:
+                 threads: int | None = None, textures=None, grid_workspace: int = 0,
+                 heap=None) -> None:
         super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
-                         watchdog, textures, grid_workspace)
+                         watchdog, textures, grid_workspace, heap=heap)
         from .cgen import symbols
         self.compiled = compiled
         self.fn = compiled.function(fname)
@@ -196,6 +200,9 @@ class JitLaunch(Launch):
         threads = THREADS if threads is None else threads
         self.threads = threads
         self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
+        # (self.heap, the HeapAllocator, keeps the C heap alive while the launch runs)
+        self.heap_ptr = compiled.ffi.NULL if heap is None else \
+            compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", heap.ptr)))
         slots = min(self.total_blocks, max(threads, MIN_SLOTS))
         if grid_workspace:      # cooperative: a slot per block, taking turns (coop.py)
             slots = self.total_blocks

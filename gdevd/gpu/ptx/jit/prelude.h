@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "mmu_internal.h"
+#include "heap.h"
 #include "approx.h"
 #include "bits.h"
 #include "half.h"
@@ -33,7 +34,7 @@
 #define FAIRNESS_PERIOD 64
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
-       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND };
+       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND, F_HEAP };
 
 /* a direct-mapped software TLB in front of the page table (xlate.h) */
 struct jtlb {
@@ -63,6 +64,7 @@ struct jctx {
 	struct jtlb tlb_own;
 	const void *tex;	/* the launch's texture objects (struct jtex, tex.h) */
 	uint64_t ntex;
+	struct gdev_heap *heap;	/* the context's device heap (heap.h), NULL without one */
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
