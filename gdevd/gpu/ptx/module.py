@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .calls import check_region, coalesce_linked
+from .callstack import FrameInfo, frame_info
 from .errors import PtxError
 from .linker import Linker, function_addresses
 from .lower import lower
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
-from .regalloc import coalesce
 from .syntax import ModuleAst, Sym, VarDecl
 
 MAX_SHARED = 64 * 1024
@@ -71,6 +72,7 @@ class KernelInfo:
     local_offsets: dict[str, int] = field(default_factory=dict, repr=False)
     blocks: list[Block] = field(default_factory=list, repr=False)
     prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
+    frames: FrameInfo | None = field(default=None, repr=False)   # recursion (callstack.py)
 
 
 def _align_up(x: int, a: int) -> int:
@@ -111,7 +113,7 @@ class _Ctx:
             self.spaces[p.name] = "kparam"
         for v in linked.shared:
             self.spaces[v.name] = "shared"
-        for v in linked.locals:
+        for v in linked.locals + (linked.frames.locals if linked.frames else []):
             self.spaces[v.name] = "local"
         for n in linked.pvars:
             self.spaces[n] = "param"
@@ -172,7 +174,7 @@ class Module:
             params.append(ParamInfo(p.name, off, p.size, a, p.type if scalar else "b8"))
             off += p.size
         linked = Linker(self.ast, self.name).link(fn)
-        linked.code, linked.regs = coalesce(linked.code, linked.regs)
+        linked.code, linked.regs = coalesce_linked(linked)
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
@@ -185,6 +187,9 @@ class Module:
             dims = fn.directives.get(".maxntid") or fn.directives[".reqntid"]
             info.max_threads = int(np.prod(dims))
         info.blocks = build_blocks(linked.code, _Ctx(self.name, self.ast, fn, linked))
+        if linked.frames is not None:
+            info.frames = frame_info(linked, info, info.blocks, linked.frames.first)
+            check_region(info.blocks, info.frames.start, self.name, fn.name)
         return info
 
     def _add_module_shared(self, linked) -> None:
