@@ -206,3 +206,12 @@ ret;
     out = dev.alloc(4 * 64)
     dev.launch(mod, "k", (1,), (64,), out)
     assert dev.get(out, 64, np.int32).tolist() == [t * (t + 1) // 2 for t in range(64)]
+
+
+def test_a_call_saves_only_what_is_live_after_it():
+    """framelive.py: fib's recursive calls save the one register each needs afterwards
+    (n, then fib(n - 1)), the kernel's own call saves nothing."""
+    frames = MODS["O3"].kernels["fib_kernel"].frames
+    kernel_site, *inner = sorted(frames.sites)
+    assert frames.sites[kernel_site].regs == () and frames.sites[kernel_site].pvars == ()
+    assert [len(frames.sites[s].regs) for s in inner] == [1, 1]

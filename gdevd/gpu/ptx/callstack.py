@@ -42,17 +42,27 @@ STACK_BYTES = 8192          # per thread (CUDA's default stack limit is 1 KiB)
 ACTIVATION_OVERHEAD = 16    # bytes an activation costs beyond its .local frame
 
 
+@dataclass(frozen=True)
+class Site:
+    """A call site, keyed by its return block: the argument variables receiving the return
+    values, and the registers and .param variables its call saves (framelive.py)."""
+
+    rets: tuple[str, ...]
+    regs: tuple[str, ...]
+    pvars: tuple[str, ...]
+
+
 @dataclass
 class FrameInfo:
     """A kernel's frame region, laid out at load: where it starts (block index), its
-    ``.local`` frame size, the registers and ``.param`` variables a call saves, and the
-    argument variables receiving the return values at each return block."""
+    ``.local`` frame size, the registers and ``.param`` variables some call saves, and the
+    call sites by return block."""
 
     start: int
     frame: int
     regs: tuple[str, ...]
     pvars: tuple[str, ...]
-    sites: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    sites: dict[int, Site] = field(default_factory=dict)
     saved_bytes: int = 0
 
     def reservation(self, tpb: int, budget: int) -> tuple[int, int]:
@@ -71,7 +81,8 @@ class FrameInfo:
 def frame_info(linked, info, blocks, start_label: str) -> FrameInfo:
     """Lay out the frame region of ``linked`` (after coalescing) for KernelInfo ``info``:
     frame ``.local`` offsets join ``info.local_offsets`` (relative to the frame)."""
-    from .program import CALL
+    from .framelive import save_sets
+    from .ptxtypes import dtype_of
     end = 0
     for v in linked.frames.locals:
         align = max(v.align or 1, 1)
@@ -79,13 +90,17 @@ def frame_info(linked, info, blocks, start_label: str) -> FrameInfo:
         info.local_offsets[v.name] = end
         end += v.size
     start = next(k for k, b in enumerate(blocks) if start_label in b.labels)
-    regs = tuple(r for r in info.regs if r.startswith(SCOPE))
-    pvars = tuple(p for p in info.pvars if p.startswith(SCOPE))
-    from .ptxtypes import dtype_of
+    names = {r for r in info.regs if r.startswith(SCOPE)} | \
+        {p for p in info.pvars if p.startswith(SCOPE)}
+    sites = {}
+    for ret, live in save_sets(blocks, start, names).items():
+        sites[ret] = Site(blocks[ret - 1].term.frame_args[0],
+                          tuple(sorted(r for r in live if r in info.regs)),
+                          tuple(sorted(p for p in live if p in info.pvars)))
+    regs = tuple(sorted({r for s in sites.values() for r in s.regs}))
+    pvars = tuple(sorted({p for s in sites.values() for p in s.pvars}))
     saved = sum(dtype_of(info.regs[r]).itemsize for r in regs) + \
         sum(max(info.pvars[p], 1) for p in pvars)
-    sites = {k + 1: b.term.frame_args[0] for k, b in enumerate(blocks)
-             if b.term.kind == CALL}
     return FrameInfo(start, (end + 15) // 16 * 16, regs, pvars, sites, saved)
 
 
@@ -104,6 +119,8 @@ class CallStack:
         self.static_bytes = env.mem.local.size
         self.cap = 0
         self._alloc(0)
+        # per return block: [(live array, its stack)] of what that site's call saves
+        self.saves: dict[int, list] = {}
         if frames.frame:
             env.mem.frames = self
 
@@ -123,6 +140,7 @@ class CallStack:
         self.saved_pvars = [grown(o, (cap, n, a.shape[1]), np.uint8)
                             for o, a in zip(old_p, self.pvars, strict=True)]
         self.ret_pc = grown(getattr(self, "ret_pc", None), (cap, n), np.int32)
+        self.saves = {}
         mem, frame = self.env.mem, self.frames.frame
         if frame:
             mem.local = np.concatenate([mem.local[:self.static_bytes + keep * n * frame],
@@ -135,6 +153,19 @@ class CallStack:
         self.limit = depth_limit
         self._alloc(0)
 
+    def _saved(self, site: int) -> list:
+        """[(array, stack)] of the registers and .param variables that the call returning
+        to block ``site`` saves (after each growth of the stacks, built again)."""
+        pairs = self.saves.get(site)
+        if pairs is None:
+            s, f = self.frames.sites[site], self.frames
+            pairs = [(self.regs[f.regs.index(r)], self.saved_regs[f.regs.index(r)])
+                     for r in s.regs]
+            pairs += [(self.pvars[f.pvars.index(p)], self.saved_pvars[f.pvars.index(p)])
+                      for p in s.pvars]
+            self.saves[site] = pairs
+        return pairs
+
     # -- the two terminators ----------------------------------------------------------
     def call(self, wave, pc: int, lanes, term) -> None:
         """``call.frame``: push the calling threads' activations (see the docstring)."""
@@ -146,10 +177,8 @@ class CallStack:
                               f"{self.limit} calls in {self.kernel} at line {term.line}")
         if top >= self.cap:
             self._alloc(min(self.limit, max(top + 1, 2 * self.cap, 4)))
-        for reg, saved in zip(self.regs, self.saved_regs, strict=True):
-            saved[depth, idx] = reg[idx]
-        for var, saved in zip(self.pvars, self.saved_pvars, strict=True):
-            saved[depth, idx] = var[idx]
+        for live, saved in self._saved(pc + 1):
+            saved[depth, idx] = live[idx]
         self.ret_pc[depth, idx] = pc + 1
         pv = self.env.pvars
         for actual, formal in zip(*term.frame_args[1:], strict=True):
@@ -170,18 +199,17 @@ class CallStack:
         depth = self.sp[idx] - 1
         pv = self.env.pvars
         values = [pv[name][idx] for name in term.frame_args[0]]
-        for reg, saved in zip(self.regs, self.saved_regs, strict=True):
-            reg[idx] = saved[depth, idx]
-        for var, saved in zip(self.pvars, self.saved_pvars, strict=True):
-            var[idx] = saved[depth, idx]
         dest = self.ret_pc[depth, idx]
         self.sp[idx] = depth
         sites = np.unique(dest)
         for site in sites:
             sel = dest == site if sites.size > 1 else slice(None)
-            for actual, val in zip(self.frames.sites[int(site)], values, strict=True):
+            at, d = idx[sel], depth[sel]
+            for live, saved in self._saved(int(site)):
+                live[at] = saved[d, at]
+            for actual, val in zip(self.frames.sites[int(site)].rets, values, strict=True):
                 w = min(pv[actual].shape[1], val.shape[1])
-                pv[actual][idx[sel], :w] = val[sel, :w]
+                pv[actual][at, :w] = val[sel, :w]
         if stay is None and sites.size == 1:
             return wave._goto(lanes, int(sites[0]))
         wave.pc[idx] = dest
