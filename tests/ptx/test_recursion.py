@@ -215,3 +215,53 @@ def test_a_call_saves_only_what_is_live_after_it():
     kernel_site, *inner = sorted(frames.sites)
     assert frames.sites[kernel_site].regs == () and frames.sites[kernel_site].pvars == ()
     assert [len(frames.sites[s].regs) for s in inner] == [1, 1]
+
+
+PREDICATED_RET = HEAD + """
+.func (.param .b32 r) sum(.param .b32 a)
+{
+.reg .b32 %r<4>; .reg .pred %p<2>;
+ld.param.b32 %r1, [a];
+st.param.b32 [r], 0;
+setp.le.s32 %p1, %r1, 0;
+@%p1 ret;
+add.s32 %r2, %r1, -1;
+{ .param .b32 p0; .param .b32 r0;
+st.param.b32 [p0], %r2;
+call.uni (r0), sum, (p0);
+ld.param.b32 %r3, [r0];
+}
+add.s32 %r3, %r3, %r1;
+st.param.b32 [r], %r3;
+ret;
+}
+.visible .entry k(.param .u64 out)
+{
+.reg .b32 %r<4>; .reg .b64 %rd<4>;
+mov.u32 %r1, %tid.x;
+and.b32 %r1, %r1, 15;
+{ .param .b32 p0; .param .b32 r0;
+st.param.b32 [p0], %r1;
+call.uni (r0), sum, (p0);
+ld.param.b32 %r2, [r0];
+}
+mov.u32 %r1, %tid.x;
+ld.param.u64 %rd1, [out];
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r2;
+ret;
+}
+"""
+
+
+@pytest.mark.parametrize("budget", [None, 2])
+def test_predicated_return_at_divergent_depths(budget):
+    """``@%p ret`` in a recursive function: the threads whose predicate holds return (each
+    to its own depth's call site), the others go on, in the same step."""
+    mod = load_module(PREDICATED_RET, "pret.ptx")
+    dev = Device()
+    out = dev.alloc(4 * 96)
+    dev.launch(mod, "k", (1,), (96,), out, budget_steps=budget)
+    assert dev.get(out, 96, np.int32).tolist() == [(t % 16) * (t % 16 + 1) // 2
+                                                   for t in range(96)]
