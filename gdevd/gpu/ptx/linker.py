@@ -63,11 +63,15 @@ class Linked:
 class Linker:
     """Builds a :class:`Linked` for one kernel of a module."""
 
-    def __init__(self, mod: ModuleAst, name: str) -> None:
+    def __init__(self, mod: ModuleAst, name: str, shared: dict | None = None) -> None:
         self.mod = mod
         self.name = name
         self.scope = ""     # prefix of inlined names: calls.SCOPE inside the frame region
-        self.recursive = calls.recursive_functions(mod, self.taken())
+        # what every kernel's link of ``mod`` computes alike (the caller's dict, if given)
+        self._shared = {} if shared is None else shared
+        if "recursive" not in self._shared:
+            self._shared["recursive"] = calls.recursive_functions(mod, self.taken())
+        self.recursive: set[str] = self._shared["recursive"]
 
     def err(self, line: int, construct: str, msg: str) -> PtxError:
         """A PtxError at ``line`` naming ``construct``."""
@@ -206,14 +210,15 @@ class Linker:
 
     def taken(self) -> set[str]:
         """Names of functions whose address some instruction takes (cached)."""
-        if not hasattr(self, "_taken"):
+        if "taken" not in self._shared:
             names = set(self.mod.functions)
-            self._taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
-                           if isinstance(ins, Instr) and not ins.opcode.startswith("call")
-                           for a in ins.args if isinstance(a, Sym) and a.name in names}
-            self._taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
-                            if isinstance(x, Sym) and x.name in names}   # pointer tables
-        return self._taken
+            taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
+                     if isinstance(ins, Instr) and not ins.opcode.startswith("call")
+                     for a in ins.args if isinstance(a, Sym) and a.name in names}
+            taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
+                      if isinstance(x, Sym) and x.name in names}   # pointer tables
+            self._shared["taken"] = taken
+        return self._shared["taken"]
 
     def param_name(self, st: Instr, a, rn) -> str:
         """The (renamed) .param variable passed as call argument ``a``."""

@@ -138,6 +138,7 @@ class Module:
         self.wave_pool = WavePool()
         self._layout = self._build_layout()
         self.kernels: dict[str, KernelInfo] = {}
+        self._links: dict = {}      # what the links of all its kernels share (linker.py)
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
@@ -173,7 +174,7 @@ class Module:
             scalar = p.count is None and p.vec == 1
             params.append(ParamInfo(p.name, off, p.size, a, p.type if scalar else "b8"))
             off += p.size
-        linked = Linker(self.ast, self.name).link(fn)
+        linked = Linker(self.ast, self.name, self._links).link(fn)
         linked.code, linked.regs = coalesce_linked(linked)
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
