@@ -26,10 +26,12 @@ G = np.array([3, -1, 4, 1, -5, 9, 2, -6], np.int32)
 def mod(request, engine):
     m = MODS[request.param]
     yield m
-    if engine == "jit":       # compiled by now: every recursive kernel stayed interpreted
-        m.jit.wait()
+    if engine == "jit":       # the recursive kernels stay interpreted, the loop compiles
+        m.jit.start(wait=True)
         rejected = m.jit.compiled.rejected
-        assert all("recursive" in rejected[k] for k in m.kernels), rejected
+        assert all("recursive" in rejected[k] for k in m.kernels if k != "fib_loop_kernel"), \
+            rejected
+        assert m.jit.engine_of("fib_loop_kernel") == "jit", rejected
 
 
 def fib(n: int) -> int:
@@ -64,6 +66,23 @@ def test_fib_divergent_depths(mod):
     dev = Device()
     n = (np.arange(128) * 7 % 16).astype(np.int32)
     out = run(dev, mod, "fib_kernel", n)
+    assert dev.get(out, 128, np.int32).tolist() == [fib(int(x)) for x in n]
+
+
+def test_fib_lockstep(mod):
+    """Every thread at the same depth: calls and returns move whole rows of the stacks."""
+    dev = Device()
+    out = run(dev, mod, "fib_kernel", np.full(128, 11, np.int32))
+    assert dev.get(out, 128, np.int32).tolist() == [fib(11)] * 128
+
+
+def test_fib_loop_agrees(mod, engine):
+    """The loop form (compiled under ``jit``: the module's other kernels are unaffected)."""
+    dev = Device()
+    n = (np.arange(128) * 7 % 16).astype(np.int32)
+    out = dev.alloc(4 * 128)
+    launch = dev.launch(mod, "fib_loop_kernel", (2,), (64,), out, dev.put(n))
+    assert launch.engine == engine
     assert dev.get(out, 128, np.int32).tolist() == [fib(int(x)) for x in n]
 
 

@@ -177,15 +177,18 @@ class CallStack:
                               f"{self.limit} calls in {self.kernel} at line {term.line}")
         if top >= self.cap:
             self._alloc(min(self.limit, max(top + 1, 2 * self.cap, 4)))
+        # every thread at one depth (lockstep recursion): whole rows, no fancy indexing
+        rows, at = (top, slice(None)) if lanes is None and top == int(depth.min()) else \
+            (depth, idx)
         for live, saved in self._saved(pc + 1):
-            saved[depth, idx] = live[idx]
-        self.ret_pc[depth, idx] = pc + 1
+            saved[rows, at] = live[at]
+        self.ret_pc[rows, at] = pc + 1
         pv = self.env.pvars
         for actual, formal in zip(*term.frame_args[1:], strict=True):
             w = min(pv[actual].shape[1], pv[formal].shape[1])
-            pv[formal][idx, :w] = pv[actual][idx, :w]
-        self.sp[idx] = depth + 1
-        self.env.regs["~fp"][idx] = self.base + depth.astype(np.uint64) * self.frames.frame
+            pv[formal][at, :w] = pv[actual][at, :w]
+        self.sp[at] = depth + 1
+        self.env.regs["~fp"][at] = self.base + depth.astype(np.uint64) * self.frames.frame
         wave._goto(lanes, term.target)
 
     def ret(self, wave, pc: int, lanes, term) -> None:
@@ -200,6 +203,9 @@ class CallStack:
         pv = self.env.pvars
         values = [pv[name][idx] for name in term.frame_args[0]]
         dest = self.ret_pc[depth, idx]
+        if lanes is None and stay is None and depth.min() == depth.max() and \
+                dest.min() == dest.max():
+            return self._ret_lockstep(wave, int(depth[0]), int(dest[0]), values)
         self.sp[idx] = depth
         sites = np.unique(dest)
         for site in sites:
@@ -217,6 +223,18 @@ class CallStack:
             wave.pc[stay] = pc + 1
         wave.upc = -1
         return None
+
+    def _ret_lockstep(self, wave, depth: int, site: int, values: list) -> None:
+        """``ret.frame`` of every thread of the wave, all at ``depth`` and returning to
+        block ``site``: whole rows."""
+        for live, saved in self._saved(site):
+            live[:] = saved[depth]
+        pv = self.env.pvars
+        for actual, val in zip(self.frames.sites[site].rets, values, strict=True):
+            w = min(pv[actual].shape[1], val.shape[1])
+            pv[actual][:, :w] = val[:, :w]
+        self.sp[:] = depth
+        wave._goto(None, site)
 
     # -- the local window ---------------------------------------------------------------
     def flat(self, va: np.ndarray, lanes: np.ndarray, nbytes: int) -> np.ndarray:

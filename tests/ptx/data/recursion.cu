@@ -66,3 +66,12 @@ extern "C" __global__ void forever_kernel(int *out, int *p)
 {
     out[threadIdx.x] = forever(p, 0);
 }
+
+// the same values by a loop (scripts/bench/recursion.py compares the engines' rates)
+extern "C" __global__ void fib_loop_kernel(int *out, const int *n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int a = 0, b = 1;
+    for (int k = 0; k < n[t]; k++) { int c = a + b; a = b; b = c; }
+    out[t] = a;
+}
