@@ -59,6 +59,9 @@ struct CUfunc_st {
     uint32_t legacy_size;
     int bx, by, bz;
     unsigned shared;
+    /* cuFuncSetAttribute's values, said back by cuFuncGetAttribute once set */
+    int dyn_max, carveout;
+    unsigned char has_dyn_max, has_carveout;
 };
 
 struct CUmod_st {
