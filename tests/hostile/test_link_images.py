@@ -57,7 +57,6 @@ SAME = unit(VAL.format(linkage=".visible", value=1))
     (_raw([(b"u", b"\xff" * 64)]), errno.ENOEXEC, "not UTF-8"),
     (linkimage.encode([(f"u{k}", SAME) for k in range(linkimage.MAX_INPUTS)]), errno.EINVAL,
      "duplicate definition of 'val': defined in u0 and u1"),
-    (CYCLE, errno.EINVAL, "recursive"),
     (_bomb(), errno.EINVAL, "statements with its calls inlined"),
     (linkimage.encode([("long", unit(VAL.format(linkage=".extern", value=0).replace(
         "val", "v" * 200_000).split("{")[0] + ";\n"))]), errno.EINVAL, "unresolved"),
@@ -69,6 +68,22 @@ def test_hostile_images_fail_for_their_tenant_only(gdevd, image, err, says) -> N
         assert exc.value.errno == err and says in str(exc.value), exc.value
         assert len(str(exc.value)) < 4096
         t = other.gmodule_load(MADD, "madd.ptx")              # the daemon still serves
+        assert t.function("add")[1].name == "add"
+
+
+def test_unbounded_recursion_faults_its_tenant_only(gdevd) -> None:  # noqa: F811
+    """Calls cycling across inputs (ping/pong, no base case) load: recursive functions get
+    real calls; the launch's stack overflows in every thread at once, a fault of that
+    context (naming the kernel) while another tenant's work goes on."""
+    with libgdev.gopen(0, gdevd.mount) as h, libgdev.gopen(1, gdevd.mount) as other:
+        t = h.gmodule_load(CYCLE, "cycle")
+        index, _ = t.function("go")
+        fence = h.gmodule_launch(t.module_id, index, (64, 1, 1), (256, 1, 1), 0, b"")
+        with pytest.raises(OSError) as exc:
+            h.gsync(fence, timeout=300)
+        assert exc.value.errno == errno.EFAULT and "stack overflow" in str(exc.value)
+        assert "go" in str(exc.value)
+        t = other.gmodule_load(MADD, "madd.ptx")
         assert t.function("add")[1].name == "add"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gdevd.errors import KernelFault
 from gdevd.gpu.ptx import PtxError, link_units
 from gdevd.gpu.ptx.linker import MAX_INLINED
 from gdevd.gpu.ptx.unitlink import MAX_INPUTS, NAME_SHOWN
@@ -134,15 +135,16 @@ def test_limits():
         link_units([("ok", A), ("bad.ptx", "\x01")])
 
 
-def test_recursion_across_inputs_refused():
+def test_recursion_across_inputs_runs_until_its_stack_overflows():
     ping = unit("""
 .extern .func pong ();
 .visible .func ping () { call.uni pong, (); ret; }
 .visible .entry go () { call.uni ping, (); ret; }
 """)
     pong = unit(".extern .func ping ();\n.visible .func pong () { call.uni ping, (); ret; }\n")
-    with pytest.raises(PtxError, match="recursive"):
-        link_units([("ping", ping), ("pong", pong)])
+    mod = link_units([("ping", ping), ("pong", pong)])     # real calls (calls.py)
+    with pytest.raises(KernelFault, match="stack overflow: .* in go at line"):
+        Device().launch(mod, "go", (1,), (32,))
 
 
 def test_inlining_is_bounded():

@@ -29,9 +29,10 @@ from gdevd.errors import GdevError, KernelFault, MmuFault
 from gdevd.gpu.texture import TextureFault
 
 from . import assertion
+from .callstack import CallStack
 from .coop import coresident
 from .memory import MemSys
-from .program import ASSERT_SIZES, BAR, BRA, EXIT, FALL, TRAP, warp_collective
+from .program import ASSERT_SIZES, BAR, BRA, CALL, EXIT, FALL, RET, TRAP, warp_collective
 from .state import Env, Geometry
 
 _U8 = np.dtype(np.uint8)
@@ -83,6 +84,8 @@ class Wave:
         self.upc = 0
         self.ulanes = None
         self.divergent_steps = 0
+        # per-thread call stacks of recursive functions (callstack.py)
+        self.calls = CallStack(self, info.frames, launch.stack_depth) if info.frames else None
 
     def reset(self, launch: Launch, first_block: int) -> None:
         """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
@@ -94,6 +97,8 @@ class Wave:
         self.pc.fill(0)
         self.n_alive = self.n
         self.upc, self.ulanes = 0, None
+        if self.calls is not None:
+            self.calls.reset(launch.stack_depth)
 
     # -- scheduling ------------------------------------------------------------------------
     def _pick(self):
@@ -219,6 +224,10 @@ class Wave:
                 self.upc = pc + 1
             else:
                 self._goto(lanes, pc + 1 + WAIT)
+        elif kind == CALL or kind == RET:
+            calls = self.calls
+            assert calls is not None    # only kernels with a frame region have these
+            (calls.call if kind == CALL else calls.ret)(self, pc, lanes, term)
         elif kind == TRAP:
             hit = np.ones(1, bool) if term.guard is None else self._guard(term.guard, lanes)
             if hit.any():
@@ -347,6 +356,10 @@ class Launch:
         self.total_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         per_thread = sum(np.dtype(np.uint64).itemsize for _ in info.regs) + \
             sum(info.pvars.values()) + info.local_size + 64
+        self.stack_depth = 0    # the depth limit of recursive calls (callstack.py)
+        if info.frames is not None:
+            self.stack_depth, stack = info.frames.reservation(tpb, WAVE_BYTES)
+            per_thread += stack
         wave_threads = max(tpb, min(WAVE_THREADS, WAVE_BYTES // per_thread))
         self.wave_blocks = max(1, wave_threads // tpb)
         # a cooperative launch (a grid workspace) runs all its blocks at once (coop.py)
@@ -435,6 +448,8 @@ class Launch:
         return wave
 
     def _release(self, wave: Wave) -> None:
+        if wave.calls is not None:
+            wave.calls.reset(0)     # the pool keeps no stacks
         if wave.n <= POOL_MAX_THREADS:
             wave.launch = None  # type: ignore[assignment]  # keep no context alive in the pool
             wave.env.mem.mmu = wave.env.mem.textures = None

@@ -4,13 +4,15 @@ A ``call`` is replaced by a copy of the callee's body whose registers and variab
 the callee's prefix, whose formal ``.param``s are the caller's actual argument variables and
 whose ``ret`` jumps to the instruction after the call.  Inlining in place keeps program
 counters monotonic along the source, which is what min-PC scheduling needs to reconverge
-after a divergent call.  Recursion is rejected.
+after a divergent call.  Functions on a cycle of the call graph (recursion) are not
+inlined: they get real calls (calls.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import calls
 from .errors import PtxError
 from .syntax import (
     Addr,
@@ -57,14 +59,21 @@ class Linked:
     locals: list[VarDecl] = field(default_factory=list)
     shared: list[VarDecl] = field(default_factory=list)
     sites: int = 0
+    frames: calls.FrameCode | None = None     # the recursive functions' region, if any
 
 
 class Linker:
     """Builds a :class:`Linked` for one kernel of a module."""
 
-    def __init__(self, mod: ModuleAst, name: str) -> None:
+    def __init__(self, mod: ModuleAst, name: str, shared: dict | None = None) -> None:
         self.mod = mod
         self.name = name
+        self.scope = ""     # prefix of inlined names: calls.SCOPE inside the frame region
+        # what every kernel's link of ``mod`` computes alike (the caller's dict, if given)
+        self._shared = {} if shared is None else shared
+        if "recursive" not in self._shared:
+            self._shared["recursive"] = calls.recursive_functions(mod, self.taken())
+        self.recursive: set[str] = self._shared["recursive"]
 
     def err(self, line: int, construct: str, msg: str) -> PtxError:
         """A PtxError at ``line`` naming ``construct``."""
@@ -74,10 +83,11 @@ class Linker:
         """Flatten ``kernel`` with every call inlined."""
         out = Linked(kernel)
         self.expand(out, kernel, "", {}, "", [kernel.name])
+        calls.lay_out(self, out)
         return out
 
     def expand(self, out: Linked, fn: Function, prefix: str, formals: dict[str, str],
-               suffix: str, stack: list[str], ret_label: str | None = None) -> None:
+               suffix: str, stack: list[str], ret_label: str | Group | None = None) -> None:
         """Append ``fn``'s body to ``out.code`` with names renamed."""
         local_names = set(fn.regs) | set(fn.vars)
 
@@ -100,8 +110,10 @@ class Linker:
             if base == "call":
                 self.call(out, st, rn, guard, stack)
                 continue
-            if base == "ret" and ret_label is not None:
-                out.code.append(Instr("bra.uni", [Sym(ret_label)], st.line, guard))
+            if base == "ret" and ret_label is not None:   # a Group: a recursive function's
+                out.code.append(calls.frame_return(st, ret_label, guard)
+                                if isinstance(ret_label, Group) else
+                                Instr("bra.uni", [Sym(ret_label)], st.line, guard))
                 continue
             args = [rename(a, rn, labels, suffix) for a in st.args]
             out.code.append(Instr(st.opcode, args, st.line, guard))
@@ -144,10 +156,12 @@ class Linker:
         callee = self.mod.functions.get(target)
         if callee is None or not callee.defined:
             raise self.err(st.line, target, "call of an undefined or extern function")
-        if target in stack:
-            raise self.err(st.line, target, "recursive calls are not supported")
         if guard is not None:
             raise self.err(st.line, st.opcode, "predicated calls are not supported")
+        if target in self.recursive:
+            return calls.emit_call(self, out, st, target, actual_rets, actual_params)
+        if target in stack:
+            raise self.err(st.line, target, "recursive calls are not supported")
         if len(actual_rets) != len(callee.rets) or len(actual_params) != len(callee.params):
             raise self.err(st.line, target, "argument count does not match the callee")
         out.sites += 1
@@ -162,7 +176,7 @@ class Linker:
                                                      f"statements with its calls inlined")
         formals = {f.name: a for f, a in zip(callee.rets + callee.params, rets + params,
                                              strict=True)}
-        self.expand(out, callee, f"{callee.name}::", formals, f"@{out.sites}",
+        self.expand(out, callee, f"{self.scope}{callee.name}::", formals, f"@{out.sites}",
                     stack + [callee.name], ret_label=cont)
 
     def indirect(self, out: Linked, st: Instr, target: Reg, rets, params, guard, stack):
@@ -177,7 +191,7 @@ class Linker:
         out.sites += 1
         site = out.sites
         cont = f"$ret@{site}"
-        pred = f"%icall@{site}"
+        pred = f"{self.scope}%icall@{site}"
         out.regs[pred] = "pred"
         for k, f in enumerate(cands):
             out.code.append(Instr("setp.eq.u64", [Reg(pred), target, Imm(addrs[f.name])],
@@ -185,23 +199,28 @@ class Linker:
             out.code.append(Instr("bra", [Sym(f"$icall@{site}.{k}")], st.line, (pred, False)))
         out.code.append(Instr("trap", [], st.line))   # not a known function: a device fault
         for k, f in enumerate(cands):
-            if f.name in stack:
-                raise self.err(st.line, f.name, "recursive calls are not supported")
             out.code.append(Label(f"$icall@{site}.{k}", st.line))
             out.sites += 1
+            if f.name in self.recursive:
+                calls.emit_call(self, out, st, f.name, rets, params)
+                out.code.append(Instr("bra.uni", [Sym(cont)], st.line))
+                continue
+            if f.name in stack:
+                raise self.err(st.line, f.name, "recursive calls are not supported")
             self.inline(out, f, rets, params, stack, cont)
         out.code.append(Label(cont, st.line))
 
     def taken(self) -> set[str]:
         """Names of functions whose address some instruction takes (cached)."""
-        if not hasattr(self, "_taken"):
+        if "taken" not in self._shared:
             names = set(self.mod.functions)
-            self._taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
-                           if isinstance(ins, Instr) and not ins.opcode.startswith("call")
-                           for a in ins.args if isinstance(a, Sym) and a.name in names}
-            self._taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
-                            if isinstance(x, Sym) and x.name in names}   # pointer tables
-        return self._taken
+            taken = {a.name for fn in self.mod.functions.values() for ins in fn.body
+                     if isinstance(ins, Instr) and not ins.opcode.startswith("call")
+                     for a in ins.args if isinstance(a, Sym) and a.name in names}
+            taken |= {x.name for v in self.mod.globals.values() for x in v.init or ()
+                      if isinstance(x, Sym) and x.name in names}   # pointer tables
+            self._shared["taken"] = taken
+        return self._shared["taken"]
 
     def param_name(self, st: Instr, a, rn) -> str:
         """The (renamed) .param variable passed as call argument ``a``."""

@@ -38,6 +38,7 @@ class MemSys:
         self.local_size = local_size
         self.sh_stride = _round16(max(shared_size, 1))
         self.lo_stride = _round16(max(local_size, 1))
+        self.frames = None      # a wave's CallStack when recursive functions have frames
         self.params = np.zeros(16, np.uint8)   # the launch's parameter buffer (read-only)
         nblocks = nthreads // tpb
         self.shared = np.zeros(nblocks * self.sh_stride if shared_size else 16, np.uint8)
@@ -48,6 +49,8 @@ class MemSys:
         """Byte offsets into the shared or local buffer; faults when out of bounds."""
         if space == "shared":
             limit, stride, owner = self.shared_size, self.sh_stride, lanes // self.tpb
+        elif self.frames is not None:
+            return self.frames.flat(va, lanes, nbytes)
         else:
             limit, stride, owner = self.local_size, self.lo_stride, lanes
         off = va.astype(np.uint64, copy=False)

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import devlib
+from .calls import check_region, coalesce_linked
+from .callstack import FrameInfo, frame_info
 from .errors import PtxError
 from .linker import HEAP_CALLS, Linker, function_addresses
 from .lower import lower
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
-from .regalloc import coalesce
 from .syntax import ModuleAst, Sym, VarDecl
 
 MAX_SHARED = 64 * 1024
@@ -73,6 +74,7 @@ class KernelInfo:
     blocks: list[Block] = field(default_factory=list, repr=False)
     prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
     heap: bool = False      # calls malloc/free: the runtime reserves the context's heap
+    frames: FrameInfo | None = field(default=None, repr=False)   # recursion (callstack.py)
 
 
 def _align_up(x: int, a: int) -> int:
@@ -113,7 +115,7 @@ class _Ctx:
             self.spaces[p.name] = "kparam"
         for v in linked.shared:
             self.spaces[v.name] = "shared"
-        for v in linked.locals:
+        for v in linked.locals + (linked.frames.locals if linked.frames else []):
             self.spaces[v.name] = "local"
         for n in linked.pvars:
             self.spaces[n] = "param"
@@ -139,6 +141,7 @@ class Module:
         self.wave_pool = WavePool()
         self._layout = self._build_layout()
         self.kernels: dict[str, KernelInfo] = {}
+        self._links: dict = {}      # what the links of all its kernels share (linker.py)
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
@@ -174,8 +177,8 @@ class Module:
             scalar = p.count is None and p.vec == 1
             params.append(ParamInfo(p.name, off, p.size, a, p.type if scalar else "b8"))
             off += p.size
-        linked = Linker(self.ast, self.name).link(fn)
-        linked.code, linked.regs = coalesce(linked.code, linked.regs)
+        linked = Linker(self.ast, self.name, self._links).link(fn)
+        linked.code, linked.regs = coalesce_linked(linked)
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
@@ -191,6 +194,9 @@ class Module:
             dims = fn.directives.get(".maxntid") or fn.directives[".reqntid"]
             info.max_threads = int(np.prod(dims))
         info.blocks = build_blocks(linked.code, _Ctx(self.name, self.ast, fn, linked))
+        if linked.frames is not None:
+            info.frames = frame_info(linked, info, info.blocks, linked.frames.first)
+            check_region(info.blocks, info.frames.start, self.name, fn.name)
         return info
 
     def _add_module_shared(self, linked) -> None:

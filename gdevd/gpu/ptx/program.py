@@ -28,13 +28,14 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_warp,
     ops_wmma,
 )
+from .calls import CALL_OP, RET_OP
 from .decode import DECODERS, Ins
 from .errors import PtxError
 from .ops_heap import SIGNATURES, heap_binder
 from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
 
-FALL, BRA, EXIT, BAR, TRAP = range(5)
+FALL, BRA, EXIT, BAR, TRAP, CALL, RET = range(7)     # CALL, RET: calls.py, callstack.py
 ASSERT_SIZES = (8, 8, 4, 8)    # __assertfail(message, file, line, function, charSize)
 
 # Register-only, lane-local instructions: in a uniform wave whose other threads have all
@@ -57,6 +58,7 @@ class Terminator:
     guard: tuple[str, bool] | None = None
     line: int = 0
     assert_args: tuple[str, ...] = ()
+    frame_args: tuple[tuple[str, ...], ...] = ()    # CALL: rets, params, formals; RET: rets
 
 
 @dataclass
@@ -111,6 +113,11 @@ def guarded(binder, guard: tuple[str, bool]):
 def _control(ins: Ins, instr: Instr):
     """Terminator of a control instruction, or None if ``instr`` is not one."""
     base = ins.base
+    if instr.opcode in (CALL_OP, RET_OP):
+        names = tuple(tuple(s.name for s in g.items) for g in instr.args[instr.opcode ==
+                                                                          CALL_OP:])
+        kind, target = (CALL, instr.args[0].name) if instr.opcode == CALL_OP else (RET, None)
+        return Terminator(kind, guard=instr.guard, line=instr.line, frame_args=names), target
     if base == "bra":
         tgt = instr.args[0] if instr.args else None
         if not isinstance(tgt, Sym):

@@ -288,6 +288,8 @@ def relative(info):
 
 def kernel_c(module, info, fname: str) -> str:
     """C source of one kernel's run function (Unsupported if any construct is not handled)."""
+    if info.frames is not None:
+        raise Unsupported("calls of recursive functions (the interpreter runs them)")
     syms, _, _ = symbols(module, info)
     ops = Operands(info.regs, syms, info.param_size + 16)
     blocks = info.blocks
