@@ -106,6 +106,8 @@ PREAUTH_TIMEOUT_S = 5.0               # a connection without HELLO after this is
 CONTEXTS_PER_USER = 32                # contexts one non-root user may hold per physical GPU
 CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-daemon modules
 PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds between syncs
+DEVRT_PENDING = 2048                  # device launches pending per host launch (CUDA's
+                                      # cudaLimitDevRuntimePendingLaunchCount), runtime/devrt.py
 PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create

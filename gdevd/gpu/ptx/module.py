@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .devrt import calls_devrt
 from .errors import PtxError
 from .linker import Linker, function_addresses
 from .lower import lower
@@ -71,6 +72,7 @@ class KernelInfo:
     local_offsets: dict[str, int] = field(default_factory=dict, repr=False)
     blocks: list[Block] = field(default_factory=list, repr=False)
     prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
+    launches: bool = False  # calls the device runtime (devrt.py): launched as a LaunchTree
 
 
 def _align_up(x: int, a: int) -> int:
@@ -176,7 +178,8 @@ class Module:
         self._add_module_shared(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
-                                     for ins in linked.code))
+                                     for ins in linked.code),
+                          launches=any(calls_devrt(ins) for ins in linked.code))
         info.static_shared = self._layout_shared(linked, info)
         info.local_size = self._layout_local(linked, info)
         if info.static_shared > MAX_SHARED:
@@ -221,10 +224,31 @@ class Module:
 
     def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
                shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
-               grid_workspace: int = 0):
+               grid_workspace: int = 0, device_runtime=None):
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch` (``textures``:
         the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``;
-        ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py)."""
+        ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py).
+        A kernel that calls the device runtime gets a :class:`~.devlaunch.LaunchTree` whose
+        parameter buffers are ``device_runtime``: (address, slot size, slots) of memory of
+        the launching context (None: its device launches fail), see :meth:`arena_slot`."""
+        from .devlaunch import LaunchTree, check_arena
+        check_arena(device_runtime)
+        launch = self.engine_launch(kernel_name, grid, block, params, mmu, data_base,
+                                    shared_dynamic, watchdog, textures, grid_workspace)
+        if not launch.info.launches:
+            return launch
+        return LaunchTree(self, launch, device_runtime)
+
+    def arena_slot(self) -> int:
+        """The parameter-buffer slot a device launch of this module needs: its largest
+        kernel parameter list, 16-byte aligned."""
+        return max([16] + [_align_up(k.param_size, 16) for k in self.kernels.values()])
+
+    def engine_launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
+                      shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
+                      grid_workspace: int = 0):
+        """One grid of ``kernel_name`` on the engine its code is ready for (compiled if it
+        is, else interpreted): :meth:`launch` without the device runtime's tree."""
         from .executor import Launch
         if kernel_name not in self.kernels:
             import errno

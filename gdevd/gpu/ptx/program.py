@@ -29,7 +29,9 @@ from . import (  # noqa: F401  (registering the instruction families)
     ops_wmma,
 )
 from .decode import DECODERS, Ins
+from .devrt import calls_devrt
 from .errors import PtxError
+from .ops_devrt import devrt_binder
 from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
 
@@ -147,8 +149,9 @@ BF16_FORMS = {"cvt", "fma", "mov", "ld", "ldu", "st", "selp", "wmma", "mma"}
 def decode_instr(instr: Instr, ctx):
     """Binder of one non-control instruction (PtxError if unsupported)."""
     ins = Ins(instr, ctx)
-    if instr.opcode == "builtin.vprintf":
-        binder = vprintf_binder(ins, instr)
+    if instr.opcode == "builtin.vprintf" or calls_devrt(instr):
+        binder = (vprintf_binder if instr.opcode == "builtin.vprintf" else devrt_binder)(
+            ins, instr)
         return guarded(binder, instr.guard) if instr.guard else binder
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
         return lambda env: (lambda idx: None)

@@ -4,9 +4,11 @@
  *
  * Limits are recorded per context and reported; the emulated device has no fixed stack,
  * printf FIFO or heap to size, so what they bound is not enforced (a kernel that would
- * overflow CUDA's stack runs here).  The device runtime (dynamic parallelism) does not exist:
- * its limits are CUDA_ERROR_UNSUPPORTED_LIMIT, as is a persisting-L2 size above 0 (the
- * device has none).  Streams of a context share its one handle and its one priority, so the
+ * overflow CUDA's stack runs here).  The device runtime's (dynamic parallelism) sync depth
+ * and pending-launch count are recorded too: there is no device-side synchronization in
+ * CDP2, and the daemon sizes each launch's parameter buffers for its own pending-launch
+ * limit, CUDA's default (docs/ptx-engine.md).  A persisting-L2 size above 0 is
+ * CUDA_ERROR_UNSUPPORTED_LIMIT (the device has none).  Streams of a context share its one handle and its one priority, so the
  * priority range is 0..0. */
 #include <string.h>
 
@@ -24,6 +26,8 @@ void cu_ctx_defaults(CUcontext c)
     c->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
     c->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
     c->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 32;
+    c->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+    c->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
 }
 
 static int settable(CUlimit limit, size_t value)
@@ -31,6 +35,8 @@ static int settable(CUlimit limit, size_t value)
     switch (limit) {
     case CU_LIMIT_STACK_SIZE: case CU_LIMIT_PRINTF_FIFO_SIZE: case CU_LIMIT_MALLOC_HEAP_SIZE:
         return 1;
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return value <= 24; /* CUDA's nesting limit */
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return 1;
     case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: return value <= 128;
     case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: return value == 0;
     default: return 0;

@@ -155,7 +155,12 @@ static int context_info(CUcontext ctx, CUdevice dev)
     EXPECT(limit == 4 << 20);
     CK(cuCtxGetLimit(&limit, CU_LIMIT_STACK_SIZE));
     EXPECT(limit == 1024);
-    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    EXPECT(limit == 2048); /* CUDA's default, the daemon's (docs/clib.md) */
+    CK(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4));
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH));
+    EXPECT(limit == 4);
+    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 25) == CUDA_ERROR_UNSUPPORTED_LIMIT);
     EXPECT(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
     CK(cuCtxGetId(ctx, &id1));
     CK(cuCtxCreate(&other, NULL, 0, dev));

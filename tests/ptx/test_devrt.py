@@ -1,0 +1,151 @@
+"""Dynamic parallelism (gdevd/gpu/ptx/devrt.py, ops_devrt.py, devlaunch.py) on both engines:
+kernels that launch kernels stay on the interpreter, their children run compiled where
+they can.  Kernels: tests/ptx/data/devrt.cu (nvcc -ptx -rdc=true -arch=compute_75)."""
+
+from __future__ import annotations
+
+import errno
+
+import numpy as np
+import pytest
+
+from gdevd.errors import KernelFault
+from gdevd.gpu.ptx import devrt
+
+from .helpers import Device, load
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return load("devrt")
+
+
+def _launch(dev: Device, mod, kernel: str, grid, block, *args, slots: int = 64,
+            budget: int | None = None, watchdog=None, printf=None):
+    """Run ``kernel`` with an arena of ``slots`` parameter buffers; the launch tree."""
+    slot = mod.arena_slot()
+    arena = dev.alloc(slot * slots)
+    tree = dev.prepare(mod, kernel, grid, block, *args, watchdog=watchdog,
+                       device_runtime=(arena, slot, slots))
+    tree.printf = printf
+    while not tree.run(budget):
+        pass
+    return tree
+
+
+def _zeros(dev: Device, n: int, dtype=np.int32) -> int:
+    return dev.put(np.zeros(n, dtype))
+
+
+def test_children_write_memory_after_their_parent(mod, engine):
+    dev = Device()
+    out = _zeros(dev, 4 * 32)
+    tree = _launch(dev, mod, "parent", (4,), (32,), out, budget=50)
+    assert dev.get(out, 128, np.int32).tolist() == list(range(128))
+    assert tree.grids == 5 and tree.state.arena.pending == 0
+    assert tree.engine == "interp"                   # a kernel that launches: interpreted
+    assert tree.children_by_engine == {engine: 4}    # its children: compiled where they can
+    assert len(tree.state.arena.free) == 64          # every slot given back
+
+
+def test_streams_keep_issue_order_and_the_tail_launch_runs_last(mod):
+    dev = Device()
+    log, count, errs = _zeros(dev, 64), _zeros(dev, 1), _zeros(dev, 3)
+    _launch(dev, mod, "ordered", (1,), (32,), log, count, errs)
+    assert dev.get(count, 1, np.int32)[0] == 5
+    assert dev.get(log, 5, np.int32).tolist() == [1, 2, 3, 4, 100]
+    assert dev.get(log + 4 * 63, 1, np.int32)[0] == 7
+    assert dev.get(errs, 3, np.int32).tolist() == [0, 0, 0]
+
+
+def test_nesting_to_the_depth_limit(mod):
+    dev = Device()
+    depth, err = _zeros(dev, 32), _zeros(dev, 32)
+    tree = _launch(dev, mod, "nest", (1,), (1,), depth, err, 0, devrt.MAX_DEPTH)
+    assert dev.get(depth, 32, np.int32).tolist() == list(range(25)) + [0] * 7
+    assert not dev.get(err, 32, np.int32).any()
+    assert tree.grids == devrt.MAX_DEPTH + 1
+
+
+def test_beyond_the_depth_limit_the_launch_fails_with_cudas_error(mod):
+    dev = Device()
+    depth, err = _zeros(dev, 32), _zeros(dev, 32)
+    _launch(dev, mod, "nest", (1,), (1,), depth, err, 0, 30)
+    assert dev.get(depth, 32, np.int32).tolist() == list(range(25)) + [0] * 7
+    errs = dev.get(err, 32, np.int32)
+    assert not errs[:24].any() and errs[24] == devrt.MAX_DEPTH_EXCEEDED
+
+
+def test_more_launches_than_pending_slots(mod):
+    dev = Device()
+    out, err = _zeros(dev, 256), _zeros(dev, 256)
+    tree = _launch(dev, mod, "many", (2,), (128,), out, err, slots=40)
+    done = dev.get(out, 256, np.int32) == np.arange(256)
+    errs = dev.get(err, 256, np.int32)
+    assert done[:40].all() and done.sum() == 40     # the first 40 lanes took the slots
+    assert (errs[done] == 0).all() and (errs[~done] == devrt.PENDING_EXCEEDED).all()
+    assert tree.state.arena.pending == 0 and len(tree.state.arena.free) == 40
+
+
+def test_a_faulting_child_is_the_launchs_fault_naming_it(mod):
+    dev = Device()
+    out = _zeros(dev, 4)
+    with pytest.raises(KernelFault, match=r"illegal address 0x10 .*in bad at line \d+ "
+                                          r"\(a grid launched from faulting, depth 1\)"):
+        _launch(dev, mod, "faulting", (1,), (1,), out)
+    assert dev.get(out, 1, np.int32)[0] == 1
+
+
+def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
+    dev = Device()
+    count, err = _zeros(dev, 1, np.uint64), _zeros(dev, 1)
+    slot = mod.arena_slot()
+    arena = dev.alloc(slot * 16)
+    tree = dev.prepare(mod, "bomb", (1,), (1,), count, err, watchdog=1.0,
+                       device_runtime=(arena, slot, 16))
+    deepest = 0
+    with pytest.raises(KernelFault) as exc:
+        while not tree.run(200):
+            deepest = max(deepest, len(tree.stack))
+            assert tree.state.arena.pending <= 16
+    assert exc.value.errno == errno.ETIME
+    assert deepest <= devrt.MAX_DEPTH + 1
+    assert dev.get(count, 1, np.uint64)[0] > 24
+    assert tree.done and not tree.stack and tree.state.arena.pending == 0
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, text: bytes) -> None:
+        self.data += text
+
+
+def test_children_print_through_the_launchs_sink(mod):
+    sink = Sink()
+    _launch(Device(), mod, "hello", (1,), (1,), 0, 2, printf=sink)
+    lines = sink.data.decode().splitlines()
+    # depth first: each child completes (with its own children) before the next starts
+    assert lines == ["depth 0 block 0", "depth 1 block 0", "depth 1 block 1",
+                     "depth 2 block 0", "depth 2 block 1", "depth 2 block 0",
+                     "depth 2 block 1"]
+
+
+def test_queries_and_errors(mod):
+    dev = Device()
+    out = _zeros(dev, 9)
+    _launch(dev, mod, "queries", (1,), (1,), out)
+    got = dev.get(out, 9, np.int32).tolist()
+    assert got[:4] == [0, 0, 0, 1024]
+    assert got[4] == devrt.INVALID_VALUE and got[6] == devrt.INVALID_VALUE
+    assert got[7] == devrt.INVALID_VALUE and got[8] == 0    # GetLastError cleared it
+
+
+def test_without_an_arena_device_launches_fail(mod):
+    dev = Device()
+    out, err = _zeros(dev, 64), _zeros(dev, 64)
+    launch = dev.prepare(mod, "many", (1,), (64,), out, err)
+    assert launch.run()
+    assert not dev.get(out, 64, np.int32)[1:].any()
+    assert (dev.get(err, 64, np.int32) == devrt.PENDING_EXCEEDED).all()
