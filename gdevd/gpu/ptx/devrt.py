@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 _PREFIXES = ("__cudaCDP2", "cuda")
 _CALLS = ("GetParameterBuffer", "GetParameterBufferV2", "LaunchDevice", "LaunchDeviceV2",
           "LaunchDevice_ptsz", "LaunchDeviceV2_ptsz", "StreamCreateWithFlags",
@@ -123,10 +125,11 @@ class TreeState:
     kernels: dict[int, str]             # kernel address -> name
     next_name: int = 0x100
 
-    def new_name(self) -> int:
-        """A fresh stream or event handle (never 0, 3 or 4)."""
-        self.next_name += 16
-        return self.next_name
+    def new_names(self, count: int) -> np.ndarray:
+        """``count`` fresh stream or event handles (never 0, 3 or 4)."""
+        first = self.next_name + 16
+        self.next_name += 16 * count
+        return np.arange(first, self.next_name + 1, 16, dtype=np.uint64)
 
 
 @dataclass
