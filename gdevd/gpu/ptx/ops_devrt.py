@@ -99,8 +99,9 @@ def launch_v2(st: GridState, env, lanes, a) -> np.ndarray:
     out = np.full(lanes.size, D.INVALID_VALUE, np.int64)
     arena, streams = st.tree.arena, _col(a[1], "<u8")
     for k, slot in enumerate(_slots(arena, _col(a[0], "<u8")).tolist()):
-        if slot >= 0 and arena is not None and arena.taken.get(slot):
-            out[k] = _record(st, arena, slot, arena.taken[slot], int(streams[k]))
+        config = arena.taken.get(slot) if arena is not None else None
+        if arena is not None and config:
+            out[k] = _record(st, arena, slot, config, int(streams[k]))
     return out
 
 
