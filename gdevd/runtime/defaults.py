@@ -108,6 +108,7 @@ CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-da
 PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds between syncs
 DEVRT_PENDING = 2048                  # device launches pending per host launch (CUDA's
                                       # cudaLimitDevRuntimePendingLaunchCount), runtime/devrt.py
+DEVRT_PENDING_MAX = 1 << 16           # ... at most (gtune GDEV_TUNE_DEVRT_PENDING)
 PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create

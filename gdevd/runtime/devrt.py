@@ -1,7 +1,8 @@
 """The device runtime's memory: each host launch of a kernel that launches kernels (CUDA
 dynamic parallelism, gdevd/gpu/ptx/devrt.py) gets an *arena* of parameter buffers in the
 launching context's own device memory, one slot per pending device launch
-(``D.DEVRT_PENDING``, CUDA's ``cudaLimitDevRuntimePendingLaunchCount``) of the module's
+(``handle.devrt_pending``: CUDA's ``cudaLimitDevRuntimePendingLaunchCount``, default
+``D.DEVRT_PENDING``, set by gtune ``GDEV_TUNE_DEVRT_PENDING``) of the module's
 largest parameter list.  It is charged to the context's vGPU share like any allocation
 (ENOMEM beyond it, before the launch is queued), and freed when the launch retires, as a
 cooperative launch's grid workspace is (coop.py); the context may touch or free it like its
@@ -9,12 +10,24 @@ own memory, which harms only its own launch."""
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
+from ..errors import GdevError
 from . import defaults as D
 from .api_mem import gmalloc
 from .handle import Handle
 from .mm.memory import MemObject
+
+
+def check_pending(value: Any) -> int:
+    """``value`` if it is a pending-launch count the daemon takes (1..DEVRT_PENDING_MAX),
+    else EINVAL."""
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not 0 < value <= D.DEVRT_PENDING_MAX:
+        raise GdevError(errno.EINVAL, f"device-runtime pending launches must be "
+                                      f"1..{D.DEVRT_PENDING_MAX}: {value!r}")
+    return value
 
 
 async def new_arena(handle: Handle, mod: Any, kernel: str) -> tuple[MemObject,
@@ -25,7 +38,7 @@ async def new_arena(handle: Handle, mod: Any, kernel: str) -> tuple[MemObject,
     info = mod.kernels.get(kernel)
     if info is None or not info.launches:
         return None
-    slot, count = mod.arena_slot(), D.DEVRT_PENDING
+    slot, count = mod.arena_slot(), handle.devrt_pending
     size = (slot * count + D.PAGE_SIZE - 1) // D.PAGE_SIZE * D.PAGE_SIZE
     va = await gmalloc(handle, size)
     return handle.lookup(va), (va, slot, count)

@@ -108,6 +108,7 @@ class Handle:
         self.bounce_lock = trio.Lock()      # the bounce buffers: one pageable copy at a time
         self.fault: GdevError | None = None
         self.printf = PrintfBuffer(D.PRINTF_FIFO)   # what its kernels print (printfbuf.py)
+        self.devrt_pending = D.DEVRT_PENDING        # parameter buffers per launch (devrt.py)
         self.closed = False
         self._seq = 0
 

@@ -2,7 +2,8 @@
 launch bomb (every grid launches two more) ends at the watchdog with ETIME, its tenant's
 context faulted, while the other tenant's kernel trees and plain launches run; each launch
 tree's parameter buffers are memory of its own context, held while it lives and freed when
-it retires (the fsck after each test finds nothing held)."""
+it retires (the fsck after each test finds nothing held), as many as gtune's
+GDEV_TUNE_DEVRT_PENDING says."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from gdevd import runtime as rt
 from gdevd.errors import GdevError
 from gdevd.gpu.ptx import load_module
 from gdevd.runtime import GdevSystem
+from gdevd.runtime import constants as C
+from gdevd.runtime import defaults as D
 from tests.hostile.test_limits_runtime import run, user
 from tests.memory.kernels import load_madd, madd
 
@@ -92,5 +95,26 @@ def test_the_arena_is_charged_to_the_launching_context() -> None:
         await rt.gsync(h, fence, timeout=120)
         assert len(h.space.objects) == before
         assert (await _get(h, out, 128) == np.arange(128)).all()
+        await rt.gclose(h)
+    run(body)
+
+
+def test_gtune_sets_the_pending_launches_of_later_launches() -> None:
+    async def body(s: GdevSystem) -> None:
+        h = await rt.gopen(s, 0, user(1000))
+        for bad in (0, D.DEVRT_PENDING_MAX + 1, True):
+            with pytest.raises(GdevError) as exc:
+                await rt.gtune(h, C.GDEV_TUNE_DEVRT_PENDING, bad)
+            assert exc.value.errno == errno.EINVAL
+        assert h.devrt_pending == D.DEVRT_PENDING            # refused: unchanged
+        await rt.gtune(h, C.GDEV_TUNE_DEVRT_PENDING, 8)
+        mod = await _load(h)
+        out, err = await _zeros(h, 64), await _zeros(h, 64)
+        await rt.gsync(h, await rt.glaunch(h, _kernel(mod, "many", 1, 64,
+                                                      struct.pack("<QQ", out, err))), timeout=120)
+        ran = await _get(h, out, 64) == np.arange(64)
+        assert ran[:8].all() and ran.sum() == 8             # the first 8 threads' launches
+        errs = await _get(h, err, 64)
+        assert (errs[8:] == 69).all() and not errs[:8].any()  # cudaErrorLaunchPendingCount...
         await rt.gclose(h)
     run(body)

@@ -5,9 +5,10 @@
  * Limits are recorded per context and reported; the emulated device has no fixed stack,
  * printf FIFO or heap to size, so what they bound is not enforced (a kernel that would
  * overflow CUDA's stack runs here).  The device runtime's (dynamic parallelism) sync depth
- * and pending-launch count are recorded too: there is no device-side synchronization in
- * CDP2, and the daemon sizes each launch's parameter buffers for its own pending-launch
- * limit, CUDA's default (docs/ptx-engine.md).  A persisting-L2 size above 0 is
+ * and pending-launch count are recorded too (there is no device-side synchronization in
+ * CDP2); the pending-launch count also goes to the daemon (gtune GDEV_TUNE_DEVRT_PENDING),
+ * which gives each later launch of a kernel that launches that many parameter buffers
+ * (docs/ptx-engine.md).  A persisting-L2 size above 0 is
  * CUDA_ERROR_UNSUPPORTED_LIMIT (the device has none).  Streams of a context share its one handle and its one priority, so the
  * priority range is 0..0. */
 #include <string.h>
@@ -49,6 +50,12 @@ API CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     if ((unsigned)limit >= CU_LIMIT_MAX || !settable(limit, value))
         return cu_fail(CUDA_ERROR_UNSUPPORTED_LIMIT, "cuCtxSetLimit: limit %d to %zu is not "
                        "supported by the emulated device", (int)limit, value);
+    if (limit == CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) { /* sizes the daemon's arenas */
+        if (value == 0 || value > UINT32_MAX || gtune(c->h, GDEV_TUNE_DEVRT_PENDING,
+                                                      (uint32_t)value))
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuCtxSetLimit: %zu pending device "
+                           "launches: the daemon takes 1..65536", value);
+    }
     c->limits[limit] = value;
     return CUDA_SUCCESS;
 }

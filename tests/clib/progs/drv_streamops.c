@@ -157,6 +157,11 @@ static int context_info(CUcontext ctx, CUdevice dev)
     EXPECT(limit == 1024);
     CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
     EXPECT(limit == 2048); /* CUDA's default, the daemon's (docs/clib.md) */
+    CK(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4096));
+    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 1 << 20) ==
+           CUDA_ERROR_INVALID_VALUE); /* beyond the daemon's bound: refused, unchanged */
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    EXPECT(limit == 4096);
     CK(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4));
     CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH));
     EXPECT(limit == 4);
