@@ -14,6 +14,7 @@ import errno
 from typing import Any
 
 from ..errors import GdevError
+from ..gpu.ptx import devrt as DEVRT
 from . import defaults as D
 from .api_mem import gmalloc
 from .handle import Handle
@@ -30,10 +31,10 @@ def check_pending(value: Any) -> int:
     return value
 
 
-async def new_arena(handle: Handle, mod: Any, kernel: str) -> tuple[MemObject,
-                                                                   tuple[int, int, int]] | None:
+async def new_arena(handle: Handle, mod: Any, kernel: str) -> tuple[MemObject, tuple] | None:
     """The arena for a launch of ``kernel`` of the decoded module ``mod`` and the
-    ``device_runtime`` argument of ``mod.launch`` (address, slot size, slots), or None when
+    ``device_runtime`` argument of ``mod.launch`` (address, slot size, slots, the GPU's
+    multiprocessor count and compute capability as device attributes), or None when
     the kernel does not call the device runtime (or is unknown: the engine's EINVAL)."""
     info = mod.kernels.get(kernel)
     if info is None or not info.launches:
@@ -41,4 +42,7 @@ async def new_arena(handle: Handle, mod: Any, kernel: str) -> tuple[MemObject,
     slot, count = mod.arena_slot(), handle.devrt_pending
     size = (slot * count + D.PAGE_SIZE - 1) // D.PAGE_SIZE * D.PAGE_SIZE
     va = await gmalloc(handle, size)
-    return handle.lookup(va), (va, slot, count)
+    major, minor = handle.phys.compute_capability
+    attributes = {DEVRT.MP_COUNT: handle.phys.mp_count, DEVRT.CC_MAJOR: major,
+                  DEVRT.CC_MINOR: minor}
+    return handle.lookup(va), (va, slot, count, attributes)

@@ -118,3 +118,15 @@ def test_gtune_sets_the_pending_launches_of_later_launches() -> None:
         assert (errs[8:] == 69).all() and not errs[:8].any()  # cudaErrorLaunchPendingCount...
         await rt.gclose(h)
     run(body)
+
+
+def test_the_device_runtime_reports_the_gpus_multiprocessors() -> None:
+    async def body(s: GdevSystem) -> None:
+        h = await rt.gopen(s, 0, user(1000))
+        mod = await _load(h)
+        out = await _zeros(h, 11)
+        await rt.gsync(h, await rt.glaunch(h, _kernel(mod, "queries", 1, 1,
+                                                      struct.pack("<Q", out))), timeout=120)
+        assert (await _get(h, out, 11))[9:].tolist() == [5, 7]
+        await rt.gclose(h)
+    run(body, mp_count=5)

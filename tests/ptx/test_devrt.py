@@ -134,12 +134,23 @@ def test_children_print_through_the_launchs_sink(mod):
 
 def test_queries_and_errors(mod):
     dev = Device()
-    out = _zeros(dev, 9)
+    out = _zeros(dev, 11)
     _launch(dev, mod, "queries", (1,), (1,), out)
-    got = dev.get(out, 9, np.int32).tolist()
+    got = dev.get(out, 11, np.int32).tolist()
     assert got[:4] == [0, 0, 0, 1024]
     assert got[4] == devrt.INVALID_VALUE and got[6] == devrt.INVALID_VALUE
     assert got[7] == devrt.INVALID_VALUE and got[8] == 0    # GetLastError cleared it
+    assert got[9:] == [40, 7]                                # devrt.ATTRIBUTES' defaults
+
+
+def test_the_gpu_gives_its_own_attributes(mod):
+    dev = Device()
+    out = _zeros(dev, 11)
+    slot = mod.arena_slot()
+    tree = dev.prepare(mod, "queries", (1,), (1,), out, device_runtime=(
+        dev.alloc(slot), slot, 1, {devrt.MP_COUNT: 3, devrt.CC_MAJOR: 8}))
+    assert tree.run()
+    assert dev.get(out + 36, 2, np.int32).tolist() == [3, 8]
 
 
 def test_without_an_arena_device_launches_fail(mod):

@@ -32,12 +32,16 @@ from .devrt import Arena, GridState, TreeState
 class LaunchTree:
     """The grids of one host launch (see module docstring)."""
 
-    def __init__(self, module, root, arena: tuple[int, int, int] | None) -> None:
+    def __init__(self, module, root, arena: tuple | None) -> None:
         """``root``: the host grid's launch; ``arena``: (address, slot size, slots) of the
-        parameter buffers in the context's memory, or None (device launches then fail)."""
+        parameter buffers in the context's memory, and optionally a dict of device
+        attributes the GPU reports otherwise than devrt.ATTRIBUTES, or None (device launches
+        then fail)."""
         kernels = {module.function_addresses[n]: n for n in module.kernels
                    if n in module.function_addresses}
-        self.state = TreeState(module, Arena(*arena) if arena else None, kernels)
+        self.state = TreeState(module, Arena(*arena[:3]) if arena else None, kernels)
+        if arena and len(arena) > 3:
+            self.state.attributes.update(arena[3])
         self.module = module
         self.root = root
         root.devrt = GridState(self.state, 0, root.info.name)
@@ -161,12 +165,13 @@ class LaunchTree:
 
 
 def check_arena(arena) -> None:
-    """EINVAL unless ``arena`` is None or (address, slot size, slots) of positive ints."""
+    """EINVAL unless ``arena`` is None or (address, slot size, slots) of positive ints,
+    optionally followed by a dict of int attributes."""
     if arena is None:
         return
-    try:
-        va, size, count = arena
-    except (TypeError, ValueError):
-        raise GdevError(errno.EINVAL, f"bad device-runtime arena {arena!r}") from None
-    if not all(isinstance(x, int) and x > 0 for x in (va, size, count)):
+    ok = isinstance(arena, tuple) and len(arena) in (3, 4) and \
+        all(isinstance(x, int) and x > 0 for x in arena[:3]) and \
+        (len(arena) == 3 or isinstance(arena[3], dict) and
+         all(isinstance(k, int) and isinstance(v, int) for k, v in arena[3].items()))
+    if not ok:
         raise GdevError(errno.EINVAL, f"bad device-runtime arena {arena!r}")

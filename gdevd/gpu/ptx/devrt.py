@@ -44,7 +44,6 @@ DEVRT_NAMES = frozenset(p + c for p in _PREFIXES for c in _CALLS)
 
 MAX_DEPTH = 24              # CUDA's nesting limit: the host's grid is depth 0
 PENDING_DEFAULT = 2048      # cudaLimitDevRuntimePendingLaunchCount's default
-MAX_PARAMS = 4096           # the largest parameter buffer of a device-side launch
 STREAM_TAIL, STREAM_FIRE_AND_FORGET = 3, 4
 NONBLOCKING, DISABLE_TIMING = 1, 2
 RUNTIME_VERSION = 13000
@@ -53,10 +52,13 @@ SUCCESS, INVALID_VALUE, CONFIGURATION = 0, 1, 9
 MAX_DEPTH_EXCEEDED, PENDING_EXCEEDED = 65, 69
 INVALID_FUNCTION, INVALID_DEVICE, NOT_SUPPORTED = 98, 101, 801
 
-# cudaDeviceAttr -> value, as libcuda reports them (libgdev/csrc/cuda/device.c)
+# cudaDeviceAttr -> value, as libcuda reports them (libgdev/csrc/cuda/device.c); the
+# multiprocessor count (16) and compute capability (75, 76) are the GPU's, given with the
+# arena (devlaunch.py)
 ATTRIBUTES = {1: 1024, 2: 1024, 3: 1024, 4: 64, 5: 0x7FFFFFFF, 6: 65535, 7: 65535,
-              8: 48 * 1024, 9: 64 * 1024, 10: 32, 12: 65536, 13: 1590000, 16: 1, 39: 1024,
+              8: 48 * 1024, 9: 64 * 1024, 10: 32, 12: 65536, 13: 1590000, 16: 40, 39: 1024,
               75: 7, 76: 5, 81: 64 * 1024, 82: 65536, 97: 64 * 1024}
+MP_COUNT, CC_MAJOR, CC_MINOR = 16, 75, 76
 LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20, 3: 2, 4: PENDING_DEFAULT}
 
 
@@ -123,6 +125,7 @@ class TreeState:
     module: Any
     arena: Arena | None
     kernels: dict[int, str]             # kernel address -> name
+    attributes: dict[int, int] = field(default_factory=lambda: dict(ATTRIBUTES))
     next_name: int = 0x100
 
     def new_names(self, count: int) -> np.ndarray:

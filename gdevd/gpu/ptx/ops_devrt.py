@@ -194,7 +194,7 @@ def _u32(row: np.ndarray) -> int:
 
 
 def _attribute(st, a):
-    return D.ATTRIBUTES.get(_u32(a[1]), 0) if _u32(a[2]) == 0 else None
+    return st.tree.attributes.get(_u32(a[1]), 0) if _u32(a[2]) == 0 else None
 
 
 def _limit(st, a):

@@ -107,4 +107,6 @@ extern "C" __global__ void queries(int *out)
     out[6] = cudaStreamCreateWithFlags(&s, cudaStreamDefault);          // must be non-blocking
     out[7] = cudaGetLastError();
     out[8] = cudaPeekAtLastError();
+    cudaDeviceGetAttribute(&out[9], cudaDevAttrMultiProcessorCount, 0);
+    cudaDeviceGetAttribute(&out[10], cudaDevAttrComputeCapabilityMajor, 0);
 }
