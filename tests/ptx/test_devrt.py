@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gdevd.errors import KernelFault
-from gdevd.gpu.ptx import devrt
+from gdevd.gpu.ptx import devrt, load_module
 
 from .helpers import Device, load
 
@@ -160,3 +160,66 @@ def test_without_an_arena_device_launches_fail(mod):
     assert launch.run()
     assert not dev.get(out, 64, np.int32)[1:].any()
     assert (dev.get(err, 64, np.int32) == devrt.PENDING_EXCEEDED).all()
+
+
+V1 = """
+.version 7.0
+.target sm_75
+.address_size 64
+.extern .func (.param .b64 r) cudaGetParameterBuffer (.param .b64 a, .param .b64 s);
+.extern .func (.param .b32 r) cudaLaunchDevice (.param .b64 f, .param .b64 b,
+    .param .align 4 .b8 g[12], .param .align 4 .b8 k[12], .param .b32 sh, .param .b64 st);
+.visible .entry kid (.param .u64 out)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], 42;
+    ret;
+}
+.visible .entry dad (.param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [out];
+    {
+    .param .b64 a;
+    .param .b64 s;
+    .param .b64 r;
+    st.param.b64 [a], 8;
+    st.param.b64 [s], 8;
+    call.uni (r), cudaGetParameterBuffer, (a, s);
+    ld.param.b64 %rd2, [r];
+    }
+    st.u64 [%rd2], %rd1;
+    mov.u64 %rd3, kid;
+    {
+    .param .b64 f;
+    .param .b64 b;
+    .param .align 4 .b8 g[12];
+    .param .align 4 .b8 k[12];
+    .param .b32 sh;
+    .param .b64 st;
+    .param .b32 r;
+    st.param.b64 [f], %rd3;
+    st.param.b64 [b], %rd2;
+    st.param.v2.b32 [g], {1, 1};
+    st.param.b32 [g+8], 1;
+    st.param.v2.b32 [k], {1, 1};
+    st.param.b32 [k+8], 1;
+    st.param.b32 [sh], 0;
+    st.param.b64 [st], 0;
+    call.uni (r), cudaLaunchDevice, (f, b, g, k, sh, st);
+    ld.param.b32 %r1, [r];
+    }
+    st.global.u32 [%rd1+4], %r1;
+    ret;
+}
+"""
+
+
+def test_the_v1_launch_pair_of_older_toolkits():
+    mod = load_module(V1, "v1")
+    dev = Device()
+    out = _zeros(dev, 2)
+    tree = _launch(dev, mod, "dad", (1,), (1,), out)
+    assert dev.get(out, 2, np.int32).tolist() == [42, 0] and tree.grids == 2
