@@ -223,3 +223,12 @@ def test_the_v1_launch_pair_of_older_toolkits():
     out = _zeros(dev, 2)
     tree = _launch(dev, mod, "dad", (1,), (1,), out)
     assert dev.get(out, 2, np.int32).tolist() == [42, 0] and tree.grids == 2
+
+
+def test_a_child_with_dynamic_shared_memory_over_a_2d_grid(mod, engine):
+    dev = Device()
+    data = np.arange(6 * 64, dtype=np.int32) * 3 - 100
+    src, out = dev.put(data), _zeros(dev, 6)
+    tree = _launch(dev, mod, "sums", (1,), (1,), src, out)
+    assert dev.get(out, 6, np.int32).tolist() == data.reshape(6, 64).sum(axis=1).tolist()
+    assert tree.children_by_engine == {engine: 1}

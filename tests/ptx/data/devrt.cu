@@ -110,3 +110,24 @@ extern "C" __global__ void queries(int *out)
     cudaDeviceGetAttribute(&out[9], cudaDevAttrMultiProcessorCount, 0);
     cudaDeviceGetAttribute(&out[10], cudaDevAttrComputeCapabilityMajor, 0);
 }
+
+// a child with dynamic shared memory over a 2D grid: each block sums its 64 elements
+extern "C" __global__ void block_sums(const int *in, int *out)
+{
+    extern __shared__ int part[];
+    int b = blockIdx.y * gridDim.x + blockIdx.x;
+    part[threadIdx.x] = in[b * blockDim.x + threadIdx.x];
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s)
+            part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[b] = part[0];
+}
+
+extern "C" __global__ void sums(const int *in, int *out)
+{
+    block_sums<<<dim3(2, 3), 64, 64 * sizeof(int)>>>(in, out);
+}
