@@ -37,8 +37,9 @@ def test_kernels_launching_kernels_on_each_engine(gdevd, cdp_app, engine) -> Non
     res = run_on_engine(gdevd, cdp_app, engine)
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
-    assert lines[-4:] == ["print grids=14", "qsort n=3000 launch_errors=0",
+    assert lines[-6:] == ["print grids=14", "grid depth=0 block=0 uid=14 parent=-2",
+                          "quiet parent synchronized", "qsort n=3000 launch_errors=0",
                           "scan n=4096 passes=12", "cdp ok"], res.stdout
     # every grid of the tree printed once: 2 blocks at depth 0, 4 at depth 1, 8 at depth 2
-    grids = [ln.split()[1] for ln in lines if ln.startswith("grid ")]
+    grids = [ln.split()[1] for ln in lines[:-6] if ln.startswith("grid ")]
     assert Counter(grids) == {"depth=0": 2, "depth=1": 4, "depth=2": 8}, res.stdout

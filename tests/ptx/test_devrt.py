@@ -217,6 +217,12 @@ V1 = """
 """
 
 
+def test_a_kernel_that_launches_prints_if_its_module_prints(mod):
+    # (the host fetches printf output after a kernel that prints: its children may)
+    assert mod.kernels["parent"].prints and not mod.kernels["fill"].prints
+    assert not load_module(V1, "v1").kernels["dad"].prints
+
+
 def test_the_v1_launch_pair_of_older_toolkits():
     mod = load_module(V1, "v1")
     dev = Device()

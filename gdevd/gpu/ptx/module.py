@@ -141,6 +141,9 @@ class Module:
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
+        if any(k.prints for k in self.kernels.values()):
+            for k in self.kernels.values():     # its children may print: the host fetches
+                k.prints |= k.launches
         self.jit = JitState(self, text)
 
     def start_compile(self, wait: bool = False) -> None:

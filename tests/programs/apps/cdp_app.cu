@@ -1,7 +1,8 @@
 // Dynamic parallelism in an nvcc application (-rdc=true -lcudadevrt), three parts with the
 // shapes of public programs:
 //  * print: every block's first thread launches a grid of its own shape, to a given depth;
-//    each grid prints its depth, block and unique id (cdpSimplePrint's shape);
+//    each grid prints its depth, block and unique id (cdpSimplePrint's shape); then a
+//    kernel that does not print launches one that does (its output comes at the sync);
 //  * qsort: a recursive single-thread quicksort, each half sorted by a child grid in its own
 //    device-created non-blocking stream, selection sort at the depth limit or for short
 //    runs (cdpSimpleQuicksort's shape), checked against the host's sort;
@@ -30,6 +31,12 @@ __global__ void tree_print(int max_depth, int depth, int parent_uid)
         if (depth + 1 < max_depth)
             tree_print<<<gridDim.x, blockDim.x>>>(max_depth, depth + 1, uid);
     }
+}
+
+// a kernel that does not print, launching one that does: its output comes at the sync
+__global__ void quiet_parent()
+{
+    tree_print<<<1, 1>>>(1, 0, -2);
 }
 
 // -- qsort -------------------------------------------------------------------------------
@@ -101,7 +108,12 @@ static int run_print()
     int uids = 0;
     CK(cudaMemcpyFromSymbol(&uids, g_uids, sizeof uids));
     printf("print grids=%d\n", uids);
-    return uids == 2 + 4 + 8;
+    if (uids != 2 + 4 + 8)
+        return 0;
+    quiet_parent<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+    printf("quiet parent synchronized\n");
+    return 1;
 }
 
 static int run_qsort(int n)
