@@ -30,6 +30,7 @@ class FakeModule:
             raise GdevError(errno.EINVAL, "not a fake module")
         self.text = text
         self.launches: list[tuple[Any, ...]] = []
+        self.kernels: dict[str, Any] = {}    # no decoded kernels: none calls malloc
 
     def data_layout(self) -> Any:
         return SimpleNamespace(size=0, image=b"")
