@@ -41,7 +41,7 @@ def _put(env, lanes: np.ndarray, ptrs: np.ndarray, values, dtype: str) -> None:
 
 
 def _errors(env) -> np.ndarray:
-    if getattr(env, "devrt_errors", None) is None:
+    if env.devrt_errors is None:
         env.devrt_errors = np.zeros(env.n, np.int32)
     return env.devrt_errors
 
