@@ -26,6 +26,7 @@ Theory of operation
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,19 +143,19 @@ class GridState:
     tree: TreeState
     depth: int
     name: str
-    children: list[Child] = field(default_factory=list)
-    tails: list[Child] = field(default_factory=list)
+    children: deque[Child] = field(default_factory=deque)
+    tails: deque[Child] = field(default_factory=deque)
 
     def next_child(self) -> Child | None:
         """The next launch to run: children in issue order, then tail launches."""
         if self.children:
-            return self.children.pop(0)
-        return self.tails.pop(0) if self.tails else None
+            return self.children.popleft()
+        return self.tails.popleft() if self.tails else None
 
     def abandon(self) -> None:
         """Give back the slots of launches that will never run (the tree stopped)."""
         arena = self.tree.arena
-        for c in self.children + self.tails:
+        for c in (*self.children, *self.tails):
             if arena is not None and c.slot in arena.taken:
                 arena.give(c.slot)
                 arena.pending -= 1
