@@ -238,3 +238,11 @@ def test_a_child_with_dynamic_shared_memory_over_a_2d_grid(mod, engine):
     tree = _launch(dev, mod, "sums", (1,), (1,), src, out)
     assert dev.get(out, 6, np.int32).tolist() == data.reshape(6, 64).sum(axis=1).tolist()
     assert tree.children_by_engine == {engine: 1}
+
+
+def test_parameter_slots_keep_every_kernels_alignment():
+    text = (".version 7.0\n.target sm_75\n.address_size 64\n"
+            ".visible .entry a (.param .align 32 .b8 p[40]) { ret; }\n"
+            ".visible .entry b (.param .u64 q) { ret; }\n")
+    assert load_module(text, "aligned").arena_slot() == 64
+    assert load_module(V1, "v1").arena_slot() == 16

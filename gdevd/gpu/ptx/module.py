@@ -244,8 +244,9 @@ class Module:
 
     def arena_slot(self) -> int:
         """The parameter-buffer slot a device launch of this module needs: its largest
-        kernel parameter list, 16-byte aligned."""
-        return max([16] + [_align_up(k.param_size, 16) for k in self.kernels.values()])
+        kernel parameter list, rounded to the largest parameter alignment (at least 16)."""
+        align = max([16] + [p.align for k in self.kernels.values() for p in k.params])
+        return max([align] + [_align_up(k.param_size, align) for k in self.kernels.values()])
 
     def engine_launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
                       shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
