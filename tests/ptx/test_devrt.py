@@ -96,6 +96,20 @@ def test_a_faulting_child_is_the_launchs_fault_naming_it(mod):
     assert dev.get(out, 1, np.int32)[0] == 1
 
 
+def test_a_freed_arena_faults_the_launch_at_its_childs_start(mod):
+    dev = Device()
+    out = _zeros(dev, 32)
+    slot = mod.arena_slot()
+    arena = dev.alloc(4096, align=4096)
+    tree = dev.prepare(mod, "parent", (1,), (32,), out, device_runtime=(arena, slot, 8))
+    assert not tree.run(20)                          # the parent ran, its child is pending
+    dev.mmu.unmap(arena, 4096)
+    with pytest.raises(KernelFault, match="parameter buffer of a launch of fill from parent"):
+        while not tree.run(20):
+            pass
+    assert tree.done and tree.state.arena.pending == 0
+
+
 def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
     dev = Device()
     count, err = _zeros(dev, 1, np.uint64), _zeros(dev, 1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import errno
 
-from gdevd.errors import GdevError, KernelFault
+from gdevd.errors import GdevError, KernelFault, MmuFault
 
 from .devrt import Arena, GridState, TreeState
 
@@ -124,10 +124,15 @@ class LaunchTree:
         """The launch of recorded ``child`` of ``parent``'s grid; its slot is given back."""
         arena = self.state.arena
         info = self.module.kernels[child.kernel]
-        params = parent.mmu.read(arena.va + child.slot * arena.size, info.param_size) \
-            if info.param_size else b""
-        arena.give(child.slot)
-        arena.pending -= 1
+        try:        # (the context may have freed its arena: that ends only its own launch)
+            params = parent.mmu.read(arena.va + child.slot * arena.size, info.param_size) \
+                if info.param_size else b""
+        except MmuFault as e:
+            raise KernelFault(errno.EFAULT, f"the parameter buffer of a launch of "
+                              f"{child.kernel} from {parent.info.name}: {e.detail}") from e
+        finally:
+            arena.give(child.slot)
+            arena.pending -= 1
         wd = self.root.watchdog
         launch = self.module.engine_launch(child.kernel, child.grid, child.block, params,
                                            parent.mmu, parent.data_base, child.shared,
