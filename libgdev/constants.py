@@ -9,6 +9,8 @@ lacks live at 0x200 and above, clear of Gdev's device-specific range (0x100..0x1
 # gtune types
 GDEV_TUNE_MEMCPY_PIPELINE_COUNT = 1
 GDEV_TUNE_MEMCPY_CHUNK_SIZE = 2
+GDEV_TUNE_DEVRT_PENDING = 0x200       # (gdev-py) device launches pending per host launch:
+                                      # CUDA's cudaLimitDevRuntimePendingLaunchCount
 
 # gquery types (Gdev)
 GDEV_QUERY_DEVICE_MEM_SIZE = 1        # the vGPU's memory size (its share of the device)

@@ -16,6 +16,7 @@ from ..errors import GdevError
 from . import constants as C
 from . import defaults as D
 from .config import check_chunk_size, check_pipeline_count
+from .devrt import check_pending
 from .handle import Handle, check_handle
 from .limits import check_gopen
 from .system import Credentials, GdevSystem
@@ -78,14 +79,20 @@ def query(handle: Handle, qtype: int) -> int:
 
 
 async def gtune(handle: Handle, ttype: int, value: int) -> None:
-    """Gdev's ``gtune``: set the handle's memcpy chunk size or pipeline count.
+    """Gdev's ``gtune``: set the handle's memcpy chunk size or pipeline count, or (gdev-py)
+    its device runtime's pending-launch count.
 
     ``GDEV_TUNE_MEMCPY_CHUNK_SIZE``: 4 KiB..32 MiB, a page multiple.
     ``GDEV_TUNE_MEMCPY_PIPELINE_COUNT``: 1..4.  The bounce buffers are reallocated once
-    earlier copies are done.  Errors: EBADF, EINVAL (unknown type or out-of-range value;
-    nothing changes then).
+    earlier copies are done.  ``GDEV_TUNE_DEVRT_PENDING``: 1..DEVRT_PENDING_MAX parameter
+    buffers for each later launch of a kernel that launches kernels (devrt.py).  Errors:
+    EBADF, EINVAL (unknown type or out-of-range value; nothing changes then).
     """
     check_handle(handle)
+    if ttype == C.GDEV_TUNE_DEVRT_PENDING:
+        await trio.lowlevel.checkpoint()
+        handle.devrt_pending = check_pending(value)
+        return
     chunk, depth = handle.bounce.chunk_size, handle.bounce.pipeline_count
     if ttype == C.GDEV_TUNE_MEMCPY_CHUNK_SIZE:
         check_chunk_size(value)

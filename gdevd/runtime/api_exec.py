@@ -23,6 +23,7 @@ from ..gpu.compute import LaunchJob
 from ..gpu.ptx import link_units, load_module
 from . import defaults as D
 from .coop import check_coresident, free_workspace, new_workspace
+from .devrt import new_arena
 from .handle import Fence, Handle, check_handle
 from .heap import launch_heap
 from .limits import launch_slot
@@ -118,24 +119,29 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
     if layout.size:
         handle.lookup(kernel.data_addr, layout.size)
     ws = await _cooperative(handle, mod, kernel) if kernel.cooperative else None
+    owned = [ws] if ws is not None else []      # freed when the launch retires
     try:
         # (only a cooperative launch passes a workspace: the engine's default is none)
         extra: dict[str, Any] = {"grid_workspace": ws.va} if ws is not None else {}
         heap = await launch_heap(handle, mod.kernels.get(kernel.name))
         if heap is not None:        # (likewise only a kernel calling malloc gets a heap)
             extra["heap"] = heap
+        arena = await new_arena(handle, mod, kernel.name)
+        if arena is not None:
+            owned.append(arena[0])
+            extra["device_runtime"] = arena[1]
         launch = mod.launch(kernel.name, grid=tuple(kernel.grid), block=tuple(kernel.block),
                             params=bytes(kernel.params), mmu=handle.mmu,
                             data_base=kernel.data_addr, shared_dynamic=kernel.shared_dynamic,
                             textures=handle.textures, **extra)
         launch.printf = handle.printf
         await launch_slot(handle)  # bounded queue: waits while launches_queued_max are in flight
-        return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch, ws),
+        return handle.enqueue("launch", lambda fence: _run_launch(handle, fence, launch, owned),
                               stream).id
     except BaseException:
-        if ws is not None:
-            with trio.CancelScope(shield=True):
-                await free_workspace(handle, ws)
+        with trio.CancelScope(shield=True):
+            for obj in owned:
+                await free_workspace(handle, obj)
         raise
 
 
@@ -148,9 +154,10 @@ async def _cooperative(handle: Handle, mod: Any, kernel: GdevKernel) -> MemObjec
 
 
 async def _run_launch(handle: Handle, fence: Fence, launch: Any,
-                      ws: MemObject | None = None) -> None:
+                      owned: list[MemObject]) -> None:
     """Run ``launch`` on the compute engine, one slice per grant, until it ends; then free
-    its grid workspace ``ws`` (a cooperative launch's, coop.py).
+    the memory it ``owned`` (a cooperative launch's grid workspace, coop.py; the device
+    runtime's parameter buffers, devrt.py).
 
     Each slice: wait for the engine (the scheduler), pin and bring back the context's memory,
     hand the job to the engine and wait for its interrupt.  A job the scheduler preempted
@@ -160,9 +167,9 @@ async def _run_launch(handle: Handle, fence: Fence, launch: Any,
     try:
         await _run_slices(handle, fence, launch)
     finally:
-        if ws is not None:
-            with trio.CancelScope(shield=True):
-                await free_workspace(handle, ws)
+        with trio.CancelScope(shield=True):
+            for obj in owned:
+                await free_workspace(handle, obj)
 
 
 async def _run_slices(handle: Handle, fence: Fence, launch: Any) -> None:

@@ -23,6 +23,7 @@ from libgdev.constants import (  # noqa: F401 - re-exported: the API constants
     GDEV_QUERY_DMA_MEM_SIZE,
     GDEV_QUERY_PCI_DEVICE,
     GDEV_QUERY_PCI_VENDOR,
+    GDEV_TUNE_DEVRT_PENDING,
     GDEV_TUNE_MEMCPY_CHUNK_SIZE,
     GDEV_TUNE_MEMCPY_PIPELINE_COUNT,
 )

@@ -108,6 +108,9 @@ CONTEXTS_PER_USER = 32                # contexts one non-root user may hold per 
 CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-daemon modules
 PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds between syncs
 MALLOC_HEAP_SIZE = 8 * MiB            # a context's device heap (malloc in kernels), CUDA's
+DEVRT_PENDING = 2048                  # device launches pending per host launch (CUDA's
+                                      # cudaLimitDevRuntimePendingLaunchCount), runtime/devrt.py
+DEVRT_PENDING_MAX = 1 << 16           # ... at most (gtune GDEV_TUNE_DEVRT_PENDING)
 PINNED_PER_SESSION = 512 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create

@@ -114,6 +114,7 @@ class Handle:
         self.heap_limit = D.MALLOC_HEAP_SIZE    # its device heap's size (heap.py) ...
         self.heap: HeapAllocator | None = None  # ... reserved by the first kernel calling malloc
         self.heap_lock = trio.Lock()
+        self.devrt_pending = D.DEVRT_PENDING        # parameter buffers per launch (devrt.py)
         self.closed = False
         self._seq = 0
 

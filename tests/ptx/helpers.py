@@ -58,7 +58,7 @@ class Device:
 
     def launch(self, mod, kernel: str, grid, block, *args, shared: int = 0,
                budget_steps: int | None = None, watchdog=None, data_base=None, textures=None,
-               grid_workspace: int = 0, heap=None):
+               grid_workspace: int = 0, heap=None, device_runtime=None):
         """Pack ``args`` by the kernel's parameter layout and run the launch to completion.
 
         A Python int is packed by parameter size (4 or 8 bytes), a float as f32/f64 by size,
@@ -66,7 +66,8 @@ class Device:
         """
         launch = self.prepare(mod, kernel, grid, block, *args, shared=shared,
                               watchdog=watchdog, data_base=data_base, textures=textures,
-                              grid_workspace=grid_workspace, heap=heap)
+                              grid_workspace=grid_workspace, heap=heap,
+                              device_runtime=device_runtime)
         if budget_steps is None:
             assert launch.run() is True
         else:
@@ -75,7 +76,7 @@ class Device:
         return launch
 
     def prepare(self, mod, kernel, grid, block, *args, shared=0, watchdog=None,
-                data_base=None, textures=None, grid_workspace=0, heap=None):
+                data_base=None, textures=None, grid_workspace=0, heap=None, device_runtime=None):
         info = mod.kernels[kernel]
         assert len(args) == len(info.params)
         buf = bytearray(info.param_size)
@@ -91,4 +92,5 @@ class Device:
             data_base = self.load_data(mod)
         return mod.launch(kernel, grid, block, bytes(buf), self.mmu, data_base,
                           shared_dynamic=shared, watchdog=watchdog, textures=textures,
-                          grid_workspace=grid_workspace, heap=heap)
+                          grid_workspace=grid_workspace, heap=heap,
+                          device_runtime=device_runtime)

@@ -70,6 +70,8 @@ class Wave:
                        launch.data_base)
         self.env.printf, self.env.heap = launch.printf, launch.heap
         self.env.grid_ws = launch.grid_workspace
+        self.env.devrt = launch.devrt     # the grid's device-runtime state (devrt.py)
+        self.env.devrt_errors = None      # its threads' last errors (ops_devrt.py)
         self.code = [(tuple(b(self.env) for b in blk.binders), blk.term, blk.lines,
                       tuple(blk.pure)) for blk in info.blocks]
         # blocks that only return: a branch there is an exit (the common `if (i >= n)
@@ -93,6 +95,7 @@ class Wave:
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
         self.env.printf, self.env.heap = launch.printf, launch.heap
         self.env.grid_ws = launch.grid_workspace
+        self.env.devrt, self.env.devrt_errors = launch.devrt, None
         self.env.mem.textures = launch.textures
         self.pc.fill(0)
         self.n_alive = self.n
@@ -309,6 +312,7 @@ class Launch:
     engine = "interp"
     printf = None       # where device printf goes: anything with write(bytes) (ops_printf.py)
     heap = None         # the context's device heap (gdevd/gpu/heap.py), for malloc/free
+    devrt = None        # the grid's device-runtime state (devrt.GridState), set by its tree
 
     @property
     def budget_scale(self) -> int:
@@ -452,6 +456,7 @@ class Launch:
             wave.calls.reset(0)     # the pool keeps no stacks
         if wave.n <= POOL_MAX_THREADS:
             wave.launch = None  # type: ignore[assignment]  # keep no context alive in the pool
+            wave.env.devrt = None
             wave.env.mem.mmu = wave.env.mem.textures = None
             self.module.wave_pool.give(self._key(wave.env.geom.nblocks), wave)
 

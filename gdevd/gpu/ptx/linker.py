@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import calls
+from .devrt import DEVRT_NAMES
 from .errors import PtxError
 from .syntax import (
     Addr,
@@ -31,9 +32,10 @@ from .syntax import (
 )
 
 # calls to these extern functions are executed by the engine itself (device malloc/free:
-# ops_heap.py; nvcc lowers new/delete to them, __nv_aligned_device_malloc to the third)
+# ops_heap.py, nvcc lowers new/delete to them, __nv_aligned_device_malloc to the third;
+# the device runtime's: devrt.py)
 HEAP_CALLS = {"malloc", "free", "__cuda_syscall_aligned_malloc"}
-BUILTINS = {"vprintf", "__assertfail", "__assert_fail"} | HEAP_CALLS
+BUILTINS = {"vprintf", "__assertfail", "__assert_fail"} | HEAP_CALLS | DEVRT_NAMES
 # statements of one kernel after inlining (the largest kernel of the repository has ~3 k):
 # beyond, a tenant's module (calls fanning out in a chain, N levels of two calls each cost
 # 2**N copies) is refused instead of exhausting memory
@@ -43,9 +45,10 @@ FUNC_BASE = 3 << 48
 
 
 def function_addresses(mod: ModuleAst) -> dict[str, int]:
-    """Deterministic address of every defined device function, for function pointers."""
+    """Deterministic address of every defined device function, for function pointers, and
+    of every kernel (for the device runtime's launches: devrt.py)."""
     return {name: FUNC_BASE + 16 * k for k, name in enumerate(mod.functions)
-            if mod.functions[name].defined and mod.functions[name].kind == "func"}
+            if mod.functions[name].defined}
 
 
 @dataclass
@@ -186,7 +189,7 @@ class Linker:
             raise self.err(st.line, st.opcode, "predicated calls are not supported")
         addrs = function_addresses(self.mod)
         cands = [f for f in self.mod.functions.values() if f.name in self.taken()
-                 and f.name in addrs and len(f.rets) == len(rets)
+                 and f.name in addrs and f.kind == "func" and len(f.rets) == len(rets)
                  and len(f.params) == len(params)]
         out.sites += 1
         site = out.sites

@@ -12,6 +12,7 @@ import numpy as np
 from . import devlib
 from .calls import check_region, coalesce_linked
 from .callstack import FrameInfo, frame_info
+from .devrt import calls_devrt
 from .errors import PtxError
 from .linker import HEAP_CALLS, Linker, function_addresses
 from .lower import lower
@@ -75,6 +76,7 @@ class KernelInfo:
     prints: bool = False    # calls printf (builtin.vprintf): its host fetches the output
     heap: bool = False      # calls malloc/free: the runtime reserves the context's heap
     frames: FrameInfo | None = field(default=None, repr=False)   # recursion (callstack.py)
+    launches: bool = False  # calls the device runtime (devrt.py): launched as a LaunchTree
 
 
 def _align_up(x: int, a: int) -> int:
@@ -145,6 +147,10 @@ class Module:
         for fn in ast.functions.values():
             if fn.kind == "entry" and fn.defined:
                 self.kernels[fn.name] = self._build_kernel(fn)
+        for flag in ("prints", "heap"):         # its children may print or malloc: the host
+            if any(getattr(k, flag) for k in self.kernels.values()):  # fetches, the heap is
+                for k in self.kernels.values():                       # reserved
+                    setattr(k, flag, getattr(k, flag) or k.launches)
         self.jit = JitState(self, text)
 
     def start_compile(self, wait: bool = False) -> None:
@@ -185,7 +191,8 @@ class Module:
                                      for ins in linked.code),
                           heap=any(getattr(ins, "opcode", "")[len("builtin."):] in HEAP_CALLS
                                    for ins in linked.code
-                                   if getattr(ins, "opcode", "").startswith("builtin.")))
+                                   if getattr(ins, "opcode", "").startswith("builtin.")),
+                          launches=any(calls_devrt(ins) for ins in linked.code))
         info.static_shared = self._layout_shared(linked, info)
         info.local_size = self._layout_local(linked, info)
         if info.static_shared > MAX_SHARED:
@@ -233,11 +240,33 @@ class Module:
 
     def launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
                shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
-               grid_workspace: int = 0, heap=None):
+               grid_workspace: int = 0, heap=None, device_runtime=None):
         """Prepare a launch of ``kernel_name``; see :class:`executor.Launch` (``textures``:
         the context's :class:`~gdevd.gpu.texture.TextureTable`, for ``tex``;
         ``grid_workspace``: nonzero for a cooperative launch, its workspace, coop.py;
-        ``heap``: the context's :class:`~gdevd.gpu.heap.HeapAllocator`, for malloc/free)."""
+        ``heap``: the context's :class:`~gdevd.gpu.heap.HeapAllocator`, for malloc/free).
+        A kernel that calls the device runtime gets a :class:`~.devlaunch.LaunchTree` whose
+        parameter buffers are ``device_runtime``: (address, slot size, slots) of memory of
+        the launching context (None: its device launches fail), see :meth:`arena_slot`."""
+        from .devlaunch import LaunchTree, check_arena
+        check_arena(device_runtime)
+        launch = self.engine_launch(kernel_name, grid, block, params, mmu, data_base,
+                                    shared_dynamic, watchdog, textures, grid_workspace, heap)
+        if not launch.info.launches:
+            return launch
+        return LaunchTree(self, launch, device_runtime)
+
+    def arena_slot(self) -> int:
+        """The parameter-buffer slot a device launch of this module needs: its largest
+        kernel parameter list, rounded to the largest parameter alignment (at least 16)."""
+        align = max([16] + [p.align for k in self.kernels.values() for p in k.params])
+        return max([align] + [_align_up(k.param_size, align) for k in self.kernels.values()])
+
+    def engine_launch(self, kernel_name: str, grid, block, params: bytes, mmu, data_base: int,
+                      shared_dynamic: int = 0, watchdog: float | None = None, textures=None,
+                      grid_workspace: int = 0, heap=None):
+        """One grid of ``kernel_name`` on the engine its code is ready for (compiled if it
+        is, else interpreted): :meth:`launch` without the device runtime's tree."""
         from .executor import Launch
         if kernel_name not in self.kernels:
             import errno

@@ -30,7 +30,9 @@ from . import (  # noqa: F401  (registering the instruction families)
 )
 from .calls import CALL_OP, RET_OP
 from .decode import DECODERS, Ins
+from .devrt import calls_devrt
 from .errors import PtxError
+from .ops_devrt import devrt_binder
 from .ops_heap import SIGNATURES, heap_binder
 from .ops_printf import vprintf_binder
 from .syntax import Instr, Label, Sym
@@ -156,8 +158,9 @@ def decode_instr(instr: Instr, ctx):
     """Binder of one non-control instruction (PtxError if unsupported)."""
     ins = Ins(instr, ctx)
     call = instr.opcode[len("builtin."):] if instr.opcode.startswith("builtin.") else None
-    if call == "vprintf" or call in SIGNATURES:
-        binder = vprintf_binder(ins, instr) if call == "vprintf" else heap_binder(ins, instr)
+    if call == "vprintf" or call in SIGNATURES or calls_devrt(instr):
+        binder = vprintf_binder(ins, instr) if call == "vprintf" else \
+            heap_binder(ins, instr) if call in SIGNATURES else devrt_binder(ins, instr)
         return guarded(binder, instr.guard) if instr.guard else binder
     if ins.base in ("bar", "barrier") and "warp" in ins.flags:
         return lambda env: (lambda idx: None)

@@ -9,6 +9,7 @@ all threads of the wave, else an int array of lane indices.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,10 @@ class Env:
         # the grid workspace of a cooperative launch (0 otherwise), set per launch: read
         # through %envreg1 (high half) and %envreg2 (low half), as the driver passes it
         self.grid_ws = 0
+        # the grid's device-runtime state (devrt.GridState; None without one) and its
+        # threads' last errors (ops_devrt.py), set per launch
+        self.devrt: Any = None
+        self.devrt_errors: np.ndarray | None = None
         self._special: dict[str, object] = {}
         self._special_t: dict[tuple[str, str], np.ndarray] = {}
 

@@ -11,8 +11,9 @@ Each input is parsed and lowered on its own; then its module-scope symbols (func
   definition of its name, which must be of the same kind (a function with as many
   parameters and results, a variable in the same state space); a reference nothing defines
   is an error naming it and its input, except PTX's system calls (``vprintf``,
-  ``__assertfail``, ``malloc``, ``free``, ``__cuda_syscall_aligned_malloc`` and
-  devlib.py's: :data:`SYSCALLS`), which the driver provides, and
+  ``__assertfail``, ``malloc``, ``free``, ``__cuda_syscall_aligned_malloc``, devlib.py's,
+  the device runtime's launches, streams, events and queries: :data:`SYSCALLS`,
+  devrt.py), which the driver provides, and
   ``.extern .shared`` arrays, which stay the kernel's dynamic shared memory;
 * a symbol without linkage is internal to its input: where its name is also used by another
   input, it is renamed (``name$uK`` for input K) in that input only, so two units'
@@ -216,9 +217,9 @@ def _size(s: _Sym) -> int:
 def _unresolved(name: str, unit: str) -> str:
     why = f"unresolved reference to {shown(name)!r} (declared extern in {unit}, defined " \
           f"by no input)"
-    if name.startswith(("cudaLaunchDevice", "cudaGetParameterBuffer", "cudaCGGet",
-                        "cudaDeviceSynchronize", "cudaStream", "cudaEvent")):
-        why += ": the CUDA device runtime (dynamic parallelism) is not supported"
+    if name.startswith(("cuda", "__cudaCDP")):
+        why += ": this call of the CUDA device runtime (dynamic parallelism) is not " \
+               "supported (docs/ptx-engine.md lists those that are)"
     return why
 
 

@@ -3,13 +3,16 @@
  * profiler markers.
  *
  * Limits are recorded per context and reported; the emulated device has no fixed stack or
- * printf FIFO to size, so what they bound is not enforced (a kernel that would overflow
- * CUDA's stack runs here).  The device heap's size (malloc in kernels) is the daemon's
- * (glimit): set there, rounded to pages, refused once a kernel calling malloc launched
- * (CUDA_ERROR_INVALID_VALUE) or beyond the context's memory share (OUT_OF_MEMORY), read
- * back from there.  The device runtime (dynamic parallelism) does not exist:
- * its limits are CUDA_ERROR_UNSUPPORTED_LIMIT, as is a persisting-L2 size above 0 (the
- * device has none).  Streams of a context share its one handle and its one priority, so the
+ * printf FIFO to size, so what they bound is not enforced (the interpreter bounds a
+ * recursive kernel's stack itself: docs/ptx-engine.md).  The device heap's size (malloc in
+ * kernels) is the daemon's (glimit): set there, rounded to pages, refused once a kernel
+ * calling malloc launched (CUDA_ERROR_INVALID_VALUE) or beyond the context's memory share
+ * (OUT_OF_MEMORY), read back from there.  The device runtime's (dynamic parallelism) sync
+ * depth and pending-launch count are recorded too (there is no device-side synchronization
+ * in CDP2); the pending-launch count also goes to the daemon (gtune
+ * GDEV_TUNE_DEVRT_PENDING), which gives each later launch of a kernel that launches that
+ * many parameter buffers (docs/ptx-engine.md).  A persisting-L2 size above 0 is
+ * CUDA_ERROR_UNSUPPORTED_LIMIT (the device has none).  Streams of a context share its one handle and its one priority, so the
  * priority range is 0..0. */
 #include <string.h>
 
@@ -27,6 +30,8 @@ void cu_ctx_defaults(CUcontext c)
     c->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
     c->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
     c->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 32;
+    c->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+    c->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
 }
 
 static int settable(CUlimit limit, size_t value)
@@ -34,6 +39,8 @@ static int settable(CUlimit limit, size_t value)
     switch (limit) {
     case CU_LIMIT_STACK_SIZE: case CU_LIMIT_PRINTF_FIFO_SIZE: case CU_LIMIT_MALLOC_HEAP_SIZE:
         return 1;
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return value <= 24; /* CUDA's nesting limit */
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return 1;
     case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: return value <= 128;
     case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: return value == 0;
     default: return 0;
@@ -52,6 +59,12 @@ API CUresult cuCtxSetLimit(CUlimit limit, size_t value)
         if (err)
             return cu_fail(cu_error(err), "cuCtxSetLimit: %s", gdev_last_error());
         value = now;
+    }
+    if (limit == CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) { /* sizes the daemon's arenas */
+        if (value == 0 || value > UINT32_MAX || gtune(c->h, GDEV_TUNE_DEVRT_PENDING,
+                                                      (uint32_t)value))
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuCtxSetLimit: %zu pending device "
+                           "launches: the daemon takes 1..65536", value);
     }
     c->limits[limit] = value;
     return CUDA_SUCCESS;

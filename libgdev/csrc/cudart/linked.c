@@ -8,8 +8,9 @@
  *
  * A unit libcuda refuses as machine code for this device (CUDA_ERROR_NO_BINARY_FOR_GPU) is
  * left out: the CUDA device runtime that nvcc links into every -rdc program carries machine
- * code and PTX only for newer GPUs, and is needed only by dynamic parallelism (unsupported:
- * a unit that calls it fails the link naming the missing symbol).  When every unit is
+ * code and PTX only for newer GPUs, and the daemon's engine provides the device-runtime
+ * calls of dynamic parallelism itself (the units' __cudaCDP2* references resolve to its
+ * builtins: gdevd/gpu/ptx/devrt.py).  When every unit is
  * refused (a program built with machine code only) the load fails with libcuda's reason. */
 #include <stdint.h>
 #include <stdio.h>

@@ -155,7 +155,17 @@ static int context_info(CUcontext ctx, CUdevice dev)
     EXPECT(limit == 4 << 20);
     CK(cuCtxGetLimit(&limit, CU_LIMIT_STACK_SIZE));
     EXPECT(limit == 1024);
-    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    EXPECT(limit == 2048); /* CUDA's default, the daemon's (docs/clib.md) */
+    CK(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4096));
+    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 1 << 20) ==
+           CUDA_ERROR_INVALID_VALUE); /* beyond the daemon's bound: refused, unchanged */
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    EXPECT(limit == 4096);
+    CK(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4));
+    CK(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH));
+    EXPECT(limit == 4);
+    EXPECT(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 25) == CUDA_ERROR_UNSUPPORTED_LIMIT);
     EXPECT(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1) == CUDA_ERROR_UNSUPPORTED_LIMIT);
     /* the device heap's size is the daemon's: whole pages, at most the context's share */
     EXPECT(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (size_t)1 << 50) == CUDA_ERROR_OUT_OF_MEMORY);
