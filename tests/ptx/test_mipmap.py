@@ -101,11 +101,19 @@ def packed(levels: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([lv.reshape(-1).view(np.uint8) for lv in levels])
 
 
-def make(dev, table, mip: Mip, read_norm=False) -> int:
+def make(dev, table, mip: Mip, read_norm=False, pad: int = 0) -> int:
+    """The texture object of ``mip`` on the device; one level may have rows ``pad`` bytes
+    apart beyond one row of texels."""
     lv0 = mip.levels[0]
     d, h, w, c = lv0.shape
-    va = dev.put(packed(mip.levels))
-    pitch = w * c * lv0.dtype.itemsize
+    row = w * c * lv0.dtype.itemsize
+    pitch = row + pad
+    if pad:
+        img = np.zeros((d, h, pitch), np.uint8)
+        img[:, :, :row] = lv0.reshape(d, h, row // lv0.dtype.itemsize).view(np.uint8)
+        va = dev.put(img)
+    else:
+        va = dev.put(packed(mip.levels))
     desc = T.tex_desc(T.TEX_RESOURCE_PITCH2D, va, FMT[lv0.dtype.str[1:]], c, w, h, pitch,
                       modes=tuple(MODES[m] for m in mip.modes), linear=mip.linear,
                       normalized_coords=mip.normalized, read_normalized=read_norm,
@@ -117,9 +125,9 @@ def make(dev, table, mip: Mip, read_norm=False) -> int:
     return table.create(validate(desc))
 
 
-def run(mod, kernel, mip, args, out_dtype=np.float32, extra=(), read_norm=False):
+def run(mod, kernel, mip, args, out_dtype=np.float32, extra=(), read_norm=False, pad=0):
     dev, table = Device(), TextureTable()
-    h = make(dev, table, mip, read_norm)
+    h = make(dev, table, mip, read_norm, pad)
     n = np.asarray(args[0]).shape[0]
     ins = [dev.put(np.ascontiguousarray(a)) for a in args]
     out = dev.alloc(16 * n)
@@ -309,13 +317,20 @@ def test_gather_every_component(mod, engine, modes, normalized):
         np.testing.assert_array_equal(got, np.array(want, F), err_msg=f"comp {comp}")
 
 
-def test_gather_integers_and_missing_channels(mod):
+def test_gather_integers_padded_rows_and_missing_channels(mod):
     rng = np.random.default_rng(15)
-    ints = rng.integers(-1000, 1000, (1, 4, 4, 2)).astype(np.int32)
-    mip = Mip([ints], normalized=False)
+    ints = rng.integers(-1000, 1000, (1, 7, 13, 2)).astype(np.int32)
     xs, ys = rng.uniform(-1, 5, 60).astype(F), rng.uniform(-1, 5, 60).astype(F)
-    got, _ = run(mod, "gather_i4", mip, [xs, ys], np.int32)
-    want = [gather_ref(mip.refs[0], xs[k], ys[k], 1) for k in range(60)]
+    for normalized, modes, pad in [(False, ("clamp",) * 3, 0), (True, ("wrap",) * 3, 4000)]:
+        mip = Mip([ints], modes=modes, normalized=normalized)
+        got, _ = run(mod, "gather_i4", mip, [xs / 4, ys / 4] if normalized else [xs, ys],
+                     np.int32, pad=pad)
+        want = [gather_ref(mip.refs[0], xs[k] / 4 if normalized else xs[k],
+                           ys[k] / 4 if normalized else ys[k], 1) for k in range(60)]
+        np.testing.assert_array_equal(got, np.array(want).astype(np.int32))
+    mip = Mip([ints], normalized=False)
+    got, _ = run(mod, "gather_u4", mip, [xs, ys], np.int32, pad=12)
+    want = [gather_ref(mip.refs[0], xs[k], ys[k], 0) for k in range(60)]
     np.testing.assert_array_equal(got, np.array(want).astype(np.int32))
     one = rng.integers(0, 255, (1, 4, 4, 1)).astype(np.int32)
     mip = Mip([one], normalized=False)

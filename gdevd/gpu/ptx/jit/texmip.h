@@ -11,6 +11,9 @@ static void tex_level(const struct jtex *t, uint32_t lv, struct jtex *o)
 {
 	uint64_t texel = (uint64_t)t->esize * t->channels, off = 0, w, h, d;
 
+	*o = *t;
+	if (t->levels <= 1)	/* one level: its own pitches, packed or not */
+		return;
 	for (uint32_t k = 0;; k++) {
 		w = t->width >> k ? t->width >> k : 1;
 		h = t->height >> k ? t->height >> k : 1;
@@ -19,7 +22,6 @@ static void tex_level(const struct jtex *t, uint32_t lv, struct jtex *o)
 			break;
 		off += w * texel * h * d;
 	}
-	*o = *t;
 	o->addr = t->addr + off;
 	o->width = w, o->height = h, o->depth = d;
 	o->pitch = w * texel;
