@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gdevd.errors import GdevError
 from gdevd.gpu.ptx import jit
@@ -404,3 +406,41 @@ def test_reserved_field_must_be_zero():
     with pytest.raises(GdevError) as e:
         validate(_desc()._replace(reserved=1))
     assert e.value.errno == errno.EINVAL and "reserved" in str(e.value)
+
+
+@st.composite
+def descriptors(draw):
+    """A valid mipmapped descriptor of any shape with up to two fields overwritten."""
+    shape = draw(st.integers(0, 5))
+    w = draw(st.integers(1, 300))
+    h = w if shape in (4, 5) else 1 if shape == 2 else draw(st.integers(1, 300))
+    depth = {0: 0, 4: 6, 5: 6 * draw(st.integers(1, 3))}.get(shape, draw(st.integers(1, 40)))
+    ch = draw(st.sampled_from([1, 2, 4]))
+    pitch = w * 4 * ch
+    desc = T.tex_desc(T.TEX_RESOURCE_PITCH2D, draw(st.integers(0, 2**40)) & ~3,
+                      T.TEX_FORMAT_FLOAT, ch, w, h, pitch, shape=shape, depth=depth,
+                      slice_pitch=pitch * h if shape else 0, levels=draw(st.integers(0, 10)),
+                      mip_linear=draw(st.booleans()), max_lod=draw(st.floats(0, 12)),
+                      linear=draw(st.booleans()), normalized_coords=draw(st.booleans()))
+    if desc.levels <= 1:
+        desc = desc._replace(flags=desc.flags & ~T.TEX_MIPMAP_LINEAR, max_lod=0)
+    bad = draw(st.dictionaries(st.sampled_from(T.TexDesc._fields),
+                               st.integers(0, 2**32 - 1) | st.integers(0, 40), max_size=2))
+    return desc._replace(**bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(descriptors())
+def test_any_descriptor_validates_or_names_the_field(desc):
+    """A hostile descriptor with mip fields is a texture whose every level stays inside the
+    address space, or EINVAL naming a field: nothing else."""
+    try:
+        tex = validate(desc)
+    except GdevError as e:
+        assert e.errno == errno.EINVAL and "texture descriptor: " in str(e)
+        return
+    for lv in range(tex.levels):
+        level = tex.level(lv)
+        assert tex.addr <= level.addr and level.addr + level.span <= tex.addr + tex.span
+        assert level.width >= 1 and level.height >= 1 and level.depth >= 1
+    assert tex.addr + tex.span <= 1 << 40
