@@ -57,8 +57,10 @@ def grad_lod(tex: Texture, geom: str, dpdx: list[np.ndarray],
             acc = acc + p * p
         rho.append(acc)
     rho2 = np.maximum(rho[0], rho[1])      # NaN propagates (numpy's maximum, tex.h's too)
+    # the C library's log2 (math.log2), as compiled code calls it, once per distinct value
+    vals, back = np.unique(rho2.astype(np.float64), return_inverse=True)
     lg = np.array([math.nan if math.isnan(v) else -math.inf if v == 0 else math.log2(v)
-                   for v in rho2.astype(np.float64)], np.float64)
+                   for v in vals], np.float64)[back.reshape(-1)]
     return (np.rint(lg * 128.0) / 256.0).astype(F32)
 
 

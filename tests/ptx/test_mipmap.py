@@ -23,7 +23,7 @@ from gdevd.runtime.texdesc import validate
 from libgdev import texture as T
 
 from .helpers import Device, load
-from .test_tex3d import BORDER, FMT, MODES, SHAPE, Ref
+from .test_tex3d import BORDER, FMT, MODES, SHAPE, Ref, cube_ref
 
 F = np.float32
 
@@ -238,7 +238,6 @@ def test_lod1d_lod3d_layered_cube(mod):
 
 
 def test_cube_lod_picks_face_of_the_level(mod):
-    from .test_tex3d import cube_ref
     rng = np.random.default_rng(12)
     mip = Mip(pyramid(rng, 4, 4, 6, "cube"), "cube")
     n = 80
@@ -370,6 +369,56 @@ def test_engines_agree_bit_for_bit(mod):
                 jit.set_engine(old)
         for a, b in zip(got["interp"], got["jit"], strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"{modes} {normalized} {linear}")
+
+
+def _both(mod, kernel, mip, args) -> None:
+    got = {}
+    for eng in ("interp", "jit"):
+        old = jit.engine()
+        jit.set_engine(eng)
+        try:
+            got[eng] = run(mod, kernel, mip, args, np.uint32)[0]
+        finally:
+            jit.set_engine(old)
+    np.testing.assert_array_equal(got["interp"], got["jit"], err_msg=kernel)
+
+
+def test_engines_agree_on_3d_and_cubemap_levels(mod):
+    rng = np.random.default_rng(301)
+    n = 160
+    cs = [rng.uniform(-1.5, 1.5, n).astype(F) for _ in range(3)]
+    cs[0][:3] = [np.nan, np.inf, -3e38]
+    lods = rng.uniform(-1, 5, n).astype(F)
+    dx, dy = (rng.uniform(-1, 1, (n, 4)).astype(F) * F(10.0) ** rng.integers(-3, 1, (n, 1))
+              for _ in range(2))
+    dx[3:5] = [[np.nan, 0, 0, 0], [0, 0, 0, 0]]
+    dy[4] = 0
+    for linear, mip_linear in itertools.product((False, True), repeat=2):
+        vol = Mip(pyramid(rng, 8, 4, 8, "3d"), "3d", ("wrap", "mirror", "border"),
+                  linear=linear, mip_linear=mip_linear, bias=-0.5)
+        _both(mod, "lod3d_f4", vol, [*cs, lods])
+        _both(mod, "grad3d_f4", vol, [*cs, dx, dy])
+        cube = Mip(pyramid(rng, 8, 8, 6, "cube"), "cube", linear=linear,
+                   mip_linear=mip_linear, lo=0.25, hi=2.5)
+        _both(mod, "lodcube_f4", cube, [*cs, lods])
+        _both(mod, "gradcube_f4", cube, [*cs, dx, dy])
+
+
+def test_cube_gradients_scale_by_the_face_width(mod):
+    """tex.grad.cube: the gradients' lengths in face-width texels pick the level."""
+    rng = np.random.default_rng(302)
+    mip = Mip(pyramid(rng, 8, 8, 6, "cube", c=1), "cube")
+    n = 4
+    ones = np.ones(n, F)
+    dx = np.zeros((n, 4), F)
+    dx[:, 0] = [1 / 8, 1 / 4, 1 / 2, 1.0]          # 1, 2, 4, 8 texels: levels 0..3
+    got, _ = run(mod, "gradcube_f4", mip, [ones, ones * F(0.25), ones * F(-0.5), dx,
+                                           np.zeros((n, 4), F)])
+    face, s, t = cube_ref(F(1), F(0.25), F(-0.5))
+    for k in range(n):
+        w = F(mip.levels[k].shape[2])
+        want = mip.refs[k].sample([s * w, t * w], face, True)
+        assert got[k, 0] == F(want[0]), (k, got[k], want)
 
 
 # -- hostile descriptors -----------------------------------------------------------------------

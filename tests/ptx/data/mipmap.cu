@@ -97,3 +97,10 @@ extern "C" __global__ void gather_u4(cudaTextureObject_t t, const float *x, cons
 {
     if (K < n) out[K] = tex2Dgather<uint4>(t, x[K], y[K], 0);
 }
+
+extern "C" __global__ void gradcube_f4(cudaTextureObject_t t, const float *x, const float *y,
+                                       const float *z, const float4 *dx, const float4 *dy,
+                                       float4 *out, int n)
+{
+    if (K < n) out[K] = texCubemapGrad<float4>(t, x[K], y[K], z[K], dx[K], dy[K]);
+}
