@@ -305,7 +305,9 @@ TEX_NORMALIZED_COORDS = 0x1  # TexDesc.flags: coordinates in [0, 1)
 TEX_READ_NORMALIZED = 0x2  # 8/16-bit integers read as floats in [0, 1] or [-1, 1]
 TEX_FILTER_LINEAR = 0x4  # linear (bilinear) filtering, else nearest point
 TEX_SURFACE = 0x8  # a surface object (suld/sust), not a texture object (tex)
-TEX_FLAGS = TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR | TEX_SURFACE
+TEX_MIPMAP_LINEAR = 0x10  # blend the two nearest mip levels, else take the nearest one
+TEX_FLAGS = (TEX_NORMALIZED_COORDS | TEX_READ_NORMALIZED | TEX_FILTER_LINEAR | TEX_SURFACE |
+             TEX_MIPMAP_LINEAR)
 # TexDesc.shape: how a pitch-2D resource's slices are read (0: one plain 1D/2D resource)
 TEX_SHAPE_PLAIN = 0
 TEX_SHAPE_3D = 1  # depth slices of height rows, sampled in 3D (tex.3d)
@@ -334,6 +336,12 @@ class TexDesc(NamedTuple):
     shape: U32  # TEX_SHAPE_*; 0 keeps the plain 1D/2D meaning of the fields above
     depth: U64  # slices (3D depth, layers, 6 x cubemaps); 0 or 1 for a plain resource
     slice_pitch: U64  # bytes from one slice to the next; 0 for a plain resource
+    levels: U32  # mip levels packed after level 0 (libgdev.texture); 0 or 1: none
+    lod_bias: U32  # float32 bits: added to every level of detail
+    min_lod: U32  # float32 bits: the level of detail is clamped to [min_lod, max_lod]
+    max_lod: U32  # float32 bits
+    max_aniso: U32  # CUDA's maxAnisotropy (0..16); sampling stays isotropic
+    reserved: U32  # must be zero
 
 
 class TexHandle(NamedTuple):

@@ -20,7 +20,16 @@ the CUDA layers only rename fields:
   resource, how its ``depth`` slices, ``slice_pitch`` bytes apart, are read: 3D
   (``tex.3d``), 1D layered (``height`` 1, ``tex.a1d``), 2D layered (``tex.a2d``), cubemap
   (6 square faces, ``tex.cube``) or cubemap layered (``depth`` a multiple of 6,
-  ``tex.acube``): ``depth`` is CUDA's array extent depth in every case.
+  ``tex.acube``): ``depth`` is CUDA's array extent depth in every case;
+* ``levels``: a mipmapped resource's level count (0 or 1: no mipmap).  Level 0 is the
+  resource above, packed (``pitch`` one row of texels, ``slice_pitch`` ``pitch x height``
+  or 0); level ``l`` follows level ``l - 1`` at once, packed too, its width and height
+  halved (floored, at least 1), its depth halved for a 3D texture and kept for layers and
+  faces (``gdevd.gpu.texture.mip_layout``, the rule libcuda's mipmapped arrays follow);
+* ``lod_bias``, ``min_lod``, ``max_lod`` (float32 bit patterns): a fetch's level of detail
+  plus the bias, clamped to ``[min_lod, max_lod]`` and to the levels there are; flag
+  :data:`TEX_MIPMAP_LINEAR` blends the two levels around it, else the nearest is taken;
+  ``max_aniso``: CUDA's ``maxAnisotropy`` (0..16), checked and otherwise ignored.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import struct
 from libgdev.messages import (  # noqa: F401  (re-exported: the descriptor's flags)
     TEX_FILTER_LINEAR,
     TEX_FLAGS,
+    TEX_MIPMAP_LINEAR,
     TEX_NORMALIZED_COORDS,
     TEX_READ_NORMALIZED,
     TEX_SHAPE_3D,
@@ -62,8 +72,10 @@ TEX_ADDRESS_CLAMP = 1
 TEX_ADDRESS_MIRROR = 2
 TEX_ADDRESS_BORDER = 3
 
-# descriptor flags: TEX_NORMALIZED_COORDS, TEX_READ_NORMALIZED, TEX_FILTER_LINEAR, TEX_FLAGS
-# (defined with the message, so the generated C header has them)
+# descriptor flags: TEX_NORMALIZED_COORDS, TEX_READ_NORMALIZED, TEX_FILTER_LINEAR,
+# TEX_MIPMAP_LINEAR, TEX_FLAGS (defined with the message, so the generated C header has them)
+
+MAX_ANISOTROPY = 16
 
 
 def pack_modes(modes: tuple[int, ...] | list[int]) -> int:
@@ -84,12 +96,17 @@ def tex_desc(kind: int, addr: int, fmt: int, channels: int, width: int, height: 
              pitch: int = 0, *, modes=(TEX_ADDRESS_CLAMP,) * 3, linear: bool = False,
              normalized_coords: bool = False, read_normalized: bool = False,
              border=(0.0, 0.0, 0.0, 0.0), surface: bool = False, shape: int = TEX_SHAPE_PLAIN,
-             depth: int = 0, slice_pitch: int = 0) -> TexDesc:
+             depth: int = 0, slice_pitch: int = 0, levels: int = 0,
+             mip_linear: bool = False, lod_bias: float = 0.0, min_lod: float = 0.0,
+             max_lod: float = 0.0, max_aniso: int = 0) -> TexDesc:
     """A :class:`TexDesc` from named parts (see the module docstring); no validation here,
     the daemon checks every field."""
     flags = (TEX_NORMALIZED_COORDS if normalized_coords else 0) | \
         (TEX_READ_NORMALIZED if read_normalized else 0) | \
-        (TEX_FILTER_LINEAR if linear else 0) | (TEX_SURFACE if surface else 0)
+        (TEX_FILTER_LINEAR if linear else 0) | (TEX_SURFACE if surface else 0) | \
+        (TEX_MIPMAP_LINEAR if mip_linear else 0)
     b = border_bits(border)
+    lod = border_bits((lod_bias, min_lod, max_lod))
     return TexDesc(addr, width, height, pitch, kind, fmt, channels, flags, pack_modes(modes),
-                   b[0], b[1], b[2], b[3], shape, depth, slice_pitch)
+                   b[0], b[1], b[2], b[3], shape, depth, slice_pitch, levels, lod[0], lod[1],
+                   lod[2], max_aniso, 0)

@@ -23,7 +23,7 @@ from typing import Annotated, Generic, NamedTuple, TypeVar
 from libgdev.errors import GdevError
 
 MAGIC = 0x56454447  # b"GDEV" read as a little-endian u32
-ABI_VERSION = 2  # 2: error replies carry the daemon's message
+ABI_VERSION = 3  # 2: error replies carry the daemon's message; 3: TexDesc has mip levels
 HEADER = struct.Struct("<IHHIIQQ")
 HEADER_SIZE = HEADER.size  # 32
 STATUS = struct.Struct("<iI")  # a reply's status and message length

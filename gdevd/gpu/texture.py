@@ -19,9 +19,12 @@ can never reach memory outside the context.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import functools
 import secrets
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +65,9 @@ class Texture:
     the resource is ``depth`` slices of ``height`` rows, slice ``k`` at ``addr + k *
     slice_pitch``: the z extent of a 3D texture, the layers of a layered one, the 6 faces
     of a cubemap (6 per cubemap of a layered cubemap).
+    ``levels``: mip levels, level 0 being the fields above and the others packed after it
+    (:func:`mip_layout`, :meth:`level`); ``mip_linear``, ``lod_bias``,
+    ``min_lod``, ``max_lod``: how a fetch's level of detail picks them (``texmip.py``).
     ``dtype``: one element (channel); ``norm``: the divisor of the normalised-float read
     mode for 8/16-bit integers (0 for other formats); ``modes``: per dimension, one of
     :data:`ADDRESS_MODES`; ``border``: the border colour (RGBA floats).
@@ -84,6 +90,11 @@ class Texture:
     shape: str = "plain"
     depth: int = 1
     slice_pitch: int = 0
+    levels: int = 1
+    mip_linear: bool = False
+    lod_bias: float = 0.0
+    min_lod: float = 0.0
+    max_lod: float = 0.0
 
     @property
     def texel_size(self) -> int:
@@ -92,9 +103,15 @@ class Texture:
 
     @property
     def span(self) -> int:
-        """Bytes from ``addr`` to the end of the last texel."""
-        return (self.slice_pitch * (self.depth - 1) + self.pitch * (self.height - 1) +
-                self.width * self.texel_size)
+        """Bytes from ``addr`` to the end of the last texel of the last level."""
+        last = self.level(self.levels - 1)
+        return last.addr - self.addr + (last.slice_pitch * (last.depth - 1) +
+                                        last.pitch * (last.height - 1) +
+                                        last.width * self.texel_size)
+
+    def level(self, lv: int) -> Texture:
+        """Mip level ``lv`` (0 <= lv < levels) as a texture of one level."""
+        return self if self.levels == 1 else _level(self, lv)
 
     @property
     def layers(self) -> int:
@@ -107,6 +124,44 @@ class Texture:
     def float_result(self) -> bool:
         """Whether fetches return floats (float formats or the normalised-float read mode)."""
         return self.dtype.kind == "f" or self.read_normalized
+
+
+class Level(NamedTuple):
+    """One mip level of a packed mipmapped resource: byte offset from level 0, extents,
+    row and slice pitch in bytes."""
+
+    offset: int
+    width: int
+    height: int
+    depth: int
+    pitch: int
+    slice_pitch: int
+
+
+def mip_layout(levels: int, width: int, height: int, depth: int, texel: int,
+               shape: str) -> list[Level]:
+    """The ``levels`` (at least 1) levels of a packed mipmapped resource whose level 0 is
+    ``width x height`` texels of ``texel`` bytes in ``depth`` slices (1 for a plain
+    resource) of shape ``shape`` (one of :data:`SHAPES`): width and height halve, floored,
+    at least 1; the depth halves only in 3D; every level is packed right after the one
+    before (libcuda's mipmapped arrays, cuda/mipmap.c, and the compiled engine's tex_level
+    follow the same rule)."""
+    out, off = [], 0
+    for lv in range(levels):
+        w, h = max(1, width >> lv), max(1, height >> lv)
+        d = max(1, depth >> lv) if shape == "3d" else depth
+        out.append(Level(off, w, h, d, w * texel, w * texel * h))
+        off += w * texel * h * d
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _level(tex: Texture, lv: int) -> Texture:
+    lay = mip_layout(lv + 1, tex.width, tex.height, tex.depth, tex.texel_size, tex.shape)[lv]
+    return dataclasses.replace(tex, addr=tex.addr + lay.offset, width=lay.width,
+                               height=lay.height, depth=lay.depth, pitch=lay.pitch,
+                               slice_pitch=lay.slice_pitch if tex.shape != "plain" else 0,
+                               levels=1)
 
 
 class TextureTable:

@@ -11,6 +11,11 @@ the normalised-float read mode needs an 8/16-bit integer format (it is ignored f
 formats, as CUDA's driver API does); linear filtering needs a float result.  Where CUDA
 demands ``textureAlignment`` (512 bytes) of the address and 32 bytes of the pitch, we ask
 only the natural alignment of one element (more programs run; nothing reads misaligned).
+A mipmapped texture (``levels`` > 1) is a packed pitch-2D resource (one row of texels per
+pitch, one slice of rows per slice pitch) of at most ``1 + floor(log2(largest extent))``
+levels, as CUDA's mipmapped arrays; its level-of-detail bias and clamps are finite floats,
+``min_lod <= max_lod``; the mipmap linear filter needs a float result; without levels these
+fields are zero.  ``max_aniso`` is at most 16; ``reserved`` is zero.
 """
 
 from __future__ import annotations
@@ -115,6 +120,39 @@ def _slices(d: TexDesc, esize: int) -> tuple[str, int, int]:
     return shape, d.depth, d.slice_pitch
 
 
+def _f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _mipmap(d: TexDesc, dt: np.dtype, height: int, shape: str, texel: int,
+            read_norm: bool) -> dict:
+    """The mipmap fields of the Texture after checking them (see the module docstring)."""
+    if d.reserved or d.max_aniso > T.MAX_ANISOTROPY:
+        raise _fail(f"reserved 0x{d.reserved:x}, max anisotropy {d.max_aniso} (0, "
+                    f"0..{T.MAX_ANISOTROPY})")
+    mip = (d.lod_bias, d.min_lod, d.max_lod, d.flags & T.TEX_MIPMAP_LINEAR)
+    if d.levels <= 1:
+        if any(mip):
+            raise _fail("level-of-detail fields or the mipmap filter without mip levels")
+        return {}
+    if d.kind != T.TEX_RESOURCE_PITCH2D or d.flags & T.TEX_SURFACE:
+        raise _fail("mip levels need a pitch2D texture resource")
+    most = max(d.width, height, d.depth if shape == "3d" else 1).bit_length()
+    if d.levels > most:
+        raise _fail(f"{d.levels} mip levels (at most {most} for this size)")
+    if d.pitch != d.width * texel or d.slice_pitch != (0 if shape == "plain" else
+                                                       d.pitch * height):
+        raise _fail(f"pitch {d.pitch}, slice pitch {d.slice_pitch} of a mipmapped texture "
+                    "(packed rows and slices)")
+    bias, lo, hi = (_f32(b) for b in mip[:3])
+    if not all(np.isfinite((bias, lo, hi))) or lo > hi:
+        raise _fail(f"level-of-detail bias {bias}, clamps [{lo}, {hi}] (finite, min <= max)")
+    if mip[3] and not (dt.kind == "f" or read_norm):
+        raise _fail("the mipmap linear filter needs a float result")
+    return dict(levels=d.levels, mip_linear=bool(mip[3]), lod_bias=bias, min_lod=lo,
+                max_lod=hi)
+
+
 def validate(d: TexDesc) -> G.Texture:
     """The texture unit's :class:`~gdevd.gpu.texture.Texture` for wire descriptor ``d``.
 
@@ -130,12 +168,13 @@ def validate(d: TexDesc) -> G.Texture:
     shape, depth, slice_pitch = _slices(d, dt.itemsize)
     if d.addr % dt.itemsize:
         raise _fail(f"address 0x{d.addr:x} not aligned to its {dt.itemsize}-byte elements")
+    mip = _mipmap(d, dt, height, shape, dt.itemsize * d.channels, read_norm)
     border = struct.unpack("<4f", struct.pack("<4I", d.border0, d.border1, d.border2,
                                               d.border3))
     tex = G.Texture(d.kind == T.TEX_RESOURCE_PITCH2D, d.addr, dt, norm if read_norm else 0.0,
                     d.channels, d.width, height, pitch, bool(d.flags & T.TEX_NORMALIZED_COORDS),
                     read_norm, bool(d.flags & T.TEX_FILTER_LINEAR), modes, border,
-                    bool(d.flags & T.TEX_SURFACE), shape, depth, slice_pitch)
+                    bool(d.flags & T.TEX_SURFACE), shape, depth, slice_pitch, **mip)
     if d.addr + tex.span > G.VA_LIMIT:
         raise _fail(f"range 0x{d.addr:x}+{tex.span} beyond the address space")
     return tex

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define GDEV_ABI_MAGIC 0x56454447u
-#define GDEV_ABI_VERSION 2
+#define GDEV_ABI_VERSION 3
 #define GDEV_ABI_HEADER_SIZE 32
 #define GDEV_ABI_MAX_PAYLOAD 0x101000u
 #define GDEV_ABI_INLINE_MAX 0x100000u
@@ -30,7 +30,8 @@
 #define GDEV_ABI_TEX_READ_NORMALIZED 2
 #define GDEV_ABI_TEX_FILTER_LINEAR 4
 #define GDEV_ABI_TEX_SURFACE 8
-#define GDEV_ABI_TEX_FLAGS 15
+#define GDEV_ABI_TEX_MIPMAP_LINEAR 16
+#define GDEV_ABI_TEX_FLAGS 31
 #define GDEV_ABI_TEX_SHAPE_PLAIN 0
 #define GDEV_ABI_TEX_SHAPE_3D 1
 #define GDEV_ABI_TEX_SHAPE_LAYERED_1D 2
@@ -305,6 +306,12 @@ struct gdev_abi_tex_desc {
     uint32_t shape;
     uint64_t depth;
     uint64_t slice_pitch;
+    uint32_t levels;
+    uint32_t lod_bias;
+    uint32_t min_lod;
+    uint32_t max_lod;
+    uint32_t max_aniso;
+    uint32_t reserved;
 };
 _Static_assert(offsetof(struct gdev_abi_tex_desc, addr) == 0, "tex_desc.addr");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, width) == 8, "tex_desc.width");
@@ -322,7 +329,13 @@ _Static_assert(offsetof(struct gdev_abi_tex_desc, border3) == 64, "tex_desc.bord
 _Static_assert(offsetof(struct gdev_abi_tex_desc, shape) == 68, "tex_desc.shape");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, depth) == 72, "tex_desc.depth");
 _Static_assert(offsetof(struct gdev_abi_tex_desc, slice_pitch) == 80, "tex_desc.slice_pitch");
-_Static_assert(sizeof(struct gdev_abi_tex_desc) == 88, "tex_desc size");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, levels) == 88, "tex_desc.levels");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, lod_bias) == 92, "tex_desc.lod_bias");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, min_lod) == 96, "tex_desc.min_lod");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, max_lod) == 100, "tex_desc.max_lod");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, max_aniso) == 104, "tex_desc.max_aniso");
+_Static_assert(offsetof(struct gdev_abi_tex_desc, reserved) == 108, "tex_desc.reserved");
+_Static_assert(sizeof(struct gdev_abi_tex_desc) == 112, "tex_desc size");
 
 struct gdev_abi_tex_handle {
     uint64_t handle;
@@ -758,7 +771,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_STREAM_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_STREAM_SYNC_REQUEST_SIZE 16
 #define GDEV_CMD_STREAM_SYNC_REPLY_SIZE 0
-#define GDEV_CMD_TEX_CREATE_REQUEST_SIZE 88
+#define GDEV_CMD_TEX_CREATE_REQUEST_SIZE 112
 #define GDEV_CMD_TEX_CREATE_REPLY_SIZE 8
 #define GDEV_CMD_TEX_DESTROY_REQUEST_SIZE 8
 #define GDEV_CMD_TEX_DESTROY_REPLY_SIZE 0
@@ -853,7 +866,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(STREAM_DESTROY, 0xb, stream, empty, 8, 0, 0, 0, 0) \
     X(STREAM_WAIT, 0xc, stream_wait, empty, 8, 0, 0, 0, 0) \
     X(STREAM_SYNC, 0xd, stream_sync, empty, 16, 0, 0, 0, 0) \
-    X(TEX_CREATE, 0xe, tex_desc, tex_handle, 88, 8, 0, 0, 0) \
+    X(TEX_CREATE, 0xe, tex_desc, tex_handle, 112, 8, 0, 0, 0) \
     X(TEX_DESTROY, 0xf, tex_handle, empty, 8, 0, 0, 0, 0) \
     X(GET_HANDLE, 0x10, empty, handle, 0, 8, 0, 0, 0) \
     X(PRINTF_DRAIN, 0x11, size, data, 8, 0, 0, 1, 0) \

@@ -2,8 +2,10 @@
 
 A 512x512 float4 pitch-2D texture sampled by ``tex2d_f4`` (tests/ptx/data/texture.ptx) at
 random coordinates, point and linear (bilinear: four taps), and by ``fetch_f4``
-(``tex1Dfetch``); prints samples per second per engine and the compiled/interpreter ratio
-(best of ``--repeat`` launches each, wall clock; the machine is shared, so compare ratios).
+(``tex1Dfetch``); its 10-level mipmapped form (tests/ptx/data/mipmap.ptx) by ``tex2DLod``
+and ``tex2DGrad`` (bilinear in two levels: eight taps) and ``tex2Dgather``; prints samples
+per second per engine and the compiled/interpreter ratio (best of ``--repeat`` launches
+each, wall clock; the machine is shared, so compare ratios).
 
     .venv/bin/python scripts/bench/texture.py [--samples N] [--repeat R]
 """
@@ -23,7 +25,7 @@ from gdevd.gpu.vram import Vram
 from gdevd.runtime.texdesc import validate
 from libgdev import texture as T
 
-PTX = Path(__file__).resolve().parents[2] / "tests" / "ptx" / "data" / "texture.ptx"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "ptx" / "data"
 BASE = 1 << 32
 
 
@@ -73,19 +75,32 @@ def main() -> None:
     handles = {linear: table.create(validate(T.tex_desc(
         T.TEX_RESOURCE_PITCH2D, va, T.TEX_FORMAT_FLOAT, 4, side, side, side * 16,
         linear=linear))) for linear in (False, True)}
+    levels = [rng.uniform(-1, 1, (side >> k, side >> k, 4)).astype(np.float32)
+              for k in range(10)]
+    mip_va = mem.put(np.concatenate([lv.ravel() for lv in levels]))
+    handles["mip"] = table.create(validate(T.tex_desc(
+        T.TEX_RESOURCE_PITCH2D, mip_va, T.TEX_FORMAT_FLOAT, 4, side, side, side * 16,
+        linear=True, normalized_coords=True, levels=10, mip_linear=True, max_lod=9.0)))
     xs = mem.put(rng.uniform(0, side, n).astype(np.float32))
     ys = mem.put(rng.uniform(0, side, n).astype(np.float32))
+    us = mem.put(rng.uniform(0, 1, n).astype(np.float32))
+    lods = mem.put(rng.uniform(0, 9, n).astype(np.float32))
+    grads = mem.put(rng.uniform(-0.02, 0.02, (n, 2)).astype(np.float32))
     idx = mem.put(rng.integers(0, side * side, n).astype(np.int32))
     out = mem.put(np.zeros((n, 4), np.float32))
-    cases = {"tex2D point": ("tex2d_f4", [handles[False], xs, ys, out, n]),
-             "tex2D linear": ("tex2d_f4", [handles[True], xs, ys, out, n]),
-             "tex1Dfetch": ("fetch_f4", [handles[False], idx, out, n])}
+    cases = {"tex2D point": ("texture", "tex2d_f4", [handles[False], xs, ys, out, n]),
+             "tex2D linear": ("texture", "tex2d_f4", [handles[True], xs, ys, out, n]),
+             "tex1Dfetch": ("texture", "fetch_f4", [handles[False], idx, out, n]),
+             "tex2DLod": ("mipmap", "lod2d_f4", [handles["mip"], us, us, lods, out, n]),
+             "tex2DGrad": ("mipmap", "grad2d_f4", [handles["mip"], us, us, grads, grads,
+                                                   out, n]),
+             "tex2Dgather": ("mipmap", "gather_f4", [handles[False], xs, ys, 1, out, n])}
     print(f"{n} samples of a {side}x{side} float4 texture, best of {args.repeat}")
-    for name, (kernel, params) in cases.items():
+    for name, (ptx, kernel, params) in cases.items():
         rates = {}
         for engine in ("interp", "jit"):
             jit.set_engine(engine)
-            mod = load_module(PTX.read_text(), "texture")
+            mod = load_module((DATA / f"{ptx}.ptx").read_text(), ptx)
             rates[engine] = n / _run(mod, mem, table, kernel, params, n, args.repeat)
         print(f"{name:14s} interp {rates['interp'] / 1e6:8.2f} M/s   jit "
               f"{rates['jit'] / 1e6:8.2f} M/s   jit/interp {rates['jit'] / rates['interp']:6.1f}x")

@@ -22,7 +22,8 @@ def progs(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("drvapi")
 
 
-@pytest.mark.parametrize("name", ["drv_memory2d", "drv_pointers", "drv_streamops", "drv_library"])
+@pytest.mark.parametrize("name", ["drv_memory2d", "drv_pointers", "drv_streamops", "drv_library",
+                                  "drv_mipmap"])
 @pytest.mark.parametrize("sanitized", [False, True])
 def test_driver_program(gdevd, progs, name: str, sanitized: bool) -> None:
     env = sanitizer_env(gdevd.env()) if sanitized else gdevd.env()

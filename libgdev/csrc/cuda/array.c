@@ -5,9 +5,10 @@
  * (CUDA_ARRAY3D_LAYERED: Depth layers; Height 0 for 1D layers), a cubemap
  * (CUDA_ARRAY3D_CUBEMAP: 6 square faces) and a layered cubemap (both flags, Depth a multiple
  * of 6) are those slices; CUDA_ARRAY3D_SURFACE_LDST is accepted (every array can back a
- * surface here).  A texture over an array is a pitch-2D texture over that memory with the
- * array's shape (texture.c); copies with arrays are copy2d.c's.  Gather, depth, sparse and
- * deferred-mapping arrays are CUDA_ERROR_NOT_SUPPORTED. */
+ * surface here), and so is CUDA_ARRAY3D_TEXTURE_GATHER (every 2D array can be gathered).  A
+ * texture over an array is a pitch-2D texture over that memory with the array's shape
+ * (texture.c); copies with arrays are copy2d.c's; mipmap levels are arrays too (mipmap.c).
+ * Depth, sparse and deferred-mapping arrays are CUDA_ERROR_NOT_SUPPORTED. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +71,7 @@ size_t cu_element_size(CUarray_format f)
 }
 
 /* CUDA's limits of an array of descriptor d (maxTexture3D, maxTexture*Layered, ...). */
-static int within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d)
+int cu_array_within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     unsigned shape = d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
     if (shape == (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP))
@@ -94,7 +95,7 @@ static CUresult make_array(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d, c
     if (r)
         return r;
     if (!pHandle || !esize || !d->Width || (d->NumChannels != 1 && d->NumChannels != 2 &&
-                                           d->NumChannels != 4) || !within_limits(d))
+                                           d->NumChannels != 4) || !cu_array_within_limits(d))
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: bad descriptor", who);
     a = calloc(1, sizeof *a);
     if (!a)
@@ -157,7 +158,7 @@ API CUresult cuArrayDestroy(CUarray hArray)
 {
     struct CUarray_st *a = cu_array(hArray);
     CUresult r;
-    if (!a)
+    if (!a || a->owner) /* a mipmap level goes with its mipmapped array */
         return CUDA_ERROR_INVALID_HANDLE;
     if ((r = cuMemFree(a->ptr)))
         return r;
@@ -177,12 +178,13 @@ API CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarr
 API CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     const unsigned ours = CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST |
-                          CUDA_ARRAY3D_CUBEMAP;
+                          CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_TEXTURE_GATHER;
     if (!pHandle || !d)
         return CUDA_ERROR_INVALID_VALUE;
     if (d->Flags & ~ours)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuArray3DCreate: flags 0x%x (only "
-                       "CUDA_ARRAY3D_LAYERED, _CUBEMAP and _SURFACE_LDST)", d->Flags & ~ours);
+                       "CUDA_ARRAY3D_LAYERED, _CUBEMAP, _SURFACE_LDST and _TEXTURE_GATHER)",
+                       d->Flags & ~ours);
     return make_array(pHandle, d, "cuArray3DCreate");
 }
 

@@ -122,6 +122,7 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     cu_unload_all(ctx); /* the event marker module too */
     cu_tex_forget(ctx);
     cu_array_forget(ctx); /* arrays' records; their memory went with the handle */
+    cu_mipmap_forget(ctx);
     cu_host_forget(ctx);          /* its pinned buffers' records */
     cu_pool_forget(ctx, 0);       /* its blocks leave their pools' accounting */
     cu_advice_forget(ctx, 0);     /* its managed memory's hints */

@@ -91,6 +91,7 @@ struct CUarray_st {
     size_t slices, slice_pitch; /* max(Depth, 1) slices of rows, slice_pitch bytes apart */
     unsigned flags;     /* cuArray3DCreate's CUDA_ARRAY3D_* flags */
     int destroyed;
+    struct CUmipmappedArray_st *owner; /* the mipmapped array this is a level of, or NULL */
 };
 
 struct CUevent_st {
@@ -177,6 +178,12 @@ CUresult cu_valid_device(CUdevice dev); /* NOT_INITIALIZED, INVALID_DEVICE or SU
 struct CUarray_st *cu_array(CUarray a); /* the live array of the current context, or NULL */
 unsigned cu_array_shape(const struct CUarray_st *a); /* GDEV_ABI_TEX_SHAPE_* of its slices */
 void cu_array_forget(CUcontext c);      /* free c's array records (cuCtxDestroy) */
+int cu_array_within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d); /* CUDA's array extents */
+/* mipmap.c: mipmapped arrays (records freed with their context); a texture over one */
+void cu_mipmap_forget(CUcontext c);
+CUarray cu_mipmap_level0(CUcontext c, CUmipmappedArray m); /* NULL: not a live one of c */
+CUresult cu_mipmap_fields(CUarray level0, const CUDA_TEXTURE_DESC *t,
+                          struct gdev_abi_tex_desc *d);
 CUresult cu_copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async, const char *who);
 unsigned long long cu_next_id(void); /* context and stream ids: 1, 2, ... */
 void cu_ctx_defaults(CUcontext c);   /* a new context's id and limits (ctxinfo.c) */

@@ -4,8 +4,8 @@
  * copy of the two descriptors (for the Get calls); a context's objects are forgotten when it is
  * destroyed (the daemon drops its table with the context).  Linear, pitch-2D and array
  * resources (an array is the pitch-2D memory it is stored in, array.c, with its slices and
- * shape: 3D, layered, cubemap); mipmapped arrays and resource views are
- * CUDA_ERROR_NOT_SUPPORTED. */
+ * shape: 3D, layered, cubemap) and mipmapped arrays (level 0 as an array, with the level
+ * count and the mipmap fields, mipmap.c); resource views are CUDA_ERROR_NOT_SUPPORTED. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,14 +144,21 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
         return CUDA_ERROR_INVALID_VALUE;
     if (pResViewDesc)
         return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuTexObjectCreate: resource views");
-    if (pResDesc->resType == CU_RESOURCE_TYPE_ARRAY &&
-        (r = array_resource(c, pResDesc->res.array.hArray, &as2d)))
+    /* an array, or a mipmapped array's level 0 (mipmap.c adds the other levels) */
+    CUarray arr = pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ? pResDesc->res.array.hArray
+                  : pResDesc->resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+                  ? cu_mipmap_level0(c, pResDesc->res.mipmap.hMipmappedArray) : NULL;
+    if ((pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ||
+         pResDesc->resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) &&
+        (r = array_resource(c, arr, &as2d)))
         return r;
-    if ((r = to_wire(pResDesc->resType == CU_RESOURCE_TYPE_ARRAY ? &as2d : pResDesc, pTexDesc,
-                     &d)))
+    if ((r = to_wire(arr ? &as2d : pResDesc, pTexDesc, &d)))
         return r;
-    if (pResDesc->resType == CU_RESOURCE_TYPE_ARRAY)
-        array_slices(pResDesc->res.array.hArray, &d);
+    if (arr)
+        array_slices(arr, &d);
+    if (pResDesc->resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY &&
+        (r = cu_mipmap_fields(arr, pTexDesc, &d)))
+        return r;
     return create(c, &d, pResDesc, pTexDesc, pTexObject, "cuTexObjectCreate");
 }
 

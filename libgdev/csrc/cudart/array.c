@@ -14,8 +14,9 @@ API cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelForm
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
-    if (!array || !desc || flags & ~(unsigned)cudaArraySurfaceLoadStore)
-        return rt_set(cudaErrorInvalidValue); /* surfaces need no flag here: accepted */
+    if (!array || !desc || flags & ~(unsigned)(cudaArraySurfaceLoadStore |
+                                               cudaArrayTextureGather))
+        return rt_set(cudaErrorInvalidValue); /* surfaces, gathers need no flag: accepted */
     if (!rt_channel_format(desc, &d.Format, &d.NumChannels))
         return rt_set(cudaErrorInvalidChannelDescriptor);
     d.Width = width;

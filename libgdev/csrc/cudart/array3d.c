@@ -1,7 +1,8 @@
 /* cudaMalloc3DArray as libcuda's cuArray3DCreate: 1D and 2D arrays (depth 0), 3D arrays,
  * layered (cudaArrayLayered: depth layers, height 0 for 1D layers), cubemap
- * (cudaArrayCubemap: depth 6) and layered cubemap arrays (a gather, color-attachment, sparse
- * or deferred-mapping array is cudaErrorNotSupported), and every cudaMemcpy3DParms copy as
+ * (cudaArrayCubemap: depth 6) and layered cubemap arrays, any of them for gathers
+ * (cudaArrayTextureGather; a color-attachment, sparse or deferred-mapping array is
+ * cudaErrorNotSupported), and every cudaMemcpy3DParms copy as
  * libcuda's cuMemcpy3D (copy2d.c: any box of an array's slices).  An array side of a copy
  * counts in elements (position and width), a linear side in bytes, as CUDA defines
  * cudaMemcpy3DParms; cudaArray* flags have the driver's CUDA_ARRAY3D_* values. */
@@ -12,8 +13,9 @@
 API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                   struct cudaExtent extent, unsigned int flags)
 {
-    const unsigned ours = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap;
-    const unsigned known = ours | cudaArrayTextureGather | cudaArrayColorAttachment
+    const unsigned ours = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap |
+                          cudaArrayTextureGather;
+    const unsigned known = ours | cudaArrayColorAttachment
                            | cudaArraySparse | cudaArrayDeferredMapping;
     CUDA_ARRAY3D_DESCRIPTOR d = {.Width = extent.width, .Height = extent.height,
                                  .Depth = extent.depth, .Flags = flags};

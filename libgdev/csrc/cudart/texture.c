@@ -1,9 +1,9 @@
 /* Texture objects in the runtime API, over the driver's cuTexObject* calls: channel
  * descriptors become CUarray_format and a channel count, the read mode becomes
  * CU_TRSF_READ_AS_INTEGER (element reads of 8/16-bit integers), normalizedCoords becomes
- * CU_TRSF_NORMALIZED_COORDINATES.  sRGB, anisotropy, mipmap and cubemap fields have no
- * effect (linear, pitch-2D and array resources have no mipmaps).  Mipmapped arrays and
- * resource views: cudaErrorNotSupported. */
+ * CU_TRSF_NORMALIZED_COORDINATES, the mipmap fields pass as they are (mipmapped arrays:
+ * mipmap.c).  sRGB and the cubemap fields have no effect; anisotropy is checked by the
+ * daemon and sampling stays isotropic.  Resource views: cudaErrorNotSupported. */
 #include <string.h>
 
 #include "cudart_internal.h"
@@ -54,9 +54,15 @@ static cudaError_t to_driver(const struct cudaResourceDesc *r, const struct cuda
     struct cudaChannelFormatDesc from_array;
     memset(dr, 0, sizeof *dr);
     memset(dt, 0, sizeof *dt);
-    if (r->resType == cudaResourceTypeArray) {
+    if (r->resType == cudaResourceTypeArray || r->resType == cudaResourceTypeMipmappedArray) {
         CUDA_ARRAY_DESCRIPTOR ad;
-        CUresult cr = cuArrayGetDescriptor(&ad, (CUarray)r->res.array.array);
+        CUarray level0 = NULL;
+        CUresult cr = r->resType == cudaResourceTypeArray
+                      ? cuArrayGetDescriptor(&ad, (CUarray)r->res.array.array)
+                      : cuMipmappedArrayGetLevel(&level0, (CUmipmappedArray)
+                                                 r->res.mipmap.mipmap, 0);
+        if (!cr && level0)
+            cr = cuArrayGetDescriptor(&ad, level0);
         if (cr)
             return rt_from(cr);
         from_array = rt_channel_desc(ad.Format, ad.NumChannels);
@@ -76,6 +82,8 @@ static cudaError_t to_driver(const struct cudaResourceDesc *r, const struct cuda
     dr->flags = r->flags;
     if (r->resType == cudaResourceTypeArray) {
         dr->res.array.hArray = (CUarray)r->res.array.array;
+    } else if (r->resType == cudaResourceTypeMipmappedArray) {
+        dr->res.mipmap.hMipmappedArray = (CUmipmappedArray)r->res.mipmap.mipmap;
     } else if (r->resType == cudaResourceTypeLinear) {
         dr->res.linear.devPtr = (CUdeviceptr)r->res.linear.devPtr;
         dr->res.linear.format = fmt;
@@ -97,6 +105,10 @@ static cudaError_t to_driver(const struct cudaResourceDesc *r, const struct cuda
     if (t->normalizedCoords)
         dt->flags |= CU_TRSF_NORMALIZED_COORDINATES;
     dt->maxAnisotropy = t->maxAnisotropy;
+    dt->mipmapFilterMode = (CUfilter_mode)t->mipmapFilterMode;
+    dt->mipmapLevelBias = t->mipmapLevelBias;
+    dt->minMipmapLevelClamp = t->minMipmapLevelClamp;
+    dt->maxMipmapLevelClamp = t->maxMipmapLevelClamp;
     memcpy(dt->borderColor, t->borderColor, sizeof dt->borderColor);
     return cudaSuccess;
 }
@@ -182,6 +194,8 @@ API cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDe
     pResDesc->flags = dr.flags;
     if (dr.resType == CU_RESOURCE_TYPE_ARRAY) {
         pResDesc->res.array.array = (cudaArray_t)dr.res.array.hArray;
+    } else if (dr.resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) {
+        pResDesc->res.mipmap.mipmap = (cudaMipmappedArray_t)dr.res.mipmap.hMipmappedArray;
     } else if (dr.resType == CU_RESOURCE_TYPE_LINEAR) {
         pResDesc->res.linear.devPtr = (void *)dr.res.linear.devPtr;
         pResDesc->res.linear.desc = rt_channel_desc(dr.res.linear.format,
@@ -215,6 +229,10 @@ API cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc
                                                             : cudaReadModeNormalizedFloat;
     pTexDesc->normalizedCoords = !!(dt.flags & CU_TRSF_NORMALIZED_COORDINATES);
     pTexDesc->maxAnisotropy = dt.maxAnisotropy;
+    pTexDesc->mipmapFilterMode = (enum cudaTextureFilterMode)dt.mipmapFilterMode;
+    pTexDesc->mipmapLevelBias = dt.mipmapLevelBias;
+    pTexDesc->minMipmapLevelClamp = dt.minMipmapLevelClamp;
+    pTexDesc->maxMipmapLevelClamp = dt.maxMipmapLevelClamp;
     memcpy(pTexDesc->borderColor, dt.borderColor, sizeof dt.borderColor);
     return cudaSuccess;
 }

@@ -129,7 +129,7 @@ static int arrays(void)
     EXPECT(got.Depth == 2);
     up.Depth = 2;
     EXPECT(cuMemcpy3D(&up) == CUDA_ERROR_INVALID_VALUE); /* a 2D array has one slice */
-    desc.Flags = 0x08; /* CUDA_ARRAY3D_TEXTURE_GATHER */
+    desc.Flags = 0x10; /* CUDA_ARRAY3D_DEPTH_TEXTURE */
     EXPECT(cuArray3DCreate(&vol, &desc) == CUDA_ERROR_NOT_SUPPORTED);
     CK(cuArrayDestroy(vol));
     CK(cuArrayDestroy(b));

@@ -41,7 +41,9 @@ JTEX = np.dtype([("handle", "<u8"), ("addr", "<u8"), ("width", "<u8"), ("height"
                  ("channels", "<u4"), ("normalized", "<u4"), ("read_norm", "<u4"),
                  ("linear", "<u4"), ("floats", "<u4"), ("shape", "<u4"), ("pad", "<u4"),
                  ("modes", "<u4", (3,)), ("norm", "<f4"),
-                 ("border", "<f4", (4,))])    # tex.h's struct jtex
+                 ("border", "<f4", (4,)), ("levels", "<u4"), ("mip_linear", "<u4"),
+                 ("lod_bias", "<f4"), ("min_lod", "<f4"), ("max_lod", "<f4"),
+                 ("pad2", "<u4")])    # tex.h's struct jtex
 _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds shared",
             5: "out-of-bounds local", 6: "out-of-bounds param",
             7: "protection (kernel parameters are read-only)"}
@@ -99,6 +101,8 @@ def tex_snapshot(table) -> np.ndarray:
         row["border"] = t.border
         row["depth"], row["slice_pitch"] = t.depth, t.slice_pitch
         row["shape"] = SHAPES.index(t.shape)
+        row["levels"], row["mip_linear"] = t.levels, t.mip_linear
+        row["lod_bias"], row["min_lod"], row["max_lod"] = t.lod_bias, t.min_lod, t.max_lod
     return np.ascontiguousarray(out)
 
 

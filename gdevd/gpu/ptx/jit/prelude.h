@@ -78,6 +78,7 @@ struct jctx {
 
 #include "xlate.h"
 #include "tex.h"
+#include "texmip.h"
 #include "mbar.h"
 
 /* what a faulting lane of a load checked in its loop reads instead (lanes.py) */

@@ -16,6 +16,9 @@ struct jtex {
 	uint32_t modes[3];	/* 0 wrap, 1 clamp, 2 mirror, 3 border */
 	float norm;
 	float border[4];
+	uint32_t levels, mip_linear;	/* mip levels (texmip.h) */
+	float lod_bias, min_lod, max_lod;
+	uint32_t pad2;
 };
 
 #define TEX_LIMIT 1099511627776.0	/* 2^40: coordinates beyond it stay far outside */
