@@ -30,7 +30,7 @@ ABI_CONSTANTS = ("MAGIC", "ABI_VERSION", "HEADER_SIZE", "MAX_PAYLOAD", "INLINE_M
                  "TEX_FILTER_LINEAR", "TEX_SURFACE", "TEX_FLAGS", "TEX_SHAPE_PLAIN",
                  "TEX_SHAPE_3D", "TEX_SHAPE_LAYERED_1D", "TEX_SHAPE_LAYERED_2D",
                  "TEX_SHAPE_CUBEMAP", "TEX_SHAPE_CUBEMAP_LAYERED", "LAUNCH_COOPERATIVE",
-                 "LAUNCH_FLAGS", "TOKEN_SIZE", "MSG_MAX")
+                 "LAUNCH_FLAGS", "TOKEN_SIZE", "MSG_MAX", "IPC_SYNC_TIMEOUT")
 
 
 def c_field(name: str, fmt: str) -> str:
