@@ -77,9 +77,9 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
     handle.space.release(obj)
     block.refs -= 1
     due = handle.system.shm.detached(obj.shm, handle, obj) if obj.shm is not None else []
-    if not obj.ref and getattr(block, "shm", None) is not None and block.shm.ipc:
-        due += handle.system.shm.remove(block.shm)      # the owner's mapping: withdraw the
-        # CUDA IPC export (api_ipc.py); the importers' mappings keep the block
+    export = block.shm if isinstance(block, DeviceBlock) and not obj.ref else None
+    if export is not None and export.ipc:   # the owner's mapping: withdraw its CUDA IPC
+        due += handle.system.shm.remove(export)     # export; the importers keep the block
     if block.refs == 0:
         release_block(handle.system, block)
     for seg in due:

@@ -1,7 +1,8 @@
 """CUDA IPC through the real daemon and the Python client: two clients sharing an allocation
 and an event; an unprivileged tenant refused with a forged handle and admitted with the real
 one (the handle is the capability, as in CUDA); an exporter killed while its memory is open
-elsewhere, the memory living until the importer closes it (uses tests/daemon's helpers)."""
+elsewhere, the memory living until the importer closes it; the Python CUDA layer's cuIpc*
+between two processes (uses tests/daemon's helpers)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import numpy as np
 import pytest
 
 import libgdev
-from libgdev import ipchandle
+from libgdev import cuda, ipchandle
 
-from .test_mounted import helpers, unprivileged  # noqa: F401  (the user fixture)
+from .test_mounted import helpers, helpers_backend, unprivileged  # noqa: F401
 
 pytestmark = pytest.mark.mount
 MiB = 1 << 20
@@ -148,3 +149,58 @@ def _reopen_error(gdevd, handle: bytes) -> str:
             return str(e)
         other.gipc_close(va)
         return "opened"
+
+
+CUDA_CHILD = """
+from libgdev import cuda
+handle, event = bytes.fromhex({mem!r}), bytes.fromhex({event!r})
+cuda.cuInit(0)
+ctx = cuda.cuCtxCreate(0, 1)
+p = cuda.cuIpcOpenMemHandle(handle)
+assert cuda.cuIpcOpenMemHandle(handle) == p            # reference counted
+out = numpy.zeros(64, numpy.uint32)
+cuda.cuMemcpyDtoH(out, p)
+assert (out == numpy.arange(64)).all(), out[:4]
+cuda.cuMemcpyHtoD(p, numpy.full(64, 9, numpy.uint32))
+ev = cuda.cuIpcOpenEventHandle(event)
+cuda.cuEventRecord(ev, None)
+forged = bytearray(handle); forged[30] ^= 1
+try:
+    cuda.cuIpcOpenMemHandle(bytes(forged))
+    raise AssertionError("forged handle opened")
+except cuda.CudaError as e:
+    assert e.result == cuda.CUresult.CUDA_ERROR_INVALID_HANDLE, e
+cuda.cuIpcCloseMemHandle(p)
+cuda.cuIpcCloseMemHandle(p)
+cuda.cuEventDestroy(ev)
+cuda.cuCtxDestroy(ctx)
+print("ok")
+"""
+
+
+def test_the_python_cuda_layer_between_two_processes(gdevd) -> None:
+    drv = cuda.bind(helpers_backend(gdevd.mount))
+    drv.cuInit(0)
+    ctx = drv.cuCtxCreate(0, 0)
+    try:
+        p = drv.cuMemAlloc(4096)
+        drv.cuMemcpyHtoD(p, np.arange(1024, dtype=np.uint32))
+        handle = drv.cuIpcGetMemHandle(p + 8)
+        ev = drv.cuEventCreate(cuda.CU_EVENT_INTERPROCESS | cuda.CU_EVENT_DISABLE_TIMING)
+        with pytest.raises(cuda.CudaError, match="CUDA_ERROR_INVALID_CONTEXT"):
+            drv.cuIpcOpenMemHandle(handle)                  # its own process
+        with pytest.raises(cuda.CudaError, match="CUDA_ERROR_INVALID_VALUE"):
+            drv.cuEventCreate(cuda.CU_EVENT_INTERPROCESS)   # timing events cannot be shared
+        code = CUDA_CHILD.format(mem=handle.hex(), event=drv.cuIpcGetEventHandle(ev).hex())
+        r = helpers.run_as(None, code, gdevd.env())
+        assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+        drv.cuEventSynchronize(ev)
+        out = np.zeros(64, np.uint32)
+        drv.cuMemcpyDtoH(out, p)
+        assert (out == 9).all()
+        drv.cuEventDestroy(ev)
+        drv.cuMemFree(p)
+    finally:
+        drv.cuCtxDestroy(ctx)
+        drv.shutdown()
+    assert _shm_lines(gdevd) == 1
