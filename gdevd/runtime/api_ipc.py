@@ -129,8 +129,11 @@ async def gipc_close(handle: Handle, addr: int) -> None:
     async with handle.exclusive():
         handle.check_open()
         obj = handle.space.objects.find(addr)
-        if opens.get(addr) != 1 or obj is None or obj.va != addr:
+        if addr not in opens or obj is None or obj.va != addr:     # closed meanwhile
             raise GdevError(errno.EINVAL, f"no opened IPC allocation at {addr:#x}")
+        if opens[addr] > 1:                                         # opened again meanwhile
+            opens[addr] -= 1
+            return
         del opens[addr]
         await settle_object(handle, obj)
         unmap_object(handle, obj)

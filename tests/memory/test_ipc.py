@@ -9,6 +9,7 @@ import errno
 
 import pytest
 import trio
+import trio.testing
 
 from gdevd import runtime as rt
 from gdevd.errors import GdevError
@@ -222,4 +223,20 @@ def test_event_handles_are_checked_and_die_with_their_holders() -> None:
         await rt.gipc_event_sync(b, eid)
         await rt.gclose(b)
         assert not s.ipc_events.events
+    run_swappy(body)
+
+
+def test_a_close_waiting_for_the_stream_counts_an_open_made_meanwhile() -> None:
+    async def body(s: rt.GdevSystem) -> None:
+        a, b = await rt.gopen(s, 0, ALICE), await rt.gopen(s, 1, BOB)
+        handle = await rt.gipc_export(a, await rt.gmalloc(a, 4096))
+        vb, _ = await rt.gipc_open(b, handle)
+        gate = _blocker(b)                              # b's earlier work still runs
+        async with trio.open_nursery() as n:
+            n.start_soon(rt.gipc_close, b, vb)          # the last close, waiting for it
+            await trio.testing.wait_all_tasks_blocked()
+            assert await rt.gipc_open(b, handle) == (vb, 4096)     # reopened meanwhile
+            gate.set()
+        assert b.ipc.opens == {vb: 1} and b.space.objects.find(vb) is not None
+        s.check_invariants()
     run_swappy(body)
