@@ -144,9 +144,10 @@ async def gmodule_load(handle: Handle, image: bytes, name: str = "<image>") -> M
     EINVAL (PTX the loader rejects, naming ``name`` or the linked input, the line and the
     construct; for a linked image also duplicate definitions and unresolved references,
     naming the symbol and the inputs); ENOMEM (the code or data segment does not fit the
-    vGPU's share).
+    vGPU's share); the sticky error once a kernel of the context faulted.
     """
     handle.check_open()
+    handle.check_kernel_fault()
     code, text = module_code(image)
     decoded = await _decoded(handle, code, name)
     layout = decoded.data_layout()

@@ -22,10 +22,12 @@ async def gstream_create(handle: Handle, flags: int = 0) -> int:
 
     ``flags`` 0 (a blocking stream: ordered against the legacy stream 0, as CUDA's
     default streams are) or ``STREAM_NON_BLOCKING``.  Errors: EBADF; EINVAL (unknown
-    flags); EMFILE (the context has ``STREAMS_MAX`` streams).
+    flags); EMFILE (the context has ``STREAMS_MAX`` streams); the sticky error once a
+    kernel of the context faulted.
     """
     check_handle(handle)
     await trio.lowlevel.checkpoint()
+    handle.check_kernel_fault()
     return handle.streams.create(flags)
 
 

@@ -22,10 +22,12 @@ async def gtex_create(handle: Handle, desc: TexDesc) -> int:
 
     Errors: EBADF; EINVAL (a bad field, named in the message); EFAULT/ENOENT (the texels'
     range is not inside one allocation of this context); ENOSPC (the context holds
-    ``TEXTURES_PER_CONTEXT`` texture objects).
+    ``TEXTURES_PER_CONTEXT`` texture objects); the sticky error once a kernel of the
+    context faulted.
     """
     check_handle(handle)
     await trio.lowlevel.checkpoint()
+    handle.check_kernel_fault()
     tex = validate(TexDesc(*desc))
     handle.lookup(tex.addr, tex.span)
     return handle.textures.create(tex)

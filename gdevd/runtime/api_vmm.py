@@ -7,7 +7,8 @@ are per context (another context's id names nothing here), and sizes, offsets an
 addresses are checked against the granularity (one page), the allocation and the
 reservation before anything changes.  Verbs that unmap or change access wait for the
 context's earlier copies and launches first, like ``gfree``.  Sharing an allocation with
-another process is :mod:`.api_vmmshare`.
+another process is :mod:`.api_vmmshare`.  Once a kernel of the context faulted, reserving,
+creating and mapping fail with its sticky error (giving back still works).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ async def gvm_reserve(handle: Handle, size: int, align: int = 0, addr: int = 0) 
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
+    handle.check_kernel_fault()
     check_pages("size", size)
     align = check_pages("alignment", align, positive=False) or D.PAGE_SIZE
     if align > ALIGN_MAX or align & (align - 1):
@@ -82,6 +84,7 @@ async def gvm_create(handle: Handle, size: int) -> int:
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
+    handle.check_kernel_fault()
     check_pages("size", size)
     handle.vmm.check_ids()                  # before any memory moves
     block = await new_block(handle, size)
@@ -117,6 +120,7 @@ async def gvm_map(handle: Handle, addr: int, size: int, offset: int, mem: int) -
     """
     await trio.lowlevel.checkpoint()
     check_handle(handle)
+    handle.check_kernel_fault()
     check_pages("address", addr)
     check_pages("size", size)
     check_pages("offset", offset, positive=False)

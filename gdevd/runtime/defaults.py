@@ -17,8 +17,9 @@ GiB = 1024 * MiB
 # --- the emulated hardware -------------------------------------------------------------
 GPUS = 1                              # physical GPUs (GDEV_PHYSICAL_DEVICE_MAX_COUNT = 8)
 GPUS_MAX = 8
-MEMORY = 1 * GiB                      # device memory per physical GPU (lazy: costs no RSS)
-DMA_MEMORY = 512 * MiB                # host DMA pool per physical GPU (Gdev: 512 MB)
+MEMORY = 4 * GiB                      # device memory per physical GPU (lazy: costs no RSS)
+DMA_MEMORY = 2 * GiB                  # host DMA pool per physical GPU (Gdev: 512 MB; public
+                                      # programs pin 128 MiB and more)
 VGPUS = 4                             # virtual GPUs per physical GPU (GDEV0_VIRTUAL_DEVICE_COUNT)
 VGPUS_MAX = 64
 MP_COUNT = 40                         # multiprocessors (a Tesla T4, compute capability 7.5)
@@ -106,7 +107,7 @@ PREAUTH_TIMEOUT_S = 5.0               # a connection without HELLO after this is
 CONTEXTS_PER_USER = 32                # contexts one non-root user may hold per physical GPU
 CONTEXTS_RESERVED = 8                 # of CONTEXTS_MAX, kept for root and in-daemon modules
 PRINTF_FIFO = 1 * MiB                 # device printf bytes a context holds between syncs
-PINNED_PER_SESSION = 128 * MiB        # pinned host bytes one context may hold (staging too)
+PINNED_PER_SESSION = 512 * MiB        # pinned host bytes one context may hold (staging too)
 LAUNCHES_QUEUED_MAX = 64              # launches one context may have queued or running
 SHM_PER_USER = 64                     # shm segments one non-root user may create
 VMM_RESERVATIONS = 1024               # VA reservations (gvm_reserve) one context may hold

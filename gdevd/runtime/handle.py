@@ -25,8 +25,10 @@ awaits shown.
 raised by every later ``gsync``/``gbarrier``/``glaunch`` of this handle only, and, when a
 kernel faulted (:meth:`Handle.check_kernel_fault`), by its synchronous copies (checked
 again once the stream's earlier work is done: the results a faulted kernel left are not
-handed out, as CUDA's memcpy after a kernel's fault fails) and its ``gmalloc``/``gfree``
-too, as every call of a CUDA context after a kernel's fault fails.
+handed out, as CUDA's memcpy after a kernel's fault fails), its ``gmalloc``/``gfree``
+and the verbs that create (streams, modules, texture objects, VMM reservations, allocations
+and mappings) too, as every call of a CUDA context after a kernel's fault fails; destroying
+and closing still work, so the client can give everything back.
 """
 
 from __future__ import annotations

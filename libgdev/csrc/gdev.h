@@ -28,6 +28,10 @@ struct gdev_time {
 /* A launch descriptor: Gdev's struct gdev_kernel reduced to what PTX needs.  code_addr and
  * code_size name the module's PTX text in device memory, data_addr its data segment (0 if
  * none); name is the entry; param_buf/param_size the packed parameters. */
+/* The largest parameter buffer of a launch: CUDA 12.1's limit for Volta and later (32764
+ * bytes; 4096 before, and still 4096 for the legacy cuParamSet* path). */
+#define GDEV_PARAM_MAX 32764
+
 struct gdev_kernel {
     uint64_t code_addr;
     uint64_t code_size;

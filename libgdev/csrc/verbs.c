@@ -128,13 +128,13 @@ GDEV_EXPORT int glaunch(Ghandle h, struct gdev_kernel *k, uint32_t *id)
 {
     struct gdev_abi_launch req;
     struct gdev_abi_fence out;
-    uint8_t tail[4096 + 256];
+    static _Thread_local uint8_t tail[GDEV_PARAM_MAX + 256];
     size_t name_len = k && k->name ? strlen(k->name) : 0;
     int err;
 
     if (!h || !k || !name_len)
         return gdev_fail(EINVAL, "glaunch: no handle, kernel or kernel name");
-    if (name_len > 256 || k->param_size > 4096)
+    if (name_len > 256 || k->param_size > GDEV_PARAM_MAX)
         return gdev_fail(EINVAL, "glaunch: name of %zu or parameters of %u bytes", name_len,
                          k->param_size);
     req = (struct gdev_abi_launch){

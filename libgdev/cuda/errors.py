@@ -206,15 +206,18 @@ def copy_api(fn: Callable[P, R]) -> Callable[P, R]:
             return wrapped(*args, **kwargs)
         except CudaError as exc:
             if exc.result == CUresult.CUDA_ERROR_INVALID_VALUE:
-                _sticky_of(args[0])
+                check_sticky(args[0])
             raise
 
     wrapper.__cuda_api__ = True  # type: ignore[attr-defined]
     return wrapper
 
 
-def _sticky_of(driver: Any) -> None:
-    """Raise the current context's sticky fault, if it has one (see :func:`copy_api`)."""
+def check_sticky(driver: Any) -> None:
+    """Raise the current context's sticky fault, if a kernel of it faulted (the daemon's
+    answer to ``gsync`` of fence 0); return otherwise, also when there is no current
+    context.  What :func:`copy_api` and the calls the daemon never sees (event creation)
+    check, as every call of a faulted CUDA context fails."""
     try:
         ctx = driver._current()
     except CudaError:

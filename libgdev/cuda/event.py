@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .core import DriverCore, is_not_ready
-from .errors import CUresult, api, fail
+from .errors import CUresult, api, check_sticky, fail
 
 CU_EVENT_DEFAULT = 0x0
 CU_EVENT_BLOCKING_SYNC = 0x1
@@ -143,8 +143,10 @@ class EventAPI(DriverCore):
 
     @api
     def cuEventCreate(self, flags: int = CU_EVENT_DEFAULT) -> Event:
-        """Create an event in the current context."""
+        """Create an event in the current context (the context's sticky error once a kernel
+        of it faulted)."""
         ctx = self._current()
+        check_sticky(self)
         if flags & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS) \
                 or flags & CU_EVENT_INTERPROCESS and not flags & CU_EVENT_DISABLE_TIMING:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"event flags {flags:#x}")

@@ -105,15 +105,13 @@ class MemoryAPI(DriverCore):
     def cuMemHostAlloc(self, bytesize: int, flags: int = 0) -> np.ndarray:
         """Pinned host memory; DEVICEMAP is implied, WRITECOMBINED is a hint.
 
-        PORTABLE (usable from every context) is CUDA_ERROR_NOT_SUPPORTED: a pinned buffer
-        belongs to one Gdev handle.
+        PORTABLE: the buffer is this context's (its device pointer is this context's); every
+        other context copies from and to it as from any host memory, and may free it.
         """
         ctx = self._current()
         if flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
                      | CU_MEMHOSTALLOC_WRITECOMBINED):
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"flags {flags:#x}")
-        if flags & CU_MEMHOSTALLOC_PORTABLE:
-            raise fail(CUresult.CUDA_ERROR_NOT_SUPPORTED, "portable pinned memory")
         if bytesize <= 0:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"size {bytesize}")
         buf = ctx.backend.gmalloc_dma(ctx.handle, bytesize)
@@ -123,11 +121,14 @@ class MemoryAPI(DriverCore):
 
     @api
     def cuMemFreeHost(self, buf: np.ndarray) -> None:
-        """Free pinned host memory from cuMemAllocHost/cuMemHostAlloc."""
+        """Free pinned host memory from cuMemAllocHost/cuMemHostAlloc, through the context
+        that allocated it (a portable buffer may be freed from another context)."""
         ctx = self._current()
-        entry = ctx.host.get(id(buf))
-        if entry is None or entry[0] is not buf:
-            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "not pinned memory of this context")
+        owner = next((c for c in [ctx, *self.contexts] if not c.destroyed
+                      and (e := c.host.get(id(buf))) is not None and e[0] is buf), None)
+        if owner is None:
+            raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, "not pinned memory of a context")
+        ctx, entry = owner, owner.host[id(buf)]
         ctx.backend.gfree_dma(ctx.handle, entry[1])  # the runtime drains the handle first
         del ctx.host[id(buf)]
 

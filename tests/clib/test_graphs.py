@@ -51,6 +51,20 @@ MEM = (
     "left=0 high=0\n")
 
 
+MORE = (
+    # table = 1..8: four from index 2, then two from index 6 after new parameters
+    "symbols out=3,4,5,6 again=7,8 past=cudaErrorInvalidValue "
+    "dir=cudaErrorInvalidMemcpyDirection\n"
+    # the destructor runs once (weight 10), when the executable graph, the last holder, goes
+    "userobj kept=0,0,0 gone=10 release_null=cudaErrorInvalidValue "
+    "flags=cudaErrorInvalidValue\n"
+    # 8 blocks add 1..8 and sync the grid (launched cooperatively by the attribute): 36
+    "attrs priority=3 unset=0 sum=36 seen=36 copied=3 not_kernel=cudaErrorInvalidValue\n"
+    # memset 2 then 2*3+4; the executable graph's kernel given a=5: 2*5+4
+    "generic first=10 exec=14 wrong=cudaErrorInvalidValue\n"
+    "rt_graph_more ok\n")
+
+
 def _build(tmp_path_factory, name: str) -> Path:
     return build_rt_program(name, tmp_path_factory.mktemp("graphs"))
 
@@ -89,6 +103,13 @@ def test_graphs_under_asan_ubsan(gdevd, rt_graph_dag, rt_graph_capture, rt_graph
     assert gdev_run(gdevd.mount, rt_graph_dag, env) == DAG
     assert gdev_run(gdevd.mount, rt_graph_capture, env) == CAPTURE
     assert gdev_run(gdevd.mount, rt_graph_mem, env) == MEM
+
+
+def test_symbol_nodes_user_objects_attributes_generic_params(gdevd, tmp_path_factory) -> None:
+    """CUDA 12's further graph calls (progs/rt_graph_more.cu), plain and under ASan/UBSan."""
+    prog = _build(tmp_path_factory, "rt_graph_more")
+    assert gdev_run(gdevd.mount, prog) == MORE
+    assert gdev_run(gdevd.mount, prog, asan_env()) == MORE
 
 
 def test_libcudart_so_12_takes_cuda_12_arguments(gdevd, tmp_path) -> None:

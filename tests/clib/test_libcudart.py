@@ -46,6 +46,9 @@ def test_runtime_features_through_gdev_run(gdevd, rt_features) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
     assert "more ok dev=1 host=1 hostfn=1 stack=4096 blocks=4 peer=0 ptx=75 bin=75\n" in out, out
+    # static shared memory and the dynamic bound (64 KiB less the static), set and said back
+    assert "attrs shared=1024 dyn=64512 carveout=-1 set=8192 too_big=cudaErrorInvalidValue " \
+           "carveout=50\n" in out, out
     assert "\nrt_features ok device=3/4 name=Gdev Emulated GPU cc=7.5" in out, out
     for want in ("hits=10000", "bad_launch=cudaErrorInvalidConfiguration", "after=cudaSuccess",
                  "oom=cudaErrorMemoryAllocation", "version=13000"):

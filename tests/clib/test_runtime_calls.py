@@ -42,6 +42,19 @@ EXPECTED = (
     "not_pinned=cudaErrorInvalidValue\n")
 
 
+# rt_newer_api.cu: 20 floats from (3,1) of one 16x4 array to (5,2) of another, crossing a
+# row; a 3D memset seen after a 3D peer copy on one device and across two; 64 KiB of shared
+# memory per multiprocessor less the kernel's 1 KiB, for one block and for two; the first of
+# the valid devices taken; limits, pools by location, two batched copies (1+4, 5+8);
+# portable pinned memory of device 0 used and freed on the last device
+NEWER = ("arrays to_array=1 direction=cudaErrorInvalidMemcpyDirection\n"
+         "memset3d same=1 across=1\n"
+         "misc smem=64512,31744 valid=3 dup=cudaErrorInvalidValue bad=cudaErrorInvalidDevice "
+         "tex1d=134217728 pool_set=1 batch=5,13 bad_idx=cudaErrorInvalidValue\n"
+         "portable same=1\n"
+         "rt_newer_api ok\n")
+
+
 @pytest.fixture(scope="module")
 def rt_more_api(tmp_path_factory) -> Path:
     return build_rt_program("rt_more_api", tmp_path_factory.mktemp("rtcalls"))
@@ -53,3 +66,9 @@ def test_runtime_calls_answer_as_cuda_does(gdevd, rt_more_api) -> None:
 
 def test_runtime_calls_under_asan_ubsan(gdevd, rt_more_api) -> None:
     assert gdev_run(gdevd.mount, rt_more_api, asan_env()) == EXPECTED
+
+
+def test_newer_runtime_calls(gdevd, tmp_path_factory) -> None:
+    prog = build_rt_program("rt_newer_api", tmp_path_factory.mktemp("rtnewer"))
+    assert gdev_run(gdevd.mount, prog) == NEWER
+    assert gdev_run(gdevd.mount, prog, asan_env()) == NEWER

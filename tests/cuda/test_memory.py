@@ -141,8 +141,15 @@ def test_pinned_memory(drv, ctx) -> None:
     drv.cuMemcpyAsync(va + 204, d, 4, None)
     drv.cuCtxSynchronize()
     assert np.array_equal(h[200:204], h[:4]) and np.array_equal(h[204:208], h[:4])
-    with _raises(R.CUDA_ERROR_NOT_SUPPORTED):
-        drv.cuMemHostAlloc(4096, CU_MEMHOSTALLOC_PORTABLE)
+    portable = drv.cuMemHostAlloc(4096, CU_MEMHOSTALLOC_PORTABLE)   # usable from any context
+    portable[:4] = h[:4]
+    other = drv.cuCtxCreate(0, 1)
+    d2 = drv.cuMemAlloc(16)
+    drv.cuMemcpyHtoD(d2, portable[:16])
+    drv.cuMemcpyDtoH(portable[4:8], d2)
+    assert np.array_equal(portable[4:8], portable[:4])
+    drv.cuMemFreeHost(portable)                 # freed from the other context
+    drv.cuCtxDestroy(other)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):
         drv.cuMemHostAlloc(4096, 0x80)
     with _raises(R.CUDA_ERROR_INVALID_VALUE):

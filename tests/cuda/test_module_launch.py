@@ -154,6 +154,12 @@ def test_illegal_address_is_sticky_and_contained(drv) -> None:
         drv.cuLaunchKernel(poke, 1, 1, 1, 1, 1, 1, 0, None, [0x10])
     with _raises(R.CUDA_ERROR_ILLEGAL_ADDRESS):     # every call fails, allocations too
         drv.cuMemAlloc(64)
+    with _raises(R.CUDA_ERROR_ILLEGAL_ADDRESS):     # and creating streams, events, modules
+        drv.cuStreamCreate(0)
+    with _raises(R.CUDA_ERROR_ILLEGAL_ADDRESS):
+        drv.cuEventCreate(0)
+    with _raises(R.CUDA_ERROR_ILLEGAL_ADDRESS):
+        drv.cuModuleLoadData(GLOBALS_PTX)
     drv.cuCtxPopCurrent()
     assert np.array_equal(scenarios.madd(drv, n=17), scenarios.expected_madd(n=17))
     drv.cuCtxDestroy(bad)  # a faulted context is destroyed all the same

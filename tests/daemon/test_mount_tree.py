@@ -188,7 +188,8 @@ except Refused as exc:
 
 def test_staging_shrinks_to_fit_a_small_pinned_share(tmp_path) -> None:
     cfg = tmp_path / "gdev.toml"
-    cfg.write_text('dma_memory = "8M"\n')  # 2 MiB of pinned memory per vGPU
+    # 2 MiB of pinned memory per vGPU; sizes as text for every size key
+    cfg.write_text('dma_memory = "8M"\npinned_per_session = "2M"\n')
     d = start_gdevd("--config", str(cfg))
     try:
         code = """

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import devlib
 from .errors import PtxError
 from .linker import Linker, function_addresses
 from .lower import lower
@@ -128,6 +129,7 @@ class Module:
 
     def __init__(self, ast: ModuleAst, name: str, text: str = "") -> None:
         from .jit import JitState
+        devlib.provide(ast)         # functions the driver provides (cudaGraphSetConditional)
         self.name = name
         self.ast = ast
         self.globals: dict[str, GlobalInfo] = {}

@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from . import devlib
 from .errors import PtxError
 from .linker import BUILTINS, rename
 from .lower import lower
@@ -41,8 +42,9 @@ from .syntax import Function, Instr, Label, ModuleAst, Sym, VarDecl
 
 MAX_INPUTS = 256
 # PTX's system calls: the driver provides them, so they need no definition (the engine runs
-# vprintf and __assertfail; a kernel calling malloc or free fails at load, as in one module)
-SYSCALLS = BUILTINS | {"malloc", "free"}
+# vprintf and __assertfail, devlib.py the rest; a kernel calling malloc or free fails at load,
+# as in one module)
+SYSCALLS = BUILTINS | devlib.NAMES | {"malloc", "free"}
 NAME_SHOWN = 120
 _SM = re.compile(r"sm_(\d+)([a-z]?)$")
 

@@ -88,7 +88,7 @@ static int within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d)
 static CUresult make_array(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d, const char *who)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     size_t esize = d ? cu_element_size(d->Format) : 0;
     struct CUarray_st *a;
     if (r)

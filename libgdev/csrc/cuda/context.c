@@ -27,6 +27,12 @@ CUresult cu_current(CUcontext *ctx)
     return CUDA_SUCCESS;
 }
 
+CUresult cu_live(CUcontext *ctx)
+{
+    CUresult r = cu_current(ctx);
+    return r ? r : (*ctx)->sticky;
+}
+
 /* A new context on device dev, pushed on the calling thread's stack if push. */
 static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev, int push)
 {

@@ -59,6 +59,9 @@ struct CUfunc_st {
     uint32_t legacy_size;
     int bx, by, bz;
     unsigned shared;
+    /* cuFuncSetAttribute's values, said back by cuFuncGetAttribute once set */
+    int dyn_max, carveout;
+    unsigned char has_dyn_max, has_carveout;
 };
 
 struct CUmod_st {
@@ -129,6 +132,18 @@ CUresult cu_current(CUcontext *ctx);         /* the calling thread's live curren
         if (r_)                                                                            \
             return r_;                                                                     \
     } while (0)
+/* cu_current, then the context's sticky error once a kernel of it faulted (cu_poison): the
+ * calls that create or enqueue fail with it, as every call of a faulted CUDA context does;
+ * queries, destroys and frees of client-side records do not. */
+CUresult cu_live(CUcontext *ctx);
+/* CURRENT, returning cu_live's failure. */
+#define LIVE(c)                                                                            \
+    CUcontext c = NULL;                                                                    \
+    do {                                                                                   \
+        CUresult r_ = cu_live(&c);                                                         \
+        if (r_)                                                                            \
+            return r_;                                                                     \
+    } while (0)
 CUresult cu_load_ptx(CUcontext ctx, const char *text, size_t len, CUmodule *out);
 void cu_unload_all(CUcontext ctx);
 void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
@@ -167,7 +182,7 @@ unsigned long long cu_next_id(void); /* context and stream ids: 1, 2, ... */
 void cu_ctx_defaults(CUcontext c);   /* a new context's id and limits (ctxinfo.c) */
 void cu_stream_attrs_forget(CUstream s); /* streaminfo.c: at cuStreamDestroy */
 CUresult cu_stream_nop(CUstream s); /* streamops.c: an empty kernel in s */
-CUresult cu_load_error(void); /* module.c: the result and reason of a refused module */
+CUresult cu_load_error(CUcontext c); /* module.c: the result and reason of a refused module */
 /* library.c: a CUkernel passed as a CUfunction becomes the current context's function */
 CUresult cu_function_of(CUfunction *f);
 int cu_is_kernel(const void *f);

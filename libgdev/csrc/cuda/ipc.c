@@ -74,12 +74,10 @@ static CUresult open_error(const char *who, int err)
 
 API CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
-    CURRENT(c);
+    LIVE(c); /* a faulted context exports and opens nothing (its sticky error) */
     struct alloc a;
     if (!pHandle)
         return CUDA_ERROR_INVALID_VALUE;
-    if (c->sticky)
-        return c->sticky;
     if (!cu_alloc_find(c, dptr, &a) || a.managed)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuIpcGetMemHandle: 0x%llx is not device "
                        "memory of cuMemAlloc", (unsigned long long)dptr);
@@ -127,14 +125,12 @@ static CUresult open_mem(CUcontext c, const CUipcMemHandle *h, CUdeviceptr *pdpt
 
 API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!pdptr || Flags & ~CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = check_foreign("cuIpcOpenMemHandle", handle.reserved, mem_magic);
     if (r)
         return r;
-    if (c->sticky)
-        return c->sticky;
     pthread_mutex_lock(&lock);
     r = open_mem(c, &handle, pdptr);
     pthread_mutex_unlock(&lock);
@@ -254,7 +250,7 @@ API CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
 
 API CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!phEvent)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = check_foreign("cuIpcOpenEventHandle", handle.reserved, event_magic);

@@ -63,7 +63,7 @@ static CUresult launch_args(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned shared, CUstream s,
                             void **kernelParams, void **extra, uint32_t flags)
 {
-    uint8_t buf[4096];
+    static _Thread_local uint8_t buf[GDEV_PARAM_MAX];
     CUresult r = cu_function_of(&f); /* a CUkernel: its function in the current context */
 
     if (r)
@@ -234,6 +234,10 @@ API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction
         return r;
     if (!pi || !f)
         return CUDA_ERROR_INVALID_VALUE;
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && f->has_dyn_max)
+        return *pi = f->dyn_max, CUDA_SUCCESS;
+    if (attrib == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+        return *pi = f->has_carveout ? f->carveout : -1, CUDA_SUCCESS;
     return cu_func_attribute(f->info, f->mod->gm->target_sm, f->mod->ctx->dev, attrib, pi);
 }
 
@@ -243,11 +247,39 @@ API CUresult cuFuncSetCacheConfig(CUfunction f, CUfunc_cache config)
     return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The settable attributes: the dynamic shared memory bound (up to what the daemon allows the
+ * function: 64 KiB less its static shared memory) and the carveout (-1..100) are kept and
+ * said back; the cluster hints are accepted (no clusters on compute capability 7.5); the
+ * rest are read-only, INVALID_VALUE as in CUDA. */
 API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value)
 {
-    (void)attrib;
-    (void)value;
-    return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = cu_function_of(&f);
+    if (r)
+        return r;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || (unsigned)value > f->info->max_dynamic_shared)
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: at most %u bytes of dynamic shared "
+                           "memory", f->info->name, f->info->max_dynamic_shared);
+        f->dyn_max = value;
+        f->has_dyn_max = 1;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return cu_fail(CUDA_ERROR_INVALID_VALUE, "carveout %d: -1 or a percentage", value);
+        f->carveout = value;
+        f->has_carveout = 1;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        return CUDA_SUCCESS;
+    default:
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "function attribute %d is read-only", attrib);
+    }
 }
 
 /* ---- the legacy launch API: functions of modules only (a CUkernel keeps no launch state) */

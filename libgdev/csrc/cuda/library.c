@@ -46,7 +46,7 @@ static CUresult read_table(struct CUlib_st *l, CUdevice dev)
     if (!h)
         return cu_fail(CUDA_ERROR_INVALID_DEVICE, "cuLibraryLoad: %s", gdev_last_error());
     l->table = gmodule_load(h, l->ptx, l->len, "<library>");
-    CUresult r = l->table ? CUDA_SUCCESS : cu_load_error();
+    CUresult r = l->table ? CUDA_SUCCESS : cu_load_error(NULL);
     gclose(h); /* the daemon drops the module with the handle; the table is ours */
     return r;
 }

@@ -117,7 +117,7 @@ API CUresult cuMemFree(CUdeviceptr dptr)
  * is (the vGPU's DMA share, pinned_per_session, 63 buffers a context: docs/clib.md). */
 API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!dptr || !bytesize || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
         return CUDA_ERROR_INVALID_VALUE;
     void *p = gmalloc_unified(c->h, bytesize);
@@ -166,12 +166,13 @@ API CUresult cuMemGetInfo(size_t *free_bytes, size_t *total)
 
 API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
-    CURRENT(c);
-    if (!pp || !bytesize)
+    LIVE(c);
+    if (!pp || !bytesize || (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE |
+                                                  CU_MEMHOSTALLOC_DEVICEMAP |
+                                                  CU_MEMHOSTALLOC_WRITECOMBINED)))
         return CUDA_ERROR_INVALID_VALUE;
-    if (flags & CU_MEMHOSTALLOC_PORTABLE)
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED,
-                       "CU_MEMHOSTALLOC_PORTABLE: a pinned buffer belongs to one Gdev handle");
+    /* PORTABLE: the buffer is the context's (its device pointer is that context's), and
+     * every other context copies from and to it as from any host memory */
     *pp = gmalloc_dma(c->h, bytesize);
     if (!*pp)
         return cu_fail(CUDA_ERROR_OUT_OF_MEMORY, "%s", gdev_last_error());
@@ -184,9 +185,13 @@ API CUresult cuMemAllocHost(void **pp, size_t bytesize)
     return cuMemHostAlloc(pp, bytesize, 0);
 }
 
+/* Freed through the context that allocated it (a portable buffer may be freed from another). */
 API CUresult cuMemFreeHost(void *p)
 {
+    struct cu_host_info h;
     CURRENT(c);
+    if (cu_host_find(p, 1, &h) && !h.registered && h.base == p)
+        c = h.ctx;
     if (!gfree_dma(c->h, p))
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s", gdev_last_error());
     cu_host_untrack(p);

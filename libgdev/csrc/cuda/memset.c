@@ -29,7 +29,7 @@ static CUresult fill(CUdeviceptr dst, size_t pitch, uint32_t value, unsigned esi
                      size_t width, size_t height, CUstream s, int async)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     size_t row = width * esize;
     if (r)
         return r;
@@ -123,7 +123,7 @@ API CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width, siz
 {
     const size_t align = PITCH_ALIGN;
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     if (r)
         return r;
     if (!dptr || !pitch || !width || !height ||

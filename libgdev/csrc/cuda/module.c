@@ -28,13 +28,15 @@ static void unload(CUmodule m)
 }
 
 /* The daemon's loader refusing a module: ENOEXEC is not PTX text, EINVAL PTX it rejects
- * (its message names the line); anything else as everywhere (docs/cuda.md). */
-CUresult cu_load_error(void)
+ * (its message names the line); anything else as everywhere (docs/cuda.md), a kernel fault
+ * of context c (when not NULL) poisoning it. */
+CUresult cu_load_error(CUcontext c)
 {
     int err = gdev_last_errno();
     CUresult r = err == ENOEXEC ? CUDA_ERROR_INVALID_IMAGE
                  : err == EINVAL ? CUDA_ERROR_INVALID_PTX : cu_error(-err);
-    return cu_fail(r, "loading a module: %s", gdev_last_error());
+    r = cu_fail(r, "loading a module: %s", gdev_last_error());
+    return c ? cu_poison(c, r) : r;
 }
 
 CUresult cu_load_ptx(CUcontext c, const char *text, size_t len, CUmodule *out)
@@ -46,7 +48,7 @@ CUresult cu_load_ptx(CUcontext c, const char *text, size_t len, CUmodule *out)
     m->gm = gmodule_load(c->h, text, len, "<module>");
     if (!m->gm) {
         free(m);
-        return cu_load_error();
+        return cu_load_error(c);
     }
     m->funcs = calloc(m->gm->n_functions + 1, sizeof *m->funcs);
     if (!m->funcs) {
@@ -77,7 +79,7 @@ static CUresult load_image(CUmodule *module, const void *image)
     char *owned;
     size_t len;
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
 
     if (r)
         return r;

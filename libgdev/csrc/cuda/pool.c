@@ -157,7 +157,7 @@ API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 static CUresult pool_alloc(CUdeviceptr *p, size_t size, struct CUmemPoolHandle_st *pool)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     if (r)
         return r;
     if (pool->device != c->dev)

@@ -36,7 +36,7 @@ static CUresult wait_fence(CUcontext c, uint32_t id, int poll)
 API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     uint32_t sid = 0;
     int err;
     if (r)
@@ -51,7 +51,7 @@ API CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
     if (err) {
         free(*ph);
         *ph = NULL;
-        return cu_fail(cu_error(err), "cuStreamCreate: %s", gdev_last_error());
+        return cu_poison(c, cu_fail(cu_error(err), "cuStreamCreate: %s", gdev_last_error()));
     }
     (*ph)->ctx = c;
     (*ph)->sid = sid;
@@ -111,7 +111,7 @@ API CUresult cuStreamQuery(CUstream s)
 API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     (void)flags;
     if (r)
         return r;
@@ -128,7 +128,7 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 
 API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!ph)
         return CUDA_ERROR_INVALID_VALUE;
     *ph = calloc(1, sizeof **ph);
@@ -174,7 +174,7 @@ static CUresult get_slot(CUcontext c, uint64_t *slot)
 API CUresult cuEventRecord(CUevent e, CUstream s)
 {
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     if (r)
         return r;
     if (!e || e->ctx != c)

@@ -176,7 +176,7 @@ API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
 API CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *data,
                                  unsigned int flags)
 {
-    CURRENT(c);
+    LIVE(c);
     if (!cb || flags)
         return CUDA_ERROR_INVALID_VALUE;
     cb(s, cuStreamSynchronize(s), data);

@@ -137,7 +137,7 @@ API CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RESOURCE_DESC
     struct gdev_abi_tex_desc d;
     CUDA_RESOURCE_DESC as2d;
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     if (r)
         return r;
     if (!pTexObject || !pResDesc || !pTexDesc)
@@ -161,7 +161,7 @@ API CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_RESOURCE_D
     CUDA_RESOURCE_DESC as2d;
     CUDA_TEXTURE_DESC none;
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_live(&c);
     if (r)
         return r;
     if (!pSurfObject || !pResDesc || pResDesc->resType != CU_RESOURCE_TYPE_ARRAY)

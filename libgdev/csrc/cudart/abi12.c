@@ -39,6 +39,13 @@ V12(cudaError_t, rt12_node_get_dependent_nodes, "cudaGraphNodeGetDependentNodes"
     return cudaGraphNodeGetDependentNodes(nd, out, NULL, n);
 }
 
+V12(cudaError_t, rt12_add_node, "cudaGraphAddNode",
+    (cudaGraphNode_t *out, cudaGraph_t g, const cudaGraphNode_t *deps, size_t n,
+     struct cudaGraphNodeParams *p))
+{
+    return cudaGraphAddNode(out, g, deps, NULL, n, p);
+}
+
 /* CUDA 12's cudaStreamGetCaptureInfo and its _v2 alias (CUDA 11.3 on) take no edge data. */
 V12(cudaError_t, rt12_get_capture_info, "cudaStreamGetCaptureInfo",
     (cudaStream_t s, enum cudaStreamCaptureStatus *status, unsigned long long *id,

@@ -1,6 +1,7 @@
 /* CUDA arrays in the runtime API, over the driver's: cudaMallocArray/cudaFreeArray/
  * cudaArrayGetInfo, and copies to and from arrays as cuMemcpy2D (cudaArray_t is the driver's
  * CUarray).  Channel descriptors convert as for texture objects (texture.c). */
+#include <stdint.h>
 #include <string.h>
 
 #include "cudart_internal.h"
@@ -133,39 +134,49 @@ static cudaError_t array_row_bytes(cudaArray_const_t a, size_t *row)
     return cudaSuccess;
 }
 
+/* One piece of a linear array copy: `width` bytes of `rows` rows from (x, y), host or device
+ * memory at `mem` with rows `row` bytes apart. */
+static cudaError_t piece(cudaArray_t a, size_t x, size_t y, void *mem, size_t row, size_t width,
+                         size_t rows, enum cudaMemcpyKind kind, int to_array)
+{
+    if (to_array)
+        return cudaMemcpy2DToArray(a, x, y, mem, row, width, rows, kind);
+    return cudaMemcpy2DFromArray(mem, row, a, x, y, width, rows, kind);
+}
+
+/* `count` bytes from (wOffset, hOffset) of array `a`, row after row as CUDA defines it: the
+ * rest of the first row, whole rows, then the head of the last. */
+static cudaError_t linear(cudaArray_t a, size_t wOffset, size_t hOffset, void *mem, size_t count,
+                          enum cudaMemcpyKind kind, int to_array)
+{
+    size_t row = 0, done = 0, x = wOffset, y = hOffset;
+    cudaError_t e = array_row_bytes(a, &row);
+    if (!e && x >= row && count)
+        e = rt_set(cudaErrorInvalidValue);
+    while (!e && done < count) {
+        size_t left = count - done, n = left < row - x ? left : row - x, rows = 1;
+        if (!x && left >= row) {
+            n = row;
+            rows = left / row;
+        }
+        e = piece(a, x, y, (uint8_t *)mem + done, row, n, rows, kind, to_array);
+        done += n * rows;
+        y += rows;
+        x = 0;
+    }
+    return e;
+}
+
 API cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
                                   const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    size_t row;
-    cudaError_t e = array_row_bytes(dst, &row);
-    if (e)
-        return e;
-    if (wOffset)   /* a start inside a row: that row only */
-        return cudaMemcpy2DToArray(dst, wOffset, hOffset, src, count, count, 1, kind);
-    if ((e = cudaMemcpy2DToArray(dst, 0, hOffset, src, row, row, count / row, kind)))
-        return e;
-    if (!(count % row))
-        return cudaSuccess;
-    return cudaMemcpy2DToArray(dst, 0, hOffset + count / row,
-                               (const char *)src + count / row * row, count % row,
-                               count % row, 1, kind);
+    return linear(dst, wOffset, hOffset, (void *)src, count, kind, 1);
 }
 
 API cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset,
                                     size_t hOffset, size_t count, enum cudaMemcpyKind kind)
 {
-    size_t row;
-    cudaError_t e = array_row_bytes(src, &row);
-    if (e)
-        return e;
-    if (wOffset)
-        return cudaMemcpy2DFromArray(dst, count, src, wOffset, hOffset, count, 1, kind);
-    if ((e = cudaMemcpy2DFromArray(dst, row, src, 0, hOffset, row, count / row, kind)))
-        return e;
-    if (!(count % row))
-        return cudaSuccess;
-    return cudaMemcpy2DFromArray((char *)dst + count / row * row, count % row, src, 0,
-                                 hOffset + count / row, count % row, 1, kind);
+    return linear((cudaArray_t)src, wOffset, hOffset, dst, count, kind, 0);
 }
 
 API cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,

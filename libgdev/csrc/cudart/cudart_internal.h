@@ -15,6 +15,7 @@
 #define cudaGraphNodeGetDependentNodes cudaGraphNodeGetDependentNodes_v2
 #define cudaStreamGetCaptureInfo cudaStreamGetCaptureInfo_v3
 #define cudaStreamUpdateCaptureDependencies cudaStreamUpdateCaptureDependencies_v2
+#define cudaGraphAddNode cudaGraphAddNode_v2
 #endif
 #include <cuda.h>
 #include <cuda_runtime_api.h>

@@ -98,6 +98,24 @@ API cudaError_t cudaGetDevice(int *dev)
     return cudaSuccess;
 }
 
+/* The devices to try, in order, for the thread's implicit context: every device works here,
+ * so the first of the list becomes the thread's device (each entry is checked). */
+API cudaError_t cudaSetValidDevices(int *devs, int len)
+{
+    int n;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e)
+        return e;
+    if (len < 0 || (len && !devs))
+        return rt_set(cudaErrorInvalidValue);
+    for (int i = 0; i < len; i++)
+        for (int j = 0; j <= i; j++)
+            if (devs[i] < 0 || devs[i] >= n || (j < i && devs[j] == devs[i]))
+                return rt_set(devs[i] < 0 || devs[i] >= n ? cudaErrorInvalidDevice
+                                                          : cudaErrorInvalidValue);
+    return len ? cudaSetDevice(devs[0]) : cudaSuccess;
+}
+
 API cudaError_t cudaSetDeviceFlags(unsigned int flags)
 {
     (void)flags;
@@ -151,68 +169,6 @@ API cudaError_t cudaDeviceReset(void)
 API cudaError_t cudaThreadExit(void)
 {
     return cudaDeviceReset();
-}
-
-API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev)
-{
-    cudaError_t e = init();
-    if (e)
-        return rt_set(e);
-    /* cudaDevAttr* values are the driver's CU_DEVICE_ATTRIBUTE_* numbers */
-    return rt_set(rt_from(cuDeviceGetAttribute(value, (CUdevice_attribute)attr, dev)));
-}
-
-static int attr(CUdevice_attribute a, int dev)
-{
-    int v = 0;
-    cuDeviceGetAttribute(&v, a, dev);
-    return v;
-}
-
-API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
-{
-    size_t mem = 0;
-    cudaError_t e = init();
-    if (e || (e = rt_from(cuDeviceTotalMem(&mem, dev))))
-        return rt_set(e);
-    memset(p, 0, sizeof *p);
-    cuDeviceGetName(p->name, sizeof p->name, dev);
-    p->totalGlobalMem = mem;
-    p->sharedMemPerBlock = (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
-    p->regsPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, dev);
-    p->warpSize = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev);
-    p->memPitch = (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_PITCH, dev);
-    p->maxThreadsPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
-    for (int i = 0; i < 3; i++) {
-        p->maxThreadsDim[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i, dev);
-        p->maxGridSize[i] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, dev);
-    }
-    p->totalConstMem = (size_t)attr(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, dev);
-    p->major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    p->minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-    p->textureAlignment = (size_t)attr(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, dev);
-    p->multiProcessorCount = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-    p->canMapHostMemory = 1;
-    p->unifiedAddressing = 1;
-    p->managedMemory = attr(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, dev);
-    p->concurrentKernels = attr(CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, dev);
-    p->memoryBusWidth = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev);
-    p->l2CacheSize = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
-    p->maxThreadsPerMultiProcessor = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
-    p->asyncEngineCount = attr(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, dev);
-    p->sharedMemPerMultiprocessor =
-        (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev);
-    p->regsPerMultiprocessor = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, dev);
-    p->sharedMemPerBlockOptin =
-        (size_t)attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
-    p->maxBlocksPerMultiProcessor = 16;
-    p->pciBusID = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev); /* libcuda's ids.c */
-    p->cooperativeLaunch = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev);
-    p->texturePitchAlignment = (size_t)attr(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, dev);
-    p->memoryPoolsSupported = attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
-    p->hostRegisterSupported = attr(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, dev);
-    cuDeviceGetUuid((CUuuid *)&p->uuid, dev); /* libcuda's ctxinfo.c */
-    return cudaSuccess;
 }
 
 API cudaError_t cudaDriverGetVersion(int *v)

@@ -13,13 +13,15 @@ cudaError_t rt_op_copy(struct op *to, const struct op *from)
         rt_gmem_ref(from->u.alloc.mem);
     if (from->type == cudaGraphNodeTypeGraph)
         return rt_graph_clone(&to->u.child, from->u.child);
+    if (from->type == cudaGraphNodeTypeConditional)
+        return rt_cond_copy(&to->u.cond, &from->u.cond);
     if (from->type != cudaGraphNodeTypeKernel)
         return cudaSuccess;
     const struct kernel_op *a = &from->u.k;
     struct kernel_op *b = &to->u.k;
     b->args = malloc(a->len ? a->len : 1);
     b->argv = calloc((size_t)a->nargs + 1, sizeof *b->argv);
-    if (!b->args || !b->argv) {
+    if (!b->args || !b->argv || rt_kattrs_copy(b, a)) {
         free(b->args);
         free(b->argv);
         return cudaErrorMemoryAllocation;
@@ -35,18 +37,25 @@ void rt_op_free(struct op *op)
     if (op->type == cudaGraphNodeTypeKernel) {
         free(op->u.k.args);
         free(op->u.k.argv);
+        free(op->u.k.attrs);
     } else if (op->type == cudaGraphNodeTypeGraph) {
         rt_graph_free(op->u.child);
     } else if (op->type == cudaGraphNodeTypeMemAlloc) {
         rt_gmem_unref(op->u.alloc.mem);
+    } else if (op->type == cudaGraphNodeTypeConditional) {
+        rt_cond_free(&op->u.cond);
     }
     op->type = cudaGraphNodeTypeEmpty;
 }
 
 cudaError_t rt_graph_new(struct CUgraph_st **g)
 {
+    static unsigned long long ids;
     *g = calloc(1, sizeof **g);
-    return *g ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!*g)
+        return cudaErrorMemoryAllocation;
+    (*g)->id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
+    return cudaSuccess;
 }
 
 static void node_free(struct CUgraphNode_st *nd)
@@ -63,6 +72,7 @@ void rt_graph_free(struct CUgraph_st *g)
     for (size_t i = 0; i < g->n; i++)
         node_free(g->nodes[i]);
     free(g->nodes);
+    rt_refs_free(g);
     free(g);
 }
 
@@ -142,6 +152,10 @@ cudaError_t rt_graph_clone(struct CUgraph_st **out, const struct CUgraph_st *g)
     cudaGraphNode_t nd;
     struct op op;
     cudaError_t e = rt_graph_new(&c);
+    if (!e) {
+        c->id = g->id;
+        e = rt_refs_copy(c, g);
+    }
     rt_graph_number(g);
     for (size_t i = 0; !e && i < g->n; i++)
         if (!(e = rt_op_copy(&op, &g->nodes[i]->op)) && !(e = rt_graph_add(c, &op, NULL, 0, &nd)))

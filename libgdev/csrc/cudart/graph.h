@@ -18,7 +18,14 @@
 
 #include "cudart_internal.h"
 
-/* A kernel and its arguments: argv[i] points into args (owned by the node). */
+/* A launch attribute set on a kernel node (graph_kattr.c). */
+struct kattr {
+    cudaLaunchAttributeID id;
+    cudaLaunchAttributeValue val;
+};
+
+/* A kernel and its arguments: argv[i] points into args (owned by the node), and the launch
+ * attributes set on its node (owned too; kept when the node gets new parameters). */
 struct kernel_op {
     const void *func;
     dim3 grid, block;
@@ -27,9 +34,28 @@ struct kernel_op {
     void **argv;
     uint8_t *args;
     size_t len;
+    struct kattr *attrs;
+    int nattrs;
 };
 
+/* Move the attributes of `from` to `to`, which had none (a kernel node's new parameters). */
+static inline void rt_kattrs_move(struct kernel_op *to, struct kernel_op *from)
+{
+    to->attrs = from->attrs;
+    to->nattrs = from->nattrs;
+    from->attrs = NULL;
+    from->nattrs = 0;
+}
+
 struct gmem; /* a graph allocation (graph_mem.c) */
+
+/* A conditional node (graph_cond.c): its handle (a device word) and its owned bodies. */
+struct cond_op {
+    unsigned long long handle;
+    enum cudaGraphConditionalNodeType type;
+    unsigned size;
+    struct CUgraph_st **bodies;
+};
 
 /* The operation of a node; `type` says which member is live. */
 struct op {
@@ -46,6 +72,7 @@ struct op {
             struct gmem *mem; /* one reference per op */
         } alloc;
         void *freed; /* a memory-free node's graph allocation */
+        struct cond_op cond;
     } u;
 };
 
@@ -58,9 +85,19 @@ struct CUgraphNode_st {
     size_t index; /* scratch: position in graph->nodes during a traversal */
 };
 
+/* References a graph holds on a user object (graph_userobj.c). */
+struct graph_ref {
+    cudaUserObject_t obj;
+    unsigned count;
+};
+
 struct CUgraph_st {
     struct CUgraphNode_st **nodes; /* creation order */
     size_t n, cap;
+    struct graph_ref *refs; /* released when the graph goes; a clone retains its own */
+    size_t nrefs;
+    unsigned long long id; /* unique per graph created; a clone keeps its original's: the
+                            * graph whose conditional handles apply to it */
 };
 
 /* One operation of an executable graph; key is the graph node it came from (for the
@@ -101,5 +138,21 @@ void rt_gmem_unref(struct gmem *m);
 
 /* graph_exec.c: issue one operation in stream s */
 cudaError_t rt_op_issue(const struct op *op, cudaStream_t s);
+
+/* graph_kattr.c: kernel nodes' launch attributes */
+cudaError_t rt_kattrs_copy(struct kernel_op *to, const struct kernel_op *from); /* deep */
+const cudaLaunchAttributeValue *rt_kattr(const struct kernel_op *k, cudaLaunchAttributeID id);
+
+/* graph_userobj.c: the user-object references of graphs */
+cudaError_t rt_refs_copy(struct CUgraph_st *to, const struct CUgraph_st *from);
+void rt_refs_free(struct CUgraph_st *g);
+
+/* graph_cond.c: conditional nodes */
+cudaError_t rt_cond_op(struct op *op, struct cudaConditionalNodeParams *p,
+                       const struct CUgraph_st *g); /* sets p->phGraph_out */
+cudaError_t rt_cond_copy(struct cond_op *to, const struct cond_op *from); /* deep */
+void rt_cond_free(struct cond_op *c);
+cudaError_t rt_cond_issue(const struct cond_op *c, cudaStream_t s); /* decide, issue body */
+cudaError_t rt_cond_reset(const struct CUgraph_st *g, cudaStream_t s); /* default values */
 
 #endif /* CUDART_GRAPH_H */

@@ -17,6 +17,7 @@ static const char *type_name(enum cudaGraphNodeType t)
     case cudaGraphNodeTypeEventRecord: return "EVENT_RECORD";
     case cudaGraphNodeTypeMemAlloc: return "MEM_ALLOC";
     case cudaGraphNodeTypeMemFree: return "MEM_FREE";
+    case cudaGraphNodeTypeConditional: return "CONDITIONAL";
     default: return "EMPTY";
     }
 }

@@ -184,7 +184,7 @@ API cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
         }
         return rt_set(e);
     }
-    cudaError_t e = cudaSuccess;
+    cudaError_t e = rt_cond_reset(x->src, s);
     for (size_t i = 0; i < x->n && !e; i++)
         if (!x->v[i].disabled)
             e = rt_op_issue(&x->v[i].op, s);

@@ -32,8 +32,12 @@ cudaError_t rt_op_issue(const struct op *op, cudaStream_t s)
 {
     const struct kernel_op *k = &op->u.k;
     switch (op->type) {
-    case cudaGraphNodeTypeKernel:
+    case cudaGraphNodeTypeKernel: {
+        const cudaLaunchAttributeValue *coop = rt_kattr(k, cudaLaunchAttributeCooperative);
+        if (coop && coop->cooperative)
+            return cudaLaunchCooperativeKernel(k->func, k->grid, k->block, k->argv, k->shared, s);
         return cudaLaunchKernel(k->func, k->grid, k->block, k->argv, k->shared, s);
+    }
     case cudaGraphNodeTypeMemcpy:
         return cudaMemcpy3DAsync(&op->u.copy, s);
     case cudaGraphNodeTypeMemset:
@@ -44,6 +48,8 @@ cudaError_t rt_op_issue(const struct op *op, cudaStream_t s)
         return cudaEventRecord(op->u.event, s);
     case cudaGraphNodeTypeWaitEvent:
         return cudaStreamWaitEvent(s, op->u.event, 0);
+    case cudaGraphNodeTypeConditional:
+        return rt_cond_issue(&op->u.cond, s);
     default: /* empty nodes; memory nodes (graph_mem.c); child graphs are inlined */
         return cudaSuccess;
     }

@@ -233,6 +233,7 @@ API cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t nd,
     cudaError_t e = rt_kernel_op(&op.u.k, p);
     if (e)
         return rt_set(e);
+    rt_kattrs_move(&op.u.k, &nd->op.u.k);
     rt_op_free(&nd->op);
     nd->op = op;
     return cudaSuccess;

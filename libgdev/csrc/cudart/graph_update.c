@@ -97,6 +97,7 @@ API cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t x, cudaGraphNod
     cudaError_t e = xn && p ? rt_kernel_op(&op.u.k, p) : cudaErrorInvalidValue;
     if (e)
         return rt_set(e);
+    rt_kattrs_move(&op.u.k, &xn->op.u.k);
     rt_op_free(&xn->op);
     xn->op = op;
     return cudaSuccess;

@@ -102,6 +102,16 @@ API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
         n, fn, block, dynamic_shared, flags)));
 }
 
+API cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *size, const void *func,
+                                                          int blocks, int block)
+{
+    CUfunction fn;
+    cudaError_t e = rt_function(func, &fn);
+    if (e)
+        return rt_set(e);
+    CALL(cuOccupancyAvailableDynamicSMemPerBlock(size, fn, blocks, block));
+}
+
 API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *func,
                                                               int block, size_t dynamic_shared)
 {

@@ -346,10 +346,21 @@ API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const voi
     cudaError_t e = rt_function(func, &fn);
     if (e)
         return rt_set(e);
+    int shared = 0, constant = 0, local = 0;
     memset(attr, 0, sizeof *attr);
+    cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    cuFuncGetAttribute(&constant, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, fn);
+    cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+    attr->sharedSizeBytes = (size_t)shared;
+    attr->constSizeBytes = (size_t)constant;
+    attr->localSizeBytes = (size_t)local;
     cuFuncGetAttribute(&attr->maxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
     cuFuncGetAttribute(&attr->numRegs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
     cuFuncGetAttribute(&attr->ptxVersion, CU_FUNC_ATTRIBUTE_PTX_VERSION, fn);
     cuFuncGetAttribute(&attr->binaryVersion, CU_FUNC_ATTRIBUTE_BINARY_VERSION, fn);
+    cuFuncGetAttribute(&attr->maxDynamicSharedSizeBytes,
+                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
+    cuFuncGetAttribute(&attr->preferredShmemCarveout,
+                       CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, fn);
     return cudaSuccess;
 }

@@ -145,3 +145,51 @@ API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
 {
     return peer_copy(dst, dstDevice, src, srcDevice, count, s, 1);
 }
+
+/* A 3D peer copy: on one device a plain 3D copy; between two, linear memory row by row
+ * through cudaMemcpyPeer (arrays of two devices: cudaErrorNotSupported). */
+static cudaError_t peer_copy_3d(const struct cudaMemcpy3DPeerParms *p, cudaStream_t s, int async)
+{
+    if (!p)
+        return rt_set(cudaErrorInvalidValue);
+    if (p->srcDevice == p->dstDevice) {
+        int cur = rt_device();
+        struct cudaMemcpy3DParms c = {.srcArray = p->srcArray, .srcPos = p->srcPos,
+                                      .srcPtr = p->srcPtr, .dstArray = p->dstArray,
+                                      .dstPos = p->dstPos, .dstPtr = p->dstPtr,
+                                      .extent = p->extent, .kind = cudaMemcpyDeviceToDevice};
+        cudaError_t e = p->srcDevice == cur ? cudaSuccess : cudaSetDevice(p->srcDevice);
+        if (!e)
+            e = async ? cudaMemcpy3DAsync(&c, s) : cudaMemcpy3D(&c);
+        if (p->srcDevice != cur)
+            cudaSetDevice(cur);
+        return e;
+    }
+    if (p->srcArray || p->dstArray)
+        return rt_set(cudaErrorNotSupported);
+    const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
+    const struct cudaExtent *x = &p->extent;
+    if (!a->ptr || !b->ptr || x->width > a->pitch || x->width > b->pitch)
+        return rt_set(cudaErrorInvalidValue);
+    for (size_t z = 0; z < x->depth; z++)
+        for (size_t y = 0; y < x->height; y++) {
+            size_t ra = ((p->srcPos.z + z) * a->ysize + p->srcPos.y + y) * a->pitch + p->srcPos.x;
+            size_t rb = ((p->dstPos.z + z) * b->ysize + p->dstPos.y + y) * b->pitch + p->dstPos.x;
+            cudaError_t e = peer_copy((uint8_t *)b->ptr + rb, p->dstDevice,
+                                      (const uint8_t *)a->ptr + ra, p->srcDevice, x->width, s,
+                                      async);
+            if (e)
+                return e;
+        }
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+    return peer_copy_3d(p, NULL, 0);
+}
+
+API cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t s)
+{
+    return peer_copy_3d(p, s, 1);
+}

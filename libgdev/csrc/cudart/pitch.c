@@ -112,15 +112,29 @@ API cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_
     return copy_3d(p, s, 1);
 }
 
-API cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int value, struct cudaExtent e)
+/* A 3D memset: one 2D memset per slice, in stream s when async. */
+static cudaError_t memset_3d(struct cudaPitchedPtr p, int value, struct cudaExtent e,
+                             cudaStream_t s, int async)
 {
     if (!p.ptr || (e.depth > 1 && !p.ysize))
         return rt_set(cudaErrorInvalidValue);
     for (size_t z = 0; z < e.depth; z++) {
-        cudaError_t err = cudaMemset2D((uint8_t *)p.ptr + z * p.pitch * p.ysize, p.pitch, value,
-                                       e.width, e.height);
+        void *slice = (uint8_t *)p.ptr + z * p.pitch * p.ysize;
+        cudaError_t err = async ? cudaMemset2DAsync(slice, p.pitch, value, e.width, e.height, s)
+                                : cudaMemset2D(slice, p.pitch, value, e.width, e.height);
         if (err)
             return err;
     }
     return cudaSuccess;
+}
+
+API cudaError_t cudaMemset3D(struct cudaPitchedPtr p, int value, struct cudaExtent e)
+{
+    return memset_3d(p, value, e, NULL, 0);
+}
+
+API cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr p, int value, struct cudaExtent e,
+                                  cudaStream_t s)
+{
+    return memset_3d(p, value, e, s, 1);
 }

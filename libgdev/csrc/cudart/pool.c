@@ -32,6 +32,28 @@ API cudaError_t cudaDeviceSetMemPool(int dev, cudaMemPool_t pool)
     CALL(cuDeviceSetMemPool(dev, pool));
 }
 
+/* CUDA 13's pools by memory location (a device, or the host for pinned pools), libcuda's. */
+API cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *pool, struct cudaMemLocation *loc,
+                                         enum cudaMemAllocationType type)
+{
+    IN_CTX();
+    CALL(cuMemGetDefaultMemPool(pool, (CUmemLocation *)loc, (CUmemAllocationType)type));
+}
+
+API cudaError_t cudaMemGetMemPool(cudaMemPool_t *pool, struct cudaMemLocation *loc,
+                                  enum cudaMemAllocationType type)
+{
+    IN_CTX();
+    CALL(cuMemGetMemPool(pool, (CUmemLocation *)loc, (CUmemAllocationType)type));
+}
+
+API cudaError_t cudaMemSetMemPool(struct cudaMemLocation *loc, enum cudaMemAllocationType type,
+                                  cudaMemPool_t pool)
+{
+    IN_CTX();
+    CALL(cuMemSetMemPool((CUmemLocation *)loc, (CUmemAllocationType)type, pool));
+}
+
 API cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
     int n;

@@ -14,6 +14,28 @@ static int expect(const char *what, CUresult got, CUresult want)
     return got == want ? 0 : 1;
 }
 
+/* After a kernel of the current context faulted: creating streams, events, modules, arrays,
+ * pinned memory and memsets fail with its sticky error too. */
+static int sticky_creations(CUmodule *mod)
+{
+    static const char ptx[] = ".version 7.0\n.target sm_50\n.address_size 64\n"
+                              ".visible .entry k() { ret; }\n";
+    CUDA_ARRAY_DESCRIPTOR ad = {.Width = 16, .Height = 16, .Format = CU_AD_FORMAT_FLOAT,
+                                .NumChannels = 1};
+    const CUresult want = CUDA_ERROR_ILLEGAL_ADDRESS;
+    CUstream s;
+    CUevent e;
+    CUarray a;
+    void *host;
+    int rc = expect("sticky-stream", cuStreamCreate(&s, 0), want);
+    rc |= expect("sticky-event", cuEventCreate(&e, 0), want);
+    rc |= expect("sticky-module", cuModuleLoadData(mod, ptx), want);
+    rc |= expect("sticky-array", cuArrayCreate(&a, &ad), want);
+    rc |= expect("sticky-hostalloc", cuMemHostAlloc(&host, 4096, 0), want);
+    rc |= expect("sticky-memset", cuMemsetD8(0xdead0000ull, 0, 16), want);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "";
@@ -63,6 +85,7 @@ int main(int argc, char **argv)
         CUdeviceptr more;   /* every later call of the context fails, allocations too */
         rc |= expect("sticky", cuMemAlloc(&more, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
         rc |= expect("sticky", cuMemFree(a), CUDA_ERROR_ILLEGAL_ADDRESS);
+        rc |= sticky_creations(&mod);
     } else if (!strcmp(c, "fault-then-copy")) {
         /* the usual program: launch, then read the result back, no synchronization */
         CUdeviceptr a, bad = 0xdead0000ull;
@@ -77,6 +100,7 @@ int main(int argc, char **argv)
         rc |= expect("sticky", cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
         CUdeviceptr more;   /* known to libcuda only through the copy: the daemon refuses */
         rc |= expect("sticky", cuMemAlloc(&more, 64), CUDA_ERROR_ILLEGAL_ADDRESS);
+        rc |= sticky_creations(&mod);
     } else if (!strcmp(c, "bad-launch")) {
         cuModuleLoad(&mod, madd);
         cuModuleGetFunction(&f, mod, "add");

@@ -16,7 +16,36 @@ __global__ void saxpy(const float *x, float *y, int n)
     }
 }
 
+__global__ void tile(float *o)
+{
+    __shared__ float t[256];
+    extern __shared__ float more[];
+    t[threadIdx.x] = threadIdx.x;
+    more[threadIdx.x] = 1.0f;
+    __syncthreads();
+    o[threadIdx.x] = t[255 - threadIdx.x] + more[threadIdx.x];
+}
+
 #include "rt_check.h"
+
+// cudaFuncGetAttributes' sizes, and what cudaFuncSetAttribute sets said back (shared=1024
+// dyn=64512 set=8192 too_big=cudaErrorInvalidValue carveout=50 readonly=...).
+static int function_attributes(void)
+{
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, tile));
+    printf("attrs shared=%zu dyn=%d carveout=%d", fa.sharedSizeBytes,
+           fa.maxDynamicSharedSizeBytes, fa.preferredShmemCarveout);
+    CK(cudaFuncSetAttribute(tile, cudaFuncAttributeMaxDynamicSharedMemorySize, 8192));
+    CK(cudaFuncSetAttribute(tile, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+    cudaError_t too_big =
+        cudaFuncSetAttribute(tile, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
+    cudaGetLastError();
+    CK(cudaFuncGetAttributes(&fa, tile));
+    printf(" set=%d too_big=%s carveout=%d\n", fa.maxDynamicSharedSizeBytes,
+           cudaGetErrorName(too_big), fa.preferredShmemCarveout);
+    return 0;
+}
 
 static void host_fn(void *flag)
 {
@@ -62,6 +91,8 @@ static int more_features(float *x, const float *hx)
     CK(cudaDeviceCanAccessPeer(&peer, 0, 1));
     cudaFuncAttributes fa;          // CUB picks its kernels' tuning by ptxVersion
     CK(cudaFuncGetAttributes(&fa, saxpy));
+    if (function_attributes())
+        return 1;
     printf("more ok dev=%d host=%d hostfn=%d stack=%zu blocks=%d peer=%d ptx=%d bin=%d\n",
            dev_ok, host_ok, flag, stack, blocks, peer, fa.ptxVersion, fa.binaryVersion);
     return 0;
