@@ -141,6 +141,13 @@ def test_legacy_launch_api_in_a_primary_context(gdevd, progs) -> None:
     assert res.stdout == "legacy ok same=1 active_after=0\n"
 
 
+def test_legacy_names_found_by_dlsym(gdevd, progs) -> None:
+    """The entry points a program dlsyms by their old names (matrixMulDynlinkJIT's way)."""
+    res = run(build("drv_dynlink", progs, sanitized=True), env=sanitizer_env(gdevd.env()))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == "dynlink ok\n"
+
+
 def test_threads_share_a_context(gdevd, progs) -> None:
     res = run(build("drv_threads", progs, sanitized=True), str(MADD_PTX), "4", "5",
               env=sanitizer_env(gdevd.env()))

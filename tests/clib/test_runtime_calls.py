@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.clib.runner import asan_env, build_rt_program, gdev_run
+from tests.clib.cbuild import PROGS
+from tests.clib.runner import asan_env, build_cuda, build_rt_program, gdev_run
 
 EXPECTED = (
     # device N on PCI bus N + 1 (of 4 vGPUs): ids, the short form, truncation to the length
@@ -72,3 +73,12 @@ def test_newer_runtime_calls(gdevd, tmp_path_factory) -> None:
     prog = build_rt_program("rt_newer_api", tmp_path_factory.mktemp("rtnewer"))
     assert gdev_run(gdevd.mount, prog) == NEWER
     assert gdev_run(gdevd.mount, prog, asan_env()) == NEWER
+
+
+def test_the_runtime_works_in_a_context_the_driver_made_current(gdevd, tmp_path) -> None:
+    """simpleDrvRuntime's mix: the runtime's allocations and launches in the driver's current
+    context (256 bytes found there by cuMemGetAddressRange, device 1, the kernel's values),
+    then the primary context once it is popped, and device 0's after cudaSetDevice."""
+    prog = build_cuda(PROGS / "rt_driver_ctx.cu", tmp_path / "rt_driver_ctx", driver=True)
+    assert gdev_run(gdevd.mount, prog) == (
+        "driver_ctx size=256 dev=1 values=1 same=1 primary=1 set=1\n")

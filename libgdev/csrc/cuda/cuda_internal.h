@@ -46,6 +46,7 @@ struct CUctx_st {
     struct CUmod_st *memops; /* cuStreamWaitValue/WriteValue's kernels, loaded on first use */
     unsigned long long id;   /* cuCtxGetId: unique in the process, never reused */
     size_t limits[CU_LIMIT_MAX]; /* cuCtxSetLimit: recorded, reported (ctxinfo.c) */
+    unsigned attached; /* cuCtxAttach's usage count beyond its creator's (legacy.c) */
 };
 
 /* One kernel of a module: its entry in the daemon's function table (index, parameter

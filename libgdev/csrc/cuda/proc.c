@@ -124,6 +124,21 @@ static const struct proc procs[] = {
     P(cuMemRangeGetAttribute, 8000), P(cuMemRangeGetAttributes, 8000),
     P(cuLibraryGetUnifiedFunction, 12000), P(cuMemGetDefaultMemPool, 13000),
     P(cuMemGetMemPool, 13000), P(cuMemSetMemPool, 13000), P(cuFuncSetSharedMemConfig, 4020),
+    /* legacy.c */
+    P(cuCtxAttach, 2000), P(cuCtxDetach, 2000), P(cuModuleGetTexRef, 2000),
+    P(cuModuleGetSurfRef, 3000), P(cuSurfRefSetArray, 3000), P(cuSurfRefGetArray, 3000),
+    P(cuTexRefCreate, 2000), P(cuTexRefDestroy, 2000), P(cuParamSetTexRef, 2000),
+    P(cuTexRefSetArray, 2000), P(cuTexRefGetArray, 2000), P(cuTexRefSetAddress, 3020),
+    P(cuTexRefGetAddress, 3020), P(cuTexRefSetAddress2D, 4010), P(cuTexRefSetFormat, 2000),
+    P(cuTexRefGetFormat, 2000), P(cuTexRefSetAddressMode, 2000),
+    P(cuTexRefGetAddressMode, 2000), P(cuTexRefSetFilterMode, 2000),
+    P(cuTexRefGetFilterMode, 2000), P(cuTexRefSetFlags, 2000), P(cuTexRefGetFlags, 2000),
+    P(cuTexRefSetBorderColor, 8000), P(cuTexRefGetBorderColor, 8000),
+    P(cuTexRefSetMaxAnisotropy, 5000), P(cuTexRefGetMaxAnisotropy, 5000),
+    P(cuGraphicsUnregisterResource, 3000), P(cuGraphicsResourceSetMapFlags, 3000),
+    P(cuGraphicsMapResources, 3000), P(cuGraphicsUnmapResources, 3000),
+    P(cuGraphicsResourceGetMappedPointer, 3020), P(cuGraphicsSubResourceGetMappedArray, 3000),
+    P(cuGetExportTable, 3000),
 };
 #undef P
 

@@ -33,7 +33,8 @@ struct rt_func {
     const void *host_fun;
     char *name;
     struct rt_fatbin *fatbin;
-    CUfunction fn[MAX_DEVICES]; /* resolved per device, on first launch */
+    CUfunction fn[MAX_DEVICES]; /* resolved per device, on first launch ... */
+    CUmodule fnmod[MAX_DEVICES]; /* ... in this module (another after a context change) */
 };
 
 /* A __device__/__constant__ variable registered by nvcc's host code. */
@@ -49,9 +50,12 @@ struct rt_fatbin {
     const void *wrapper;
     const void *const *prelinked; /* -rdc: the units' fatbinaries (linked.c), else NULL */
     CUmodule mod[MAX_DEVICES];
+    unsigned long long modctx[MAX_DEVICES]; /* the id (cuCtxGetId: never reused) of the context
+                                             * mod[dev] is loaded in: the primary one, or one the
+                                             * program made current through the driver */
 };
 
-cudaError_t rt_ctx(CUcontext *ctx);                  /* the current device's primary context */
+cudaError_t rt_ctx(CUcontext *ctx); /* the thread's driver context, else the primary one */
 cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod); /* loaded on first use */
 /* -rdc programs (linked.c): the units of a device-linked wrapper (NULL if it is not one), and
  * their PTX linked into one module of the current context */

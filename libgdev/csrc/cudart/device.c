@@ -48,12 +48,41 @@ static cudaError_t init(void)
     return e;
 }
 
+static cudaError_t bind_primary(CUcontext *ctx);
+
+/* 1 if c is one of the runtime's primary contexts. */
+static int is_primary(CUcontext c)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_DEVICES && !found; i++)
+        found = primary[i] == c;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* The runtime works in the context current to the thread when the program made one current
+ * through the driver (CUDA's interplay of the two APIs), else in the current device's
+ * primary context, made current. */
 cudaError_t rt_ctx(CUcontext *ctx)
 {
     CUcontext cur = NULL;
+    CUdevice dev;
     cudaError_t e = init();
     if (e)
         return rt_set(e);
+    if (!cuCtxGetCurrent(&cur) && cur && !is_primary(cur) && !cuCtxGetDevice(&dev)) {
+        device = dev;
+        *ctx = cur;
+        return cudaSuccess;
+    }
+    return bind_primary(ctx);
+}
+
+/* The current device's primary context, created on first use, made current. */
+static cudaError_t bind_primary(CUcontext *ctx)
+{
+    CUcontext cur = NULL;
     pthread_mutex_lock(&lock);
     if (!primary[device]) {
         CUresult r = cuCtxCreate(&primary[device], NULL, 0, device);
@@ -87,7 +116,8 @@ API cudaError_t cudaSetDevice(int dev)
     if (dev < 0 || dev >= n || dev >= MAX_DEVICES)
         return rt_set(cudaErrorInvalidDevice);
     device = dev;
-    return cudaSuccess;
+    CUcontext ctx; /* as CUDA 12: the device's primary context made current at once */
+    return bind_primary(&ctx);
 }
 
 API cudaError_t cudaGetDevice(int *dev)

@@ -83,18 +83,21 @@ API void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
 cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod)
 {
     CUcontext ctx;
+    unsigned long long id = 0;
     cudaError_t e = rt_ctx(&ctx);
     int dev = rt_device();
-    if (e)
+    if (e || (e = rt_from(cuCtxGetId(ctx, &id))))
         return e;
     pthread_mutex_lock(&lock);
-    if (!fb->mod[dev]) {
+    if (!fb->mod[dev] || fb->modctx[dev] != id) {
         e = fb->prelinked ? rt_load_linked(fb->prelinked, &fb->mod[dev])
                           : rt_from(cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper));
         if (e) {
+            fb->mod[dev] = NULL;
             pthread_mutex_unlock(&lock);
             return e;
         }
+        fb->modctx[dev] = id;
     }
     *mod = fb->mod[dev];
     pthread_mutex_unlock(&lock);
@@ -138,10 +141,11 @@ cudaError_t rt_function(const void *host_fun, CUfunction *fn)
     if ((e = rt_module(f->fatbin, &mod)))
         return e;
     int dev = rt_device();
-    if (!f->fn[dev]) {
+    if (!f->fn[dev] || f->fnmod[dev] != mod) {
         CUresult r = cuModuleGetFunction(&f->fn[dev], mod, f->name);
         if (r)
             return r == CUDA_ERROR_NOT_FOUND ? cudaErrorInvalidDeviceFunction : rt_from(r);
+        f->fnmod[dev] = mod;
     }
     *fn = f->fn[dev];
     return cudaSuccess;
