@@ -10,10 +10,10 @@ Errors are OSError subclasses that also derive from :class:`GdevError`.
 
 The package holds two things.  The *protocol surface* (:data:`PROTOCOL`: the ABI and its
 typed messages, the gate, the spin policy, Gdev's constants, the launch descriptor, the
-host-buffer check, the texture descriptor and the error root) is what gdevd imports too;
-each of those modules imports only the others.  The client (handle, connection, host
-memory, the CUDA layer) is loaded on first use of a name below, so importing the protocol
-surface from the daemon does not import the client.
+host-buffer check, the texture descriptor, the IPC handle layout and the error root) is what
+gdevd imports too; each of those modules imports only the others.  The client (handle,
+connection, host memory, the CUDA layer) is loaded on first use of a name below, so
+importing the protocol surface from the daemon does not import the client.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from libgdev.verbs import HANDLE_VERBS
 
 # The modules both sides import (tests/test_imports.py holds gdevd to these).
 PROTOCOL = ("libgdev.abi", "libgdev.buffers", "libgdev.constants", "libgdev.errors", "libgdev.gate",
-            "libgdev.kernel", "libgdev.linkimage", "libgdev.messages", "libgdev.moduletable",
-            "libgdev.spin", "libgdev.texture", "libgdev.verbs", "libgdev.wire")
+            "libgdev.ipchandle", "libgdev.ipcmessages", "libgdev.kernel", "libgdev.linkimage",
+            "libgdev.messages", "libgdev.moduletable", "libgdev.spin", "libgdev.texture",
+            "libgdev.verbs", "libgdev.wire")
 
 # Gdev's verbs as module-level functions taking the handle first (libgdev.verbs).
 VERBS = HANDLE_VERBS

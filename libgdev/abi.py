@@ -72,10 +72,11 @@ FEATURE_TEXTURES = 1 << 10  # TEX_CREATE/TEX_DESTROY: texture objects (libgdev.t
 FEATURE_COOPERATIVE = 1 << 11  # GLAUNCH/MODULE_LAUNCH take LAUNCH_COOPERATIVE
 FEATURE_VMM = 1 << 12  # GVM_*: reservations, allocation handles, maps, export/import
 FEATURE_LIMITS = 1 << 13  # CTX_LIMIT: context limits kept by the daemon (the device heap)
+FEATURE_IPC = 1 << 14  # GIPC_*: CUDA IPC memory and event handles (libgdev.ipchandle)
 FEATURES = (FEATURE_STAGING | FEATURE_DMA_FD | FEATURE_INLINE | FEATURE_ASYNC | FEATURE_SHM
             | FEATURE_PRIORITY | FEATURE_MODULES | FEATURE_ERROR_MSG | FEATURE_GUEST
             | FEATURE_STREAMS | FEATURE_TEXTURES | FEATURE_COOPERATIVE | FEATURE_VMM
-            | FEATURE_LIMITS)
+            | FEATURE_LIMITS | FEATURE_IPC)
 
 # Where the host side of a copy lives (gdev_ioctl_dma's src_buf/dst_buf, without pointers).
 HOST_INLINE = 0  # in the request tail (HtoD) or the reply tail (DtoH)

@@ -18,6 +18,7 @@ from libgdev.connection import Connection
 from libgdev.constants import GDEV_IPC_STAT
 from libgdev.errors import error_from_errno
 from libgdev.hostmem import DmaBuffer, Staging, address_of, host_view
+from libgdev.ipc import IpcVerbs
 from libgdev.kernel import GdevKernel
 from libgdev.loader import ModuleVerbs
 from libgdev.verbs import PRINTF_DRAIN_MAX, GdevContext
@@ -32,7 +33,7 @@ _EMPTY = abi.Empty()
 DIRECT_MAX = 32 << 10
 
 
-class Handle(ModuleVerbs, VmmVerbs):
+class Handle(ModuleVerbs, VmmVerbs, IpcVerbs):
     """An open vGPU context in this process.  Use as a context manager or call gclose().
     The module verbs (``gmodule_load``, ``gmodule_launch``, ``gmodule_unload``) are in
     :mod:`libgdev.loader`."""
@@ -377,6 +378,11 @@ COMMAND_WRAPPERS = {
     "GVM_SET_ACCESS": Handle.gvm_set_access, "GVM_GET_ACCESS": Handle.gvm_get_access,
     "GVM_RETAIN": Handle.gvm_retain, "GVM_SIZE": Handle.gvm_size,
     "GVM_EXPORT": Handle.gvm_export, "GVM_IMPORT": Handle.gvm_import,
+    "GIPC_EXPORT": Handle.gipc_export, "GIPC_OPEN": Handle.gipc_open,
+    "GIPC_CLOSE": Handle.gipc_close, "GIPC_EVENT_NEW": Handle.gipc_event_new,
+    "GIPC_EVENT_OPEN": Handle.gipc_event_open, "GIPC_EVENT_RECORD": Handle.gipc_event_record,
+    "GIPC_EVENT_SYNC": Handle.gipc_event_sync, "GIPC_EVENT_WAIT": Handle.gipc_event_wait,
+    "GIPC_EVENT_CLOSE": Handle.gipc_event_close,
 }
 
 

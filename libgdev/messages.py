@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from libgdev.ipcmessages import *  # noqa: F403  (the GIPC_* structs)
+from libgdev.ipcmessages import IpcEvent, IpcEventStream, IpcEventSync, IpcMapping, IpcToken
 from libgdev.wire import I32, U32, U64, Command, Empty, Layout, Token
 
 # -- structs shared by several commands ---------------------------------------------------
@@ -539,6 +541,19 @@ GVM_SIZE = Command(0x29, "GVM_SIZE", _VM_MEM, _SIZE)
 # the reply passes a new fd holding the token that GVM_IMPORT takes
 GVM_EXPORT = Command(0x2A, "GVM_EXPORT", _VM_MEM, EMPTY, passes_fd=True)
 GVM_IMPORT = Command(0x2B, "GVM_IMPORT", Layout("vm_token", VmToken), _VM_MEM)
+_IPC_TOKEN = Layout("ipc_token", IpcToken)
+_IPC_EVENT = Layout("ipc_event", IpcEvent, pad=4)
+_IPC_EVENT_STREAM = Layout("ipc_event_stream", IpcEventStream)
+GIPC_EXPORT = Command(0x30, "GIPC_EXPORT", _ADDR, _IPC_TOKEN)
+GIPC_OPEN = Command(0x31, "GIPC_OPEN", _IPC_TOKEN, Layout("ipc_mapping", IpcMapping))
+GIPC_CLOSE = Command(0x32, "GIPC_CLOSE", _ADDR, EMPTY)
+GIPC_EVENT_NEW = Command(0x33, "GIPC_EVENT_NEW", EMPTY, _IPC_TOKEN)
+GIPC_EVENT_OPEN = Command(0x34, "GIPC_EVENT_OPEN", _IPC_TOKEN, _IPC_EVENT)
+GIPC_EVENT_RECORD = Command(0x35, "GIPC_EVENT_RECORD", _IPC_EVENT_STREAM, EMPTY)
+GIPC_EVENT_SYNC = Command(0x36, "GIPC_EVENT_SYNC", Layout("ipc_event_sync", IpcEventSync),
+                          EMPTY)
+GIPC_EVENT_WAIT = Command(0x37, "GIPC_EVENT_WAIT", _IPC_EVENT_STREAM, EMPTY)
+GIPC_EVENT_CLOSE = Command(0x38, "GIPC_EVENT_CLOSE", _IPC_EVENT, EMPTY)
 
 # Every command, in the order of the C header's X-macro.
 COMMANDS: tuple[Command[Any, Any], ...] = (
@@ -549,7 +564,8 @@ COMMANDS: tuple[Command[Any, Any], ...] = (
     GMEMCPY, GMEMCPY_ASYNC, GLAUNCH, GSYNC, GBARRIER, GQUERY, GTUNE, GSHMGET, GSHMAT, GSHMDT,
     GSHMCTL, GREF, GUNREF, GVIRTGET, GVM_RESERVE, GVM_FREE, GVM_CREATE, GVM_RELEASE, GVM_MAP,
     GVM_UNMAP, GVM_SET_ACCESS, GVM_GET_ACCESS, GVM_RETAIN, GVM_SIZE, GVM_EXPORT, GVM_IMPORT,
-    CTX_LIMIT,
+    CTX_LIMIT, GIPC_EXPORT, GIPC_OPEN, GIPC_CLOSE, GIPC_EVENT_NEW, GIPC_EVENT_OPEN,
+    GIPC_EVENT_RECORD, GIPC_EVENT_SYNC, GIPC_EVENT_WAIT, GIPC_EVENT_CLOSE,
 )
 BY_NUMBER: dict[int, Command[Any, Any]] = {c.number: c for c in COMMANDS}
 BY_NAME: dict[str, Command[Any, Any]] = {c.name: c for c in COMMANDS}

@@ -404,4 +404,5 @@ async def _gshmctl(call: Call, req: abi.ShmCtl, tail: abi.Tail) -> Out[abi.Shmid
     return Out(_NO_SHMID_DS if ds is None else abi.ShmidDs(**dataclasses.asdict(ds)))
 
 
-from gdevd.ioctl import dispatch_vmm  # noqa: E402,F401  (registers the GVM_* handlers)
+# registers the GVM_* and GIPC_* handlers
+from gdevd.ioctl import dispatch_ipc, dispatch_vmm  # noqa: E402,F401,I001

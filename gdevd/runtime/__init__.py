@@ -16,6 +16,17 @@ from .api_copy import (
 )
 from .api_ctx import gdevice_count, gopen, gquery, gtune, query
 from .api_exec import gbarrier, glaunch, gprintf_drain, gsync
+from .api_ipc import (
+    gipc_close,
+    gipc_event_close,
+    gipc_event_new,
+    gipc_event_open,
+    gipc_event_record,
+    gipc_event_sync,
+    gipc_event_wait,
+    gipc_export,
+    gipc_open,
+)
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
 from .api_module import gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
@@ -63,5 +74,7 @@ __all__ = [
     "gtex_create", "gtex_destroy",
     "gvm_reserve", "gvm_free", "gvm_create", "gvm_release", "gvm_map", "gvm_unmap",
     "gvm_set_access", "gvm_get_access", "gvm_retain", "gvm_size", "gvm_export", "gvm_import",
-    "vmm_import_token",
+    "vmm_import_token", "gipc_export", "gipc_open", "gipc_close", "gipc_event_new",
+    "gipc_event_open", "gipc_event_record", "gipc_event_sync", "gipc_event_wait",
+    "gipc_event_close",
 ]

@@ -94,8 +94,9 @@ async def gshmdt(handle: Handle, addr: int) -> None:
     async with handle.exclusive():
         handle.check_open()
         obj = handle.space.objects.find(addr) if type(addr) is int else None
-        if obj is None or obj.shm is None or obj.va != addr:
-            raise GdevError(errno.EINVAL, f"no shared segment attached at {addr!r}")
+        if obj is None or obj.shm is None or obj.va != addr or obj.shm.ipc:
+            raise GdevError(errno.EINVAL, f"no shared segment attached at {addr!r} (an "
+                                          "opened IPC allocation is closed by gipc_close)")
         await settle_object(handle, obj)
         unmap_object(handle, obj)
 

@@ -69,7 +69,7 @@ def import_token(handle: Handle, token: bytes) -> int:
     seg = handle.system.shm.segments.get(sid)
     known = getattr(seg, "secret", None)
     if magic != TOKEN_MAGIC or reserved or known is None or seg is None or seg.removed or \
-            not hmac.compare_digest(known, secret):
+            seg.ipc or not hmac.compare_digest(known, secret):
         raise GdevError(errno.EINVAL, "not a live exported allocation (withdrawn, or not a "
                                       "gdev shareable handle)")
     block = seg.block

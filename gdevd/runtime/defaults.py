@@ -117,6 +117,8 @@ SHM_PER_USER = 64                     # shm segments one non-root user may creat
 VMM_RESERVATIONS = 1024               # VA reservations (gvm_reserve) one context may hold
 VMM_HANDLES = 4096                    # allocation handles (gvm_create/retain/import) per context
 VMM_MAPPINGS = 16384                  # gvm_map mappings one context may hold
+IPC_OPENS = 1024                      # exported allocations one context may hold open (gipc_open)
+IPC_EVENTS = 1024                     # interprocess events one context may hold (created, opened)
 
 # --- bounds of every tunable, by its /proc/gdev name (the config file's checks and the
 # procfs entries both read them here) -----------------------------------------------------

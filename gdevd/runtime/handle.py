@@ -46,6 +46,7 @@ from ..gpu.heap import HeapAllocator
 from ..gpu.texture import TextureTable
 from . import defaults as D
 from .bounce import BounceBuffers
+from .ipc import IpcContext
 from .mm.addrspace import AddressSpace
 from .mm.memory import MemObject
 from .mm.swaparea import SwapCounters
@@ -103,6 +104,7 @@ class Handle:
         self.space = AddressSpace(self.phys.vram.buffer, self.cid)
         self.mmu = self.space.mmu           # the same object, for the engines' hot paths
         self.vmm = VmmSpace(self.cid)       # reservations and allocation ids (api_vmm.py)
+        self.ipc = IpcContext()             # CUDA IPC opens and event references (ipc.py)
         self.bounce = BounceBuffers(system.config.chunk_size, system.config.pipeline_count)
         self.counters = Counters()
         self.pending: dict[int, Fence] = {}

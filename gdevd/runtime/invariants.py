@@ -7,7 +7,8 @@ mappings are disjoint, inside its VA allocator's used space, and translate throu
 to the block's resident pages, and evicted pages translate nowhere; the swap area's pages
 and the host swap budget equal what the blocks hold there; the swapped-bytes counters equal
 the blocks' non-resident bytes; nothing is pinned or migrating at rest; every shared segment
-is held by the table and its attachments.
+is held by the table and its attachments; every CUDA IPC open names an IPC mapping of its
+context, and every interprocess event's references are its holders' (``ipc.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def check_system(system: GdevSystem) -> None:
         if isinstance(block, DeviceBlock):
             assert block.pins == block.running == 0 and block.busy is None, "pinned at rest"
             assert sorted(map(id, (o for _, o in block.maps))) == sorted(map(id, objs))
+    _check_ipc(system)
     for vgpu in system.virtual:
         _check_vgpu(system, vgpu, [b for b, _ in blocks.values()])
     for gpu in system.gpus:
@@ -55,6 +57,19 @@ def check_system(system: GdevSystem) -> None:
         assert set(map(id, dev)) == set(map(id, gpu.blocks)), "block registry"
         _check_pages(gpu, dev)
         _check_swap(system, gpu, dev)
+
+
+def _check_ipc(system: GdevSystem) -> None:
+    refs: dict[int, int] = {}
+    for handle in system.handles.values():
+        for va, n in handle.ipc.opens.items():
+            obj = handle.space.objects.find(va)
+            assert n >= 1 and obj is not None and obj.va == va and obj.shm is not None and \
+                obj.shm.ipc, f"{handle}: IPC open at {va:#x} names no IPC mapping"
+        for eid, n in handle.ipc.events.items():
+            assert n >= 1 and eid in system.ipc_events.events, f"{handle}: dead event {eid}"
+            refs[eid] = refs.get(eid, 0) + n
+    assert {e: ev.refs for e, ev in system.ipc_events.events.items()} == refs, "event refs"
 
 
 def _check_vgpu(system: GdevSystem, vgpu: VirtualGpu, blocks: list[Any]) -> None:

@@ -26,6 +26,7 @@ from ..gpu.device import PhysicalGpu
 from . import defaults as D
 from .config import GdevConfig
 from .invariants import check_system
+from .ipc import IpcEventTable
 from .mm.shm import ShmTable
 from .mm.swap import migrator, shrink
 from .mm.swaparea import SwapCounters
@@ -123,6 +124,7 @@ class GdevSystem:
         self.scheduler = Scheduler(self)    # the seam every launch/copy uses
         self.module_loader: Callable[[str], Any] | None = None        # None: the PTX executor
         self.shm: Any = None                               # the shm segment table
+        self.ipc_events = IpcEventTable()                  # interprocess events (ipc.py)
         self.admission: Any = None          # the ioctl socket's AdmissionStats, if served
         self.nursery: trio.Nursery | None = None
         self.token: trio.lowlevel.TrioToken | None = None

@@ -47,6 +47,7 @@ def release_all(handle: Handle) -> None:
     for mem, ref in list(handle.vmm.allocs.items()):
         del handle.vmm.allocs[mem]
         vmm_drop(handle, ref.block)
+    handle.ipc.release_all(handle.system.ipc_events)
     for seg in handle.system.shm.creator_closed(handle):
         drop_segment(handle.system, seg)
     handle.space.close()
@@ -76,6 +77,9 @@ def unmap_object(handle: Handle, obj: MemObject) -> int:
     handle.space.release(obj)
     block.refs -= 1
     due = handle.system.shm.detached(obj.shm, handle, obj) if obj.shm is not None else []
+    export = block.shm if isinstance(block, DeviceBlock) and not obj.ref else None
+    if export is not None and export.ipc:   # the owner's mapping: withdraw its CUDA IPC
+        due += handle.system.shm.remove(export)     # export; the importers keep the block
     if block.refs == 0:
         release_block(handle.system, block)
     for seg in due:

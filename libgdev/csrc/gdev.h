@@ -102,6 +102,24 @@ int gvm_size(Ghandle h, uint64_t mem, uint64_t *size);
 int gvm_export(Ghandle h, uint64_t mem, int *fd);
 int gvm_import(Ghandle h, int fd, uint64_t *mem);
 
+/* CUDA IPC (gdev-py additions, docs/memory.md): a 64-byte handle names a device allocation
+ * (gipc_export: the gmalloc block holding addr) or an interprocess event (gipc_event_new),
+ * with a 128-bit secret; any context presenting it may open it (gipc_open maps the same
+ * pages, the same address again for a second open; gipc_close drops one open).  An event
+ * is named by its id in the context (gipc_event_open; gipc_event_new's is the handle's
+ * bytes 8..11, little-endian).  Each returns 0 or a negative errno. */
+#define GDEV_IPC_HANDLE_SIZE 64
+int gipc_export(Ghandle h, uint64_t addr, uint8_t handle[GDEV_IPC_HANDLE_SIZE]);
+int gipc_open(Ghandle h, const uint8_t handle[GDEV_IPC_HANDLE_SIZE], uint64_t *addr,
+              uint64_t *size);
+int gipc_close(Ghandle h, uint64_t addr);
+int gipc_event_new(Ghandle h, uint8_t handle[GDEV_IPC_HANDLE_SIZE]);
+int gipc_event_open(Ghandle h, const uint8_t handle[GDEV_IPC_HANDLE_SIZE], uint32_t *event);
+int gipc_event_record(Ghandle h, uint32_t event, uint32_t stream);
+int gipc_event_sync(Ghandle h, uint32_t event, const struct gdev_time *timeout); /* -ETIME */
+int gipc_event_wait(Ghandle h, uint32_t stream, uint32_t event);
+int gipc_event_close(Ghandle h, uint32_t event);
+
 /* Modules (gdev-py additions): the daemon parses, links and lays out PTX; the client gets
  * the function table (parameter layouts, attributes) and the globals' device addresses. */
 struct gdev_param {

@@ -44,6 +44,7 @@
 #define GDEV_ABI_LIMIT_FLAGS 1
 #define GDEV_ABI_TOKEN_SIZE 32
 #define GDEV_ABI_MSG_MAX 0x400u
+#define GDEV_ABI_IPC_SYNC_TIMEOUT 1
 #define GDEV_ABI_FEATURE_STAGING 1
 #define GDEV_ABI_FEATURE_DMA_FD 2
 #define GDEV_ABI_FEATURE_INLINE 4
@@ -58,7 +59,8 @@
 #define GDEV_ABI_FEATURE_COOPERATIVE 0x800u
 #define GDEV_ABI_FEATURE_VMM 0x1000u
 #define GDEV_ABI_FEATURE_LIMITS 0x2000u
-#define GDEV_ABI_FEATURES 0x3fffu
+#define GDEV_ABI_FEATURE_IPC 0x4000u
+#define GDEV_ABI_FEATURES 0x7fffu
 
 #define GDEV_TUNE_MEMCPY_PIPELINE_COUNT 1
 #define GDEV_TUNE_MEMCPY_CHUNK_SIZE 2
@@ -639,6 +641,46 @@ _Static_assert(offsetof(struct gdev_abi_limit, flags) == 4, "limit.flags");
 _Static_assert(offsetof(struct gdev_abi_limit, value) == 8, "limit.value");
 _Static_assert(sizeof(struct gdev_abi_limit) == 16, "limit size");
 
+struct gdev_abi_ipc_token {
+    uint8_t handle[64];
+};
+_Static_assert(offsetof(struct gdev_abi_ipc_token, handle) == 0, "ipc_token.handle");
+_Static_assert(sizeof(struct gdev_abi_ipc_token) == 64, "ipc_token size");
+
+struct gdev_abi_ipc_mapping {
+    uint64_t addr;
+    uint64_t size;
+};
+_Static_assert(offsetof(struct gdev_abi_ipc_mapping, addr) == 0, "ipc_mapping.addr");
+_Static_assert(offsetof(struct gdev_abi_ipc_mapping, size) == 8, "ipc_mapping.size");
+_Static_assert(sizeof(struct gdev_abi_ipc_mapping) == 16, "ipc_mapping size");
+
+struct gdev_abi_ipc_event {
+    uint32_t event;
+    uint32_t _pad0;
+};
+_Static_assert(offsetof(struct gdev_abi_ipc_event, event) == 0, "ipc_event.event");
+_Static_assert(offsetof(struct gdev_abi_ipc_event, _pad0) == 4, "ipc_event._pad0");
+_Static_assert(sizeof(struct gdev_abi_ipc_event) == 8, "ipc_event size");
+
+struct gdev_abi_ipc_event_stream {
+    uint32_t event;
+    uint32_t stream;
+};
+_Static_assert(offsetof(struct gdev_abi_ipc_event_stream, event) == 0, "ipc_event_stream.event");
+_Static_assert(offsetof(struct gdev_abi_ipc_event_stream, stream) == 4, "ipc_event_stream.stream");
+_Static_assert(sizeof(struct gdev_abi_ipc_event_stream) == 8, "ipc_event_stream size");
+
+struct gdev_abi_ipc_event_sync {
+    uint32_t event;
+    uint32_t flags;
+    uint64_t timeout_us;
+};
+_Static_assert(offsetof(struct gdev_abi_ipc_event_sync, event) == 0, "ipc_event_sync.event");
+_Static_assert(offsetof(struct gdev_abi_ipc_event_sync, flags) == 4, "ipc_event_sync.flags");
+_Static_assert(offsetof(struct gdev_abi_ipc_event_sync, timeout_us) == 8, "ipc_event_sync.timeout_us");
+_Static_assert(sizeof(struct gdev_abi_ipc_event_sync) == 16, "ipc_event_sync size");
+
 /* MODULE_LOAD's reply tail: records padded to 8 bytes (moduletable.py). */
 struct gdev_abi_modtab_function {
     uint32_t name_len;
@@ -744,6 +786,15 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GVM_EXPORT 0x2a
 #define GDEV_CMD_GVM_IMPORT 0x2b
 #define GDEV_CMD_CTX_LIMIT 0x12
+#define GDEV_CMD_GIPC_EXPORT 0x30
+#define GDEV_CMD_GIPC_OPEN 0x31
+#define GDEV_CMD_GIPC_CLOSE 0x32
+#define GDEV_CMD_GIPC_EVENT_NEW 0x33
+#define GDEV_CMD_GIPC_EVENT_OPEN 0x34
+#define GDEV_CMD_GIPC_EVENT_RECORD 0x35
+#define GDEV_CMD_GIPC_EVENT_SYNC 0x36
+#define GDEV_CMD_GIPC_EVENT_WAIT 0x37
+#define GDEV_CMD_GIPC_EVENT_CLOSE 0x38
 
 #define GDEV_CMD_HELLO_REQUEST_SIZE 32
 #define GDEV_CMD_HELLO_REPLY_SIZE 16
@@ -849,6 +900,24 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GVM_IMPORT_REPLY_SIZE 8
 #define GDEV_CMD_CTX_LIMIT_REQUEST_SIZE 16
 #define GDEV_CMD_CTX_LIMIT_REPLY_SIZE 8
+#define GDEV_CMD_GIPC_EXPORT_REQUEST_SIZE 8
+#define GDEV_CMD_GIPC_EXPORT_REPLY_SIZE 64
+#define GDEV_CMD_GIPC_OPEN_REQUEST_SIZE 64
+#define GDEV_CMD_GIPC_OPEN_REPLY_SIZE 16
+#define GDEV_CMD_GIPC_CLOSE_REQUEST_SIZE 8
+#define GDEV_CMD_GIPC_CLOSE_REPLY_SIZE 0
+#define GDEV_CMD_GIPC_EVENT_NEW_REQUEST_SIZE 0
+#define GDEV_CMD_GIPC_EVENT_NEW_REPLY_SIZE 64
+#define GDEV_CMD_GIPC_EVENT_OPEN_REQUEST_SIZE 64
+#define GDEV_CMD_GIPC_EVENT_OPEN_REPLY_SIZE 8
+#define GDEV_CMD_GIPC_EVENT_RECORD_REQUEST_SIZE 8
+#define GDEV_CMD_GIPC_EVENT_RECORD_REPLY_SIZE 0
+#define GDEV_CMD_GIPC_EVENT_SYNC_REQUEST_SIZE 16
+#define GDEV_CMD_GIPC_EVENT_SYNC_REPLY_SIZE 0
+#define GDEV_CMD_GIPC_EVENT_WAIT_REQUEST_SIZE 8
+#define GDEV_CMD_GIPC_EVENT_WAIT_REPLY_SIZE 0
+#define GDEV_CMD_GIPC_EVENT_CLOSE_REQUEST_SIZE 8
+#define GDEV_CMD_GIPC_EVENT_CLOSE_REPLY_SIZE 0
 
 /* X(NAME, number, request layout, reply layout, request size, reply size,
      request takes a tail, reply has a tail, reply passes an fd) */
@@ -905,5 +974,14 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GVM_EXPORT, 0x2a, vm_mem, empty, 8, 0, 0, 0, 1) \
     X(GVM_IMPORT, 0x2b, vm_token, vm_mem, 32, 8, 0, 0, 0) \
     X(CTX_LIMIT, 0x12, limit, size, 16, 8, 0, 0, 0) \
+    X(GIPC_EXPORT, 0x30, addr, ipc_token, 8, 64, 0, 0, 0) \
+    X(GIPC_OPEN, 0x31, ipc_token, ipc_mapping, 64, 16, 0, 0, 0) \
+    X(GIPC_CLOSE, 0x32, addr, empty, 8, 0, 0, 0, 0) \
+    X(GIPC_EVENT_NEW, 0x33, empty, ipc_token, 0, 64, 0, 0, 0) \
+    X(GIPC_EVENT_OPEN, 0x34, ipc_token, ipc_event, 64, 8, 0, 0, 0) \
+    X(GIPC_EVENT_RECORD, 0x35, ipc_event_stream, empty, 8, 0, 0, 0, 0) \
+    X(GIPC_EVENT_SYNC, 0x36, ipc_event_sync, empty, 16, 0, 0, 0, 0) \
+    X(GIPC_EVENT_WAIT, 0x37, ipc_event_stream, empty, 8, 0, 0, 0, 0) \
+    X(GIPC_EVENT_CLOSE, 0x38, ipc_event, empty, 8, 0, 0, 0, 0) \
 
 #endif /* GDEV_ABI_H */

@@ -27,7 +27,13 @@ from .backend import GdevBackend, ModuleBackend
 from .device import CUdevice_attribute
 from .driver import API_NAMES, CudaDriver
 from .errors import CudaError, CUresult, result_from_errno
-from .event import CU_EVENT_BLOCKING_SYNC, CU_EVENT_DEFAULT, CU_EVENT_DISABLE_TIMING
+from .event import (
+    CU_EVENT_BLOCKING_SYNC,
+    CU_EVENT_DEFAULT,
+    CU_EVENT_DISABLE_TIMING,
+    CU_EVENT_INTERPROCESS,
+)
+from .ipc import CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 from .launch import CUfunction_attribute
 from .memory import (
     CU_MEMHOSTALLOC_DEVICEMAP,
@@ -59,6 +65,7 @@ __all__ = [
     *API_NAMES, "CudaError", "CUresult", "CUdevice_attribute", "CUfunction_attribute",
     "CudaDriver", "GdevBackend", "ModuleBackend", "bind", "driver", "result_from_errno",
     "CU_EVENT_DEFAULT", "CU_EVENT_BLOCKING_SYNC", "CU_EVENT_DISABLE_TIMING",
+    "CU_EVENT_INTERPROCESS", "CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS",
     "CU_MEMHOSTALLOC_PORTABLE", "CU_MEMHOSTALLOC_DEVICEMAP", "CU_MEMHOSTALLOC_WRITECOMBINED",
     "CU_STREAM_DEFAULT", "CU_STREAM_NON_BLOCKING", *_TEXTURE_NAMES, *_ARRAY_NAMES, *_ARRAY3D_NAMES,
 ]

@@ -16,6 +16,7 @@ from .core import DriverCore
 from .device import DeviceAPI
 from .errors import ErrorAPI
 from .event import EventAPI
+from .ipc import IpcAPI
 from .launch import LaunchAPI
 from .memory import MemoryAPI
 from .module import ModuleAPI
@@ -26,7 +27,7 @@ from .vmm import VmmAPI
 
 
 class CudaDriver(DeviceAPI, ContextAPI, PriorityAPI, MemoryAPI, ModuleAPI, LaunchAPI,
-                 StreamAPI, EventAPI, ShmAPI, TextureAPI, VmmAPI, ErrorAPI, DriverCore):
+                 StreamAPI, EventAPI, ShmAPI, TextureAPI, VmmAPI, IpcAPI, ErrorAPI, DriverCore):
     """The CUDA driver API over one sync Gdev backend (see ``backend.GdevBackend``)."""
 
     def _resolve_backend(self) -> Any:

@@ -9,7 +9,10 @@ time is the emulated device's, taken when the stream reached the event, not at a
 sync: events of two streams time their overlap.
 
 Events created with CU_EVENT_DISABLE_TIMING launch nothing: they only capture the fences of
-the work before them, for cuEventQuery/cuEventSynchronize/cuStreamWaitEvent.
+the work before them, for cuEventQuery/cuEventSynchronize/cuStreamWaitEvent.  An
+interprocess event (CU_EVENT_INTERPROCESS, which needs CU_EVENT_DISABLE_TIMING; ``ipc.py``)
+lives in the daemon instead (``gipc_event_*``), so that every process holding it sees every
+holder's last record.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import DriverCore
+from .core import DriverCore, is_not_ready
 from .errors import CUresult, api, check_sticky, fail
 
 CU_EVENT_DEFAULT = 0x0
@@ -79,6 +82,8 @@ class Event:
         self.slot = 0
         self.recorded = False
         self.destroyed = False
+        self.ipc = 0                        # an interprocess event's id in the daemon
+        self.ipc_handle = b""               # ... and its 64-byte handle (ipc.py)
 
     def __repr__(self) -> str:
         state = "recorded" if self.recorded else "unrecorded"
@@ -91,11 +96,21 @@ class Event:
 
     def done(self) -> bool:
         """Whether every captured fence completed (drops those that did)."""
+        if self.ipc:
+            try:
+                self.ctx.backend.gipc_event_sync(self.ctx.handle, self.ipc, 0)
+            except OSError as exc:
+                if is_not_ready(exc):
+                    return False
+                raise
+            return True
         self.fences = [f for f in self.fences if not self.ctx.fence_done(f)]
         return not self.fences
 
     def wait(self) -> None:
         """Block until every captured fence completed."""
+        if self.ipc:
+            self.ctx.backend.gipc_event_sync(self.ctx.handle, self.ipc)
         while self.fences:
             self.ctx.sync_fence(self.fences[0])
             self.fences.pop(0)
@@ -132,9 +147,13 @@ class EventAPI(DriverCore):
         of it faulted)."""
         ctx = self._current()
         check_sticky(self)
-        if flags & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING):
+        if flags & ~(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS) \
+                or flags & CU_EVENT_INTERPROCESS and not flags & CU_EVENT_DISABLE_TIMING:
             raise fail(CUresult.CUDA_ERROR_INVALID_VALUE, f"event flags {flags:#x}")
         ev = Event(ctx, flags)
+        if flags & CU_EVENT_INTERPROCESS:
+            ev.ipc_handle = bytes(ctx.backend.gipc_event_new(ctx.handle))
+            ev.ipc = int.from_bytes(ev.ipc_handle[8:12], "little")
         if ev.timing:
             pool = ctx.scratch.setdefault("slots", SlotPool(ctx))
             ev.slot = pool.get()
@@ -149,6 +168,10 @@ class EventAPI(DriverCore):
         if s.ctx is not ev.ctx:
             raise fail(CUresult.CUDA_ERROR_INVALID_HANDLE, "event and stream contexts differ")
         with s.ctx.lock:
+            if ev.ipc:
+                s.ctx.backend.gipc_event_record(s.ctx.handle, ev.ipc, s.sid)
+                ev.recorded = True
+                return
             if ev.timing:
                 fn = _marker(s.ctx, self)
                 self._launch(fn, (1, 1, 1), (1, 1, 1), 0, hstream,
@@ -188,14 +211,18 @@ class EventAPI(DriverCore):
 
     @api
     def cuEventDestroy(self, hevent: Any) -> None:
-        """Destroy the event (after its marker, if any, has landed)."""
+        """Destroy the event (after its marker, if any, has landed; an interprocess event
+        at once: its daemon record lives on while another holder has it)."""
         ev = self._event(hevent)
         with ev.ctx.lock:
             try:
-                ev.wait()
+                if not ev.ipc:
+                    ev.wait()
             finally:
                 ev.ctx.flush_printf()
             ev.destroyed = True
             ev.ctx.events.remove(ev)
+            if ev.ipc:
+                ev.ctx.backend.gipc_event_close(ev.ctx.handle, ev.ipc)
             if ev.slot:
                 ev.ctx.scratch["slots"].put(ev.slot)

@@ -90,5 +90,7 @@ class StreamAPI(DriverCore):
                 ev.wait()
             return
         with s.ctx.lock:
+            if ev.ipc:                      # an interprocess event: ordered in the daemon
+                s.ctx.backend.gipc_event_wait(s.ctx.handle, s.sid, ev.ipc)
             for fence in ev.fences:
                 s.ctx.backend.gstream_wait(s.ctx.handle, s.sid, fence)

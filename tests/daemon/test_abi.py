@@ -18,7 +18,7 @@ def _values(layout: abi.Layout, draw_int=lambda fmt: 7) -> dict:
     for name, fmt in layout.fields:
         if name.startswith("_pad"):
             continue
-        out[name] = b"t" * abi.TOKEN_SIZE if fmt.endswith("s") else draw_int(fmt)
+        out[name] = b"t" * int(fmt[:-1]) if fmt.endswith("s") else draw_int(fmt)
     return out
 
 

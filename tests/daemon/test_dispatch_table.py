@@ -29,7 +29,8 @@ def test_every_command_has_one_client_wrapper_that_sends_it() -> None:
     assert set(COMMAND_WRAPPERS) == {c.name for c in abi.COMMANDS}
     assert len({id(f) for f in COMMAND_WRAPPERS.values()}) == len(abi.COMMANDS)
     sources = inspect.getsource(libgdev.handle) + inspect.getsource(libgdev.transfer) + \
-        inspect.getsource(libgdev.loader) + inspect.getsource(libgdev.vmm)
+        inspect.getsource(libgdev.loader) + inspect.getsource(libgdev.vmm) + \
+        inspect.getsource(libgdev.ipc)
     for name, fn in COMMAND_WRAPPERS.items():
         assert callable(fn)
         assert f"abi.{name}" in sources, name

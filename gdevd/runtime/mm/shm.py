@@ -75,6 +75,7 @@ class Segment:
         self.attached: list[tuple[Handle, MemObject]] = []
         self.removed = False
         self.secret: bytes | None = None    # an exported allocation's (api_vmmshare.py)
+        self.ipc = False                    # a CUDA IPC export (api_ipc.py, ipc.py)
         block.refs += 1
         block.shm = self
 

@@ -100,6 +100,7 @@ struct CUevent_st {
     int recorded;
     uint32_t fence;
     uint64_t slot; /* device address of its timestamp, 0 for CU_EVENT_DISABLE_TIMING */
+    struct cu_ipc_event *ipc; /* an interprocess event's daemon record (ipc.c), else NULL */
 };
 
 /* PTDS(f)/PTSZ(f): export entry point f (defined above in the same file) also under the name
@@ -216,5 +217,12 @@ int cu_alloc_find(CUcontext c, uint64_t p, struct alloc *out);
 void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: cuMemFree of a block (0: all of c) */
 CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base); /* its pool, or NULL */
 void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: cuMemFree (0: all of c) */
+/* CUDA IPC (ipc.c): interprocess events live in the daemon; stream.c hands them over */
+void cu_ipc_forget(CUcontext c); /* the opened memory handles of a destroyed context */
+CUresult cu_ipc_event_create(CUevent e); /* e->flags has CU_EVENT_INTERPROCESS */
+void cu_ipc_event_destroy(CUevent e);
+CUresult cu_ipc_event_record(CUcontext c, CUevent e, CUstream s);
+CUresult cu_ipc_event_wait(CUevent e, int poll); /* cuEventSynchronize, cuEventQuery */
+CUresult cu_ipc_stream_wait(CUcontext c, CUstream s, CUevent e);
 
 #endif /* CUDA_INTERNAL_H */

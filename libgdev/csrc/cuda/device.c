@@ -197,6 +197,7 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1; /* cuLaunchCooperativeKernel */
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1; /* vmm.c */
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 1; /* interprocess events (ipc.c) */
     /* drvapi: pools (pool.c), stream memory operations (streamops.c), registration */
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;

@@ -86,6 +86,7 @@ API const char *gdevCudaLastError(void)
     X(CUDA_ERROR_INVALID_SOURCE, "device kernel image is invalid") \
     X(CUDA_ERROR_FILE_NOT_FOUND, "file not found") \
     X(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle") \
+    X(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped") \
     X(CUDA_ERROR_NOT_FOUND, "named symbol not found") \
     X(CUDA_ERROR_NOT_READY, "device not ready") \
     X(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered") \

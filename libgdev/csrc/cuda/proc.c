@@ -69,6 +69,9 @@ static const struct proc procs[] = {
     P(cuMemGetAccess, 10020), P(cuMemRetainAllocationHandle, 11000),
     P(cuMemGetAllocationPropertiesFromHandle, 10020), P(cuMemExportToShareableHandle, 10020),
     P(cuMemImportFromShareableHandle, 10020),
+    /* CUDA IPC (ipc.c) */
+    P(cuIpcGetMemHandle, 4010), {"cuIpcOpenMemHandle", 11000, (void *)cuIpcOpenMemHandle_v2},
+    P(cuIpcCloseMemHandle, 4010), P(cuIpcGetEventHandle, 4010), P(cuIpcOpenEventHandle, 4010),
     /* drvapi: memory and copies (copy2d.c, memset.c, hostmem.c, pointer.c, pool.c, peer.c) */
     P(cuMemAllocPitch, 3020), P(cuMemsetD2D8, 3020), P(cuMemsetD2D16, 3020),
     P(cuMemsetD2D32, 3020), P(cuMemsetD2D8Async, 3020), P(cuMemsetD2D16Async, 3020),

@@ -117,6 +117,8 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
         return r;
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (e->ipc)
+        return cu_ipc_stream_wait(c, s, e);
     if (!e->recorded || !e->fence)
         return CUDA_SUCCESS;
     if (e->ctx != c) /* another context (another handle): wait on the host */
@@ -134,13 +136,20 @@ API CUresult cuEventCreate(CUevent *ph, unsigned int flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     (*ph)->ctx = c;
     (*ph)->flags = flags;
-    return CUDA_SUCCESS;
+    CUresult r = flags & CU_EVENT_INTERPROCESS ? cu_ipc_event_create(*ph) : CUDA_SUCCESS;
+    if (r) {
+        free(*ph);
+        *ph = NULL;
+    }
+    return r;
 }
 
 API CUresult cuEventDestroy(CUevent e)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (e->ipc)
+        cu_ipc_event_destroy(e);
     free(e); /* its slot stays with the context's page until the context goes */
     return CUDA_SUCCESS;
 }
@@ -170,6 +179,8 @@ API CUresult cuEventRecord(CUevent e, CUstream s)
         return r;
     if (!e || e->ctx != c)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (e->ipc)
+        return cu_ipc_event_record(c, e, s);
     if (!(e->flags & CU_EVENT_DISABLE_TIMING)) {
         if (!e->slot && (r = get_slot(c, &e->slot)))
             return r;
@@ -193,6 +204,8 @@ API CUresult cuEventQuery(CUevent e)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (e->ipc)
+        return cu_ipc_event_wait(e, 1);
     return e->recorded ? wait_fence(e->ctx, e->fence, 1) : CUDA_SUCCESS;
 }
 
@@ -200,6 +213,8 @@ API CUresult cuEventSynchronize(CUevent e)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (e->ipc)
+        return cu_ipc_event_wait(e, 0);
     CUresult r = e->recorded ? wait_fence(e->ctx, e->fence, 0) : CUDA_SUCCESS;
     if (e->recorded)
         cu_printf_flush(e->ctx);
