@@ -62,6 +62,8 @@ MORE = (
     "attrs priority=3 unset=0 sum=36 seen=36 copied=3 not_kernel=cudaErrorInvalidValue\n"
     # memset 2 then 2*3+4; the executable graph's kernel given a=5: 2*5+4
     "generic first=10 exec=14 wrong=cudaErrorInvalidValue\n"
+    # a capture into the program's graph ends without a graph back; an ordinary one needs it
+    "capture_to_graph nodes=1 null_out=cudaErrorInvalidValue\n"
     "rt_graph_more ok\n")
 
 

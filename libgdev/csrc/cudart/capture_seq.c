@@ -106,14 +106,18 @@ static void end_seq(struct seq *q)
     *q = (struct seq){0};
 }
 
+/* graph may be NULL when the capture went into the program's own graph
+ * (cudaStreamBeginCaptureToGraph): the nodes are already there. */
 API cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
 {
-    if (!graph)
-        return rt_set(cudaErrorInvalidValue);
     cudaError_t e = cudaSuccess;
     pthread_mutex_lock(&cap_lock);
     struct cap *c = cap_find(s);
     struct seq q = c ? *c->seq : (struct seq){0};
+    if (!graph && (!c || q.owned)) {
+        pthread_mutex_unlock(&cap_lock);
+        return rt_set(cudaErrorInvalidValue);
+    }
     if (!c)
         e = cudaErrorIllegalState;
     else if (q.origin != s)
@@ -129,7 +133,8 @@ API cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
     pthread_mutex_unlock(&cap_lock);
     if (e && e != cudaErrorIllegalState && e != cudaErrorStreamCaptureUnmatched && q.owned)
         rt_graph_free(q.graph);
-    *graph = e ? NULL : q.graph;
+    if (graph)
+        *graph = e ? NULL : q.graph;
     return rt_set(e);
 }
 

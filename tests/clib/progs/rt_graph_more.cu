@@ -178,11 +178,37 @@ static int generic(int *d)
     return 0;
 }
 
+// Capturing into the program's own graph needs no graph back (graphConditionalNodes' way);
+// an ordinary capture does.
+static int capture_to_graph(int *d)
+{
+    cudaGraph_t g, other;
+    cudaStream_t s;
+    size_t n = 0;
+    int a = 2, b = 3, len = 8;
+    void *args[] = {&d, &a, &b, &len};
+    CK(cudaStreamCreate(&s));
+    CK(cudaGraphCreate(&g, 0));
+    CK(cudaStreamBeginCaptureToGraph(s, g, NULL, NULL, 0, cudaStreamCaptureModeGlobal));
+    CK(cudaLaunchKernel((void *)axpb, dim3(1), dim3(8), args, 0, s));
+    CK(cudaStreamEndCapture(s, NULL));
+    CK(cudaGraphGetNodes(g, NULL, &n));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    cudaError_t null_out = cudaStreamEndCapture(s, NULL);
+    cudaGetLastError();
+    CK(cudaStreamEndCapture(s, &other));
+    printf("capture_to_graph nodes=%zu null_out=%s\n", n, name(null_out));
+    CK(cudaGraphDestroy(other));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
 int main(void)
 {
     int *d;
     CK(cudaMalloc(&d, 1024 * sizeof(int)));
-    if (symbols() || user_objects() || attributes(d) || generic(d))
+    if (symbols() || user_objects() || attributes(d) || generic(d) || capture_to_graph(d))
         return 1;
     CK(cudaFree(d));
     printf("rt_graph_more ok\n");
