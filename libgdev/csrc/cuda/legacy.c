@@ -31,6 +31,10 @@ SAME(legacy_event_elapsed, "cuEventElapsedTime", (float *ms, CUevent a, CUevent 
      cuEventElapsedTime(ms, a, b))
 SAME(legacy_host_register, "cuMemHostRegister", (void *p, size_t n, unsigned int f),
      cuMemHostRegister(p, n, f))
+SAME(legacy_map_flags, "cuGraphicsResourceSetMapFlags", (CUgraphicsResource r, unsigned int f),
+     cuGraphicsResourceSetMapFlags(r, f))
+SAME(legacy_ipc_open, "cuIpcOpenMemHandle", (CUdeviceptr *p, CUipcMemHandle h, unsigned int f),
+     cuIpcOpenMemHandle(p, h, f))
 
 /* A CUDA 3.1 entry point (32-bit device pointers and sizes): refused, naming its successor. */
 #define V1(c_name, abi_name)                                                               \
