@@ -40,7 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("-f", "--foreground", action="store_true", help="do not detach")
     p.add_argument("--gpus", type=int, help="physical GPUs (default 1)")
     p.add_argument("--vgpus", type=int, help="virtual GPUs per physical GPU (default 4)")
-    p.add_argument("--memory", help="device memory per GPU, e.g. 1G, 512M (default 4G)")
+    p.add_argument("--memory", help="device memory per GPU, e.g. 1G, 512M (default 8G)")
     p.add_argument("--config", help="TOML file: machine, [daemon], [proc], [dev] "
                    "(docs/daemon.md; flags override it)")
     p.add_argument("--socket", help="ioctl socket path (default: a private dir in /tmp)")

@@ -17,7 +17,7 @@ GiB = 1024 * MiB
 # --- the emulated hardware -------------------------------------------------------------
 GPUS = 1                              # physical GPUs (GDEV_PHYSICAL_DEVICE_MAX_COUNT = 8)
 GPUS_MAX = 8
-MEMORY = 4 * GiB                      # device memory per physical GPU (lazy: costs no RSS)
+MEMORY = 8 * GiB                      # device memory per physical GPU (lazy: costs no RSS)
 DMA_MEMORY = 2 * GiB                  # host DMA pool per physical GPU (Gdev: 512 MB; public
                                       # programs pin 128 MiB and more)
 VGPUS = 4                             # virtual GPUs per physical GPU (GDEV0_VIRTUAL_DEVICE_COUNT)

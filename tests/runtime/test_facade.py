@@ -61,6 +61,6 @@ def test_shutdown_closes_open_contexts_and_a_bad_config_does_not_boot() -> None:
     with pytest.raises(GdevError):
         gdev.boot(gdev.GdevConfig(gpus=0))
     with gdev.gopen(0) as h2:                              # boots the default machine
-        assert gdev.gquery(h2, gdev.GDEV_QUERY_DEVICE_MEM_SIZE) == 966_365_184  # 25 % of 4 GiB
+        assert gdev.gquery(h2, gdev.GDEV_QUERY_DEVICE_MEM_SIZE) == 1_932_734_464  # 25 % of 8 GiB
         # less its 10 % temporal swap area, in pages
     gdev.shutdown()
