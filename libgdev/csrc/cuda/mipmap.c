@@ -116,16 +116,24 @@ static struct CUmipmappedArray_st *live(CUcontext c, CUmipmappedArray m)
     return p && p->ctx == c && !p->destroyed ? p : NULL;
 }
 
-API CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray,
-                                      unsigned int level)
+/* The current context's live mipmapped array h, or its failure (INVALID_HANDLE if none). */
+static CUresult current_mip(CUmipmappedArray h, struct CUmipmappedArray_st **m)
 {
     CUcontext c = NULL;
     CUresult r = cu_current(&c);
-    struct CUmipmappedArray_st *m = r ? NULL : live(c, hMipmappedArray);
     if (r)
         return r;
-    if (!m)
-        return CUDA_ERROR_INVALID_HANDLE;
+    *m = live(c, h);
+    return *m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+API CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray,
+                                      unsigned int level)
+{
+    struct CUmipmappedArray_st *m;
+    CUresult r = current_mip(hMipmappedArray, &m);
+    if (r)
+        return r;
     if (!pLevelArray || level >= m->levels)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMipmappedArrayGetLevel: level %u of %u",
                        level, m->levels);
@@ -135,13 +143,10 @@ API CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMi
 
 API CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 {
-    CUcontext c = NULL;
-    CUresult r = cu_current(&c);
-    struct CUmipmappedArray_st *m = r ? NULL : live(c, hMipmappedArray);
+    struct CUmipmappedArray_st *m;
+    CUresult r = current_mip(hMipmappedArray, &m);
     if (r)
         return r;
-    if (!m)
-        return CUDA_ERROR_INVALID_HANDLE;
     if ((r = cuMemFree(m->ptr)))
         return r;
     m->destroyed = 1;

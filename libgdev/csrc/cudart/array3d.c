@@ -10,25 +10,36 @@
 
 #include "cudart_internal.h"
 
-API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
-                                  struct cudaExtent extent, unsigned int flags)
+cudaError_t rt_array3d_desc(const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+                            unsigned int flags, CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     const unsigned ours = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap |
                           cudaArrayTextureGather;
     const unsigned known = ours | cudaArrayColorAttachment
                            | cudaArraySparse | cudaArrayDeferredMapping;
-    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = extent.width, .Height = extent.height,
-                                 .Depth = extent.depth, .Flags = flags};
+    *d = (CUDA_ARRAY3D_DESCRIPTOR){.Width = extent.width, .Height = extent.height,
+                                   .Depth = extent.depth, .Flags = flags};
+    if (!desc || !extent.width || (flags & ~known))
+        return cudaErrorInvalidValue;
+    if (flags & ~ours)
+        return cudaErrorNotSupported;
+    if (!rt_channel_format(desc, &d->Format, &d->NumChannels))
+        return cudaErrorInvalidChannelDescriptor;
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                                  struct cudaExtent extent, unsigned int flags)
+{
+    CUDA_ARRAY3D_DESCRIPTOR d;
     CUcontext ctx;
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
-    if (!array || !desc || !extent.width || (flags & ~known))
+    if (!array)
         return rt_set(cudaErrorInvalidValue);
-    if (flags & ~ours)
-        return rt_set(cudaErrorNotSupported);
-    if (!rt_channel_format(desc, &d.Format, &d.NumChannels))
-        return rt_set(cudaErrorInvalidChannelDescriptor);
+    if ((e = rt_array3d_desc(desc, extent, flags, &d)))
+        return rt_set(e);
     return rt_set(rt_from(cuArray3DCreate((CUarray *)array, &d)));
 }
 

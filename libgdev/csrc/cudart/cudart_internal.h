@@ -101,6 +101,10 @@ CUresult rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
 
 /* Channel descriptors <-> the driver's format and channel count (texture.c): 0 if textures
  * and arrays cannot have the descriptor (unequal widths, three channels, other kinds). */
+/* array3d.c: the driver's descriptor of an array of `desc` texels, `extent` and `flags`,
+ * checked as cudaMalloc3DArray and cudaMallocMipmappedArray check them */
+cudaError_t rt_array3d_desc(const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+                            unsigned int flags, CUDA_ARRAY3D_DESCRIPTOR *d);
 int rt_channel_format(const struct cudaChannelFormatDesc *d, CUarray_format *fmt,
                       unsigned *ch);
 struct cudaChannelFormatDesc rt_channel_desc(CUarray_format fmt, unsigned ch);

@@ -48,13 +48,13 @@ static cudaError_t init(void)
     return e;
 }
 
-static cudaError_t bind_primary(CUcontext *ctx);
+static cudaError_t bind_primary(CUcontext cur, CUcontext *ctx);
 
-/* 1 if c is one of the runtime's primary contexts. */
+/* 1 if c is one of the runtime's primary contexts (the current device's, tested first). */
 static int is_primary(CUcontext c)
 {
-    int found = 0;
     pthread_mutex_lock(&lock);
+    int found = primary[device] == c;
     for (int i = 0; i < MAX_DEVICES && !found; i++)
         found = primary[i] == c;
     pthread_mutex_unlock(&lock);
@@ -76,13 +76,13 @@ cudaError_t rt_ctx(CUcontext *ctx)
         *ctx = cur;
         return cudaSuccess;
     }
-    return bind_primary(ctx);
+    return bind_primary(cur, ctx);
 }
 
-/* The current device's primary context, created on first use, made current. */
-static cudaError_t bind_primary(CUcontext *ctx)
+/* The current device's primary context, created on first use, made current if cur (the
+ * thread's current context) is not it. */
+static cudaError_t bind_primary(CUcontext cur, CUcontext *ctx)
 {
-    CUcontext cur = NULL;
     pthread_mutex_lock(&lock);
     if (!primary[device]) {
         CUresult r = cuCtxCreate(&primary[device], NULL, 0, device);
@@ -93,7 +93,6 @@ static cudaError_t bind_primary(CUcontext *ctx)
     }
     *ctx = primary[device];
     pthread_mutex_unlock(&lock);
-    cuCtxGetCurrent(&cur);
     if (cur != *ctx)
         cuCtxSetCurrent(*ctx);
     return cudaSuccess;
@@ -116,8 +115,9 @@ API cudaError_t cudaSetDevice(int dev)
     if (dev < 0 || dev >= n || dev >= MAX_DEVICES)
         return rt_set(cudaErrorInvalidDevice);
     device = dev;
-    CUcontext ctx; /* as CUDA 12: the device's primary context made current at once */
-    return bind_primary(&ctx);
+    CUcontext ctx, cur = NULL; /* as CUDA 12: the device's primary context made current */
+    cuCtxGetCurrent(&cur);
+    return bind_primary(cur, &ctx);
 }
 
 API cudaError_t cudaGetDevice(int *dev)

@@ -177,23 +177,25 @@ static int chosen(const struct cond_op *c, unsigned v)
     return v ? 0 : c->type == cudaGraphCondTypeIf && c->size == 2 ? 1 : -1;
 }
 
+/* The word read once the stream's work before it is done, and the body it chooses; a WHILE
+ * node's body is instantiated once and launched as often as the word asks. */
 cudaError_t rt_cond_issue(const struct cond_op *c, cudaStream_t s)
 {
+    cudaGraphExec_t x = NULL;
+    cudaError_t e;
     for (;;) {
         unsigned v = 0;
-        cudaGraphExec_t x;
-        cudaError_t e = cudaMemcpyAsync(&v, (void *)(uintptr_t)c->handle, sizeof v,
-                                        cudaMemcpyDeviceToHost, s);
+        e = cudaMemcpyAsync(&v, (void *)(uintptr_t)c->handle, sizeof v,
+                            cudaMemcpyDeviceToHost, s);
         if (!e)
             e = cudaStreamSynchronize(s);
         int body = e ? -1 : chosen(c, v);
-        if (body < 0)
-            return e;
-        if (!(e = cudaGraphInstantiate(&x, c->bodies[body], 0))) {
-            e = cudaGraphLaunch(x, s);
-            cudaGraphExecDestroy(x);
-        }
-        if (e || c->type != cudaGraphCondTypeWhile)
-            return e;
+        if (body < 0 || (!x && (e = cudaGraphInstantiate(&x, c->bodies[body], 0))))
+            break;
+        if ((e = cudaGraphLaunch(x, s)) || c->type != cudaGraphCondTypeWhile)
+            break;
     }
+    if (x)
+        cudaGraphExecDestroy(x);
+    return e;
 }

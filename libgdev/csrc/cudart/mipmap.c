@@ -10,22 +10,15 @@ API cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
                                          struct cudaExtent extent, unsigned int numLevels,
                                          unsigned int flags)
 {
-    const unsigned ours = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap |
-                          cudaArrayTextureGather;
-    const unsigned known = ours | cudaArrayColorAttachment | cudaArraySparse |
-                           cudaArrayDeferredMapping;
-    CUDA_ARRAY3D_DESCRIPTOR d = {.Width = extent.width, .Height = extent.height,
-                                 .Depth = extent.depth, .Flags = flags};
+    CUDA_ARRAY3D_DESCRIPTOR d;
     CUcontext ctx;
     cudaError_t e = rt_ctx(&ctx);
     if (e)
         return e;
-    if (!mipmappedArray || !desc || !extent.width || (flags & ~known))
+    if (!mipmappedArray)
         return rt_set(cudaErrorInvalidValue);
-    if (flags & ~ours)
-        return rt_set(cudaErrorNotSupported);
-    if (!rt_channel_format(desc, &d.Format, &d.NumChannels))
-        return rt_set(cudaErrorInvalidChannelDescriptor);
+    if ((e = rt_array3d_desc(desc, extent, flags, &d)))
+        return rt_set(e);
     return rt_set(rt_from(cuMipmappedArrayCreate((CUmipmappedArray *)mipmappedArray, &d,
                                                  numLevels)));
 }
