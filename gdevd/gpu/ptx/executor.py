@@ -43,6 +43,7 @@ WAVE_THREADS = 1 << 17
 WAVE_BYTES = 256 << 20
 POOL_MAX_THREADS = 1 << 14
 FAIRNESS_PERIOD = 64
+DEFER_MAX = 4096     # picks a warp collective waits for its warp mates (_runnable)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
@@ -86,6 +87,7 @@ class Wave:
         self.upc = 0
         self.ulanes = None
         self.divergent_steps = 0
+        self.deferred = 0     # picks the lowest PC's warp collective has waited (_runnable)
         # per-thread call stacks of recursive functions (callstack.py)
         self.calls = CallStack(self, info.frames, launch.stack_depth) if info.frames else None
 
@@ -100,6 +102,7 @@ class Wave:
         self.pc.fill(0)
         self.n_alive = self.n
         self.upc, self.ulanes = 0, None
+        self.deferred = 0
         if self.calls is not None:
             self.calls.reset(launch.stack_depth)
 
@@ -125,7 +128,7 @@ class Wave:
             else:
                 m = int(pcs.min())
         if lanes is None:
-            lanes = np.flatnonzero(pcs == m)
+            m, lanes = self._runnable(m, np.flatnonzero(pcs == m))
         if lanes.size == self.n_alive:
             self.upc = m
             self.ulanes = None if lanes.size == self.n else lanes
@@ -133,27 +136,57 @@ class Wave:
         return m, lanes
 
     def _ahead(self):
-        """(pc, lanes) of the threads furthest ahead that may run now, or None.  At a block
-        with a warp-collective instruction only the threads whose warp's live threads are
-        all there may: a shuffle must not read the registers of warp mates that are behind
-        (they arrive later, as on a GPU where the collective waits for its member mask)."""
+        """(pc, lanes) of the threads furthest ahead that may run now (:meth:`_may_run`),
+        or None.  A warp collective passed over for its missing warp mates has waited the
+        FAIRNESS_PERIOD picks since the last step; once it has waited DEFER_MAX, its threads
+        run (the mates may be outside its member mask, spinning on what its threads do
+        next)."""
         pcs = self.pc
-        runnable = pcs < WAIT
-        for m in np.unique(pcs[runnable])[::-1]:
+        for m in np.unique(pcs[pcs < WAIT])[::-1]:
             m = int(m)
-            at = pcs == m
-            if not self.collective[m]:
-                return m, np.flatnonzero(at)
-            geom = self.env.geom
-            nw = -(-geom.tpb // 32)
-            pad = np.full((geom.nblocks, nw * 32), PC_EXIT, np.int32)
-            pad[:, :geom.tpb] = pcs.reshape(geom.nblocks, geom.tpb)
-            warps = pad.reshape(geom.nblocks, nw, 32)
-            whole = ((warps == m) | (warps >= PC_EXIT)).all(axis=2)      # (blocks, warps)
-            ok = np.repeat(whole, 32, axis=1)[:, :geom.tpb].reshape(-1) & at
-            if ok.any():
-                return m, np.flatnonzero(ok)
+            lanes = self._may_run(m)
+            if not lanes.size and self.collective[m]:
+                self.deferred += FAIRNESS_PERIOD
+                if self.deferred >= DEFER_MAX:
+                    self.deferred = 0
+                    lanes = np.flatnonzero(pcs == m)
+            if lanes.size:
+                return m, lanes
         return None
+
+    def _may_run(self, m: int) -> np.ndarray:
+        """The threads at ``m`` that may run now.  At a block with a warp-collective
+        instruction only those whose warp's live threads are all there: a shuffle must not
+        read the registers of warp mates that are elsewhere (a GPU waits for the threads its
+        member mask names)."""
+        at = self.pc == m
+        if not self.collective[m]:
+            return np.flatnonzero(at)
+        geom = self.env.geom
+        nw = -(-geom.tpb // 32)
+        pad = np.full((geom.nblocks, nw * 32), PC_EXIT, np.int32)
+        pad[:, :geom.tpb] = self.pc.reshape(geom.nblocks, geom.tpb)
+        warps = pad.reshape(geom.nblocks, nw, 32)
+        whole = ((warps == m) | (warps >= PC_EXIT)).all(axis=2)      # (blocks, warps)
+        return np.flatnonzero(np.repeat(whole, 32, axis=1)[:, :geom.tpb].reshape(-1) & at)
+
+    def _runnable(self, m: int, lanes: np.ndarray):
+        """(pc, lanes) to run when ``m`` is the lowest PC and ``lanes`` are there.  At a
+        warp-collective block whose warps are not whole, the lowest PC from ``m`` up that
+        may run: the warp mates elsewhere run until they arrive.  If none may (a partial
+        member mask, a mate that never comes) or the collective has waited DEFER_MAX picks,
+        every thread at ``m`` runs, and a source lane that is not there reads 0."""
+        if not self.collective[m]:
+            return m, lanes
+        if lanes.size != self.n_alive and self.deferred < DEFER_MAX:
+            pcs = self.pc
+            for lo in np.unique(pcs[(pcs >= m) & (pcs < WAIT)]):
+                ok = self._may_run(int(lo))
+                if ok.size:
+                    self.deferred += 1
+                    return int(lo), ok
+        self.deferred = 0       # the collective runs for every thread there
+        return m, lanes
 
     def _release_complete_blocks(self) -> None:
         blk = self.pc.reshape(self.env.geom.nblocks, self.env.geom.tpb)

@@ -41,6 +41,7 @@ struct jctx {
     const void *tex;
     uint64_t ntex;
     void *heap;
+    uint32_t deferred;
 };
 """
 

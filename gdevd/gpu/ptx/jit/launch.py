@@ -159,7 +159,7 @@ class _Chunk:
         ctx.heap = launch.heap_ptr
         ctx.instructions = ctx.thread_instructions = ctx.fault_va = 0
         ctx.started = ctx.upc = ctx.nlive = ctx.nact = ctx.act_ok = 0
-        ctx.fault_line = ctx.fault_kind = ctx.divsteps = 0
+        ctx.fault_line = ctx.fault_kind = ctx.divsteps = ctx.deferred = 0
         ctx.pcw = 1     # a reused chunk's pc[] may hold an unfinished block's
         if launch.grid_workspace or self.coop:  # (cffi writes cost: only when they change)
             ctx.grid_ws = launch.grid_workspace

@@ -32,6 +32,7 @@
 #define TLB_SLOT(page) ((unsigned)((page) + ((page) >> 10) * 157u + ((page) >> 20) * 59u) & \
 			(TLB_SIZE - 1))
 #define FAIRNESS_PERIOD 64
+#define DEFER_MAX 4096	/* picks a warp collective waits for its warp mates (runnable) */
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
        F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND, F_HEAP };
@@ -65,6 +66,7 @@ struct jctx {
 	const void *tex;	/* the launch's texture objects (struct jtex, tex.h) */
 	uint64_t ntex;
 	struct gdev_heap *heap;	/* the context's device heap (heap.h), NULL without one */
+	uint32_t deferred;	/* picks the lowest PC's warp collective has waited (runnable) */
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
@@ -148,6 +150,7 @@ static void block_init(struct jctx *c)
 	c->ctaid[1] = (b / c->nctaid[0]) % c->nctaid[1];
 	c->ctaid[2] = b / ((uint64_t)c->nctaid[0] * c->nctaid[1]);
 	c->upc = 0;
+	c->deferred = 0;
 	c->nlive = c->nt;
 	c->act_ok = 0;
 	c->started = 1;
@@ -184,9 +187,38 @@ static int lanes_at(const int32_t *restrict pcs, int n, int32_t m, int32_t *rest
 	return k;
 }
 
+/* the lanes at m whose warp's live lanes are all there, into act; their count (a block
+   with a warp-collective instruction runs for whole warps: a shfl.sync names its warp mates
+   in its member mask, and a GPU waits for them to arrive) */
+static int whole_warps_at(struct jctx *c, int32_t m)
+{
+	const int32_t *pcs = c->pc;
+	const int n = c->nt;
+	int k = 0;
+
+	for (int w = 0; w < n; w += 32) {
+		const int end = w + 32 < n ? w + 32 : n;
+		int whole = 1;
+		for (int i = w; i < end; i++)
+			whole &= pcs[i] == m || pcs[i] >= PC_EXIT;
+		for (int i = w; i < end && whole; i++)
+			if (pcs[i] == m)
+				c->act[k++] = i;
+	}
+	return k;
+}
+
+/* the lanes at m that may run now, into act (see whole_warps_at); their count */
+static int may_run_at(struct jctx *c, const uint8_t *coll, int32_t m)
+{
+	return coll[m] ? whole_warps_at(c, m) : lanes_at(c->pc, c->nt, m, c->act);
+}
+
 /* The fairness step (executor.py's _ahead): the lanes at the highest PC that may run now,
-   into act; that PC, or -1 if none may.  At a block with a warp-collective instruction
-   (coll[pc]) only lanes whose warp's live lanes are all there may run. */
+   into act; that PC, or -1 if none may.  A warp collective passed over for its missing warp
+   mates has waited the FAIRNESS_PERIOD picks since the last step; once it has waited
+   DEFER_MAX, its lanes run (the mates may be outside its member mask, spinning on what
+   the collective's lanes do next). */
 static int32_t ahead(struct jctx *c, const uint8_t *coll)
 {
 	const int32_t *pcs = c->pc;
@@ -195,19 +227,15 @@ static int32_t ahead(struct jctx *c, const uint8_t *coll)
 
 	for (;;) {
 		int32_t m = -1;
-		int k = 0;
+		int k;
 		for (int i = 0; i < n; i++)
 			m = pcs[i] < bound && pcs[i] > m ? pcs[i] : m;
 		if (m < 0)
 			return -1;
-		for (int w = 0; w < n; w += 32) {
-			const int end = w + 32 < n ? w + 32 : n;
-			int whole = 1;
-			for (int i = w; i < end && coll[m]; i++)
-				whole &= pcs[i] == m || pcs[i] >= PC_EXIT;
-			for (int i = w; i < end && whole; i++)
-				if (pcs[i] == m)
-					c->act[k++] = i;
+		k = may_run_at(c, coll, m);
+		if (!k && coll[m] && (c->deferred += FAIRNESS_PERIOD) >= DEFER_MAX) {
+			c->deferred = 0;
+			k = lanes_at(pcs, n, m, c->act);
 		}
 		if (k) {
 			c->nact = k;
@@ -215,6 +243,38 @@ static int32_t ahead(struct jctx *c, const uint8_t *coll)
 		}
 		bound = m;
 	}
+}
+
+/* The lanes to run when m is the lowest PC, into act; their PC.  At a warp-collective
+   block whose warps are not whole, the lowest PC from m up that may run (executor.py's
+   _runnable): the warp mates elsewhere run until they arrive.  If none may (a partial
+   member mask, a mate that never comes) or the collective has waited DEFER_MAX picks,
+   every lane at m runs, and a source lane that is not there reads 0 (ops_warp.py). */
+static int32_t runnable(struct jctx *c, const uint8_t *coll, int32_t m)
+{
+	const int32_t *pcs = c->pc;
+	const int n = c->nt;
+	int k = lanes_at(pcs, n, m, c->act);
+
+	if (coll[m] && k != c->nlive && c->deferred < DEFER_MAX) {
+		for (int32_t lo = m; lo < WAIT;) {
+			int32_t nx = WAIT;
+			const int ok = may_run_at(c, coll, lo);
+			if (ok) {
+				c->nact = ok;
+				c->deferred++;
+				return lo;
+			}
+			for (int i = 0; i < n; i++)
+				nx = pcs[i] > lo && pcs[i] < nx ? pcs[i] : nx;
+			lo = nx;
+		}
+		k = lanes_at(pcs, n, m, c->act);
+	}
+	if (coll[m])	/* the collective runs for every lane there */
+		c->deferred = 0;
+	c->nact = k;
+	return m;
 }
 
 /* min-PC scheduling as the interpreter does it (see executor.py); -1 when the block ended */
@@ -240,8 +300,8 @@ static int32_t pick(struct jctx *c, const uint8_t *coll)
 			return hi;
 		}
 	}
-	k = lanes_at(pcs, n, m, c->act);
-	c->nact = k;
+	m = runnable(c, coll, m);
+	k = c->nact;
 	if (k == c->nlive) {
 		c->upc = m;
 		c->act_ok = 1;
