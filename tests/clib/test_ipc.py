@@ -2,8 +2,10 @@
 progs/drv_ipc.c (simpleIPC's shape: fork, the 64-byte memory and event handles through a
 pipe, the child writes by kernel behind a stream wait and records the event, the parent's
 event query and stream wait see the child's record, the parent frees first and the child's
-mapping keeps the memory; CUDA's results for each misuse).  Every byte is back in
-/proc/gdev when the program has ended."""
+mapping keeps the memory; CUDA's results for each misuse) and progs/drv_pool_ipc.c
+(streamOrderedAllocationIPC's shape: a pool shared by a file descriptor over a Unix socket,
+a pointer by its export data, which imports only through its own pool).  Every byte is back
+in /proc/gdev when the programs have ended."""
 
 from __future__ import annotations
 
@@ -26,6 +28,12 @@ OUT = ("child forged=CUDA_ERROR_INVALID_HANDLE junk=CUDA_ERROR_INVALID_VALUE "
        "plain_event=CUDA_ERROR_INVALID_VALUE interior_same=1 pending=CUDA_ERROR_NOT_READY "
        "answer_wrong=0 child_exit=0\n")
 
+POOL_OUT = ("child other_pool=CUDA_ERROR_INVALID_VALUE alloc_from_import=CUDA_ERROR_INVALID_VALUE "
+            "attr_pool=1 data_wrong=0 free_twice=CUDA_ERROR_INVALID_VALUE\n"
+            "parent handle_types=1 plain_export=CUDA_ERROR_INVALID_VALUE "
+            "plain_pointer=CUDA_ERROR_INVALID_VALUE self_import=CUDA_ERROR_INVALID_VALUE "
+            "answer_wrong=0 child_exit=0\n")
+
 
 @pytest.fixture(scope="module")
 def progs(tmp_path_factory) -> Path:
@@ -45,4 +53,15 @@ def test_two_processes_share_memory_and_an_event_by_ipc_handles(gdevd, progs,
                          env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert sorted(res.stdout.splitlines()) == OUT.splitlines(), res.stdout
+    assert _all_returned(gdevd)
+
+
+@pytest.mark.parametrize("sanitized", [False, True], ids=["plain", "asan"])
+def test_two_processes_share_a_memory_pool_and_its_pointer(gdevd, progs,
+                                                          sanitized: bool) -> None:
+    env = sanitizer_env(gdevd.env()) if sanitized else gdevd.env()
+    res = subprocess.run([str(build("drv_pool_ipc", progs, sanitized)), "1"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert sorted(res.stdout.splitlines()) == POOL_OUT.splitlines(), res.stdout
     assert _all_returned(gdevd)

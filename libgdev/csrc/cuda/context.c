@@ -125,6 +125,7 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     cu_mipmap_forget(ctx);
     cu_host_forget(ctx);          /* its pinned buffers' records */
     cu_ipc_forget(ctx);           /* its opened IPC memory handles (ipc.c) */
+    cu_pool_imports_drop(ctx);    /* and the pool pointers it imported (poolipc.c) */
     cu_pool_forget(ctx, 0);       /* its blocks leave their pools' accounting */
     cu_advice_forget(ctx, 0);     /* its managed memory's hints */
     ctx->marker = NULL;

@@ -216,6 +216,14 @@ int cu_host_find(const void *p, size_t n, struct cu_host_info *out); /* 1 if kno
 int cu_alloc_find(CUcontext c, uint64_t p, struct alloc *out);
 void cu_pool_forget(CUcontext c, CUdeviceptr p); /* pool.c: cuMemFree of a block (0: all of c) */
 CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base); /* its pool, or NULL */
+/* poolipc.c: cuMemFree of a pointer imported from another process's pool (1: it was one,
+ * *r its result; 0: not one); the imported pool of such a pointer (NULL: not one) */
+int cu_pool_import_free(CUcontext c, CUdeviceptr p, CUresult *r);
+CUmemoryPool cu_pool_import_of(CUcontext c, CUdeviceptr p);
+void cu_pool_imports_drop(CUcontext c); /* a destroyed context's imported pointers */
+/* ipc.c: open a memory handle in c, close it (who: the caller's name for messages) */
+CUresult cu_ipc_open(CUcontext c, const CUipcMemHandle *h, CUdeviceptr *pdptr, const char *who);
+CUresult cu_ipc_close(CUcontext c, CUdeviceptr dptr, const char *who);
 void cu_advice_forget(CUcontext c, CUdeviceptr base); /* managed.c: cuMemFree (0: all of c) */
 /* CUDA IPC (ipc.c): interprocess events live in the daemon; stream.c hands them over */
 void cu_ipc_forget(CUcontext c); /* the opened memory handles of a destroyed context */

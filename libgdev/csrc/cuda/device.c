@@ -200,6 +200,8 @@ static int static_attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 1; /* interprocess events (ipc.c) */
     /* drvapi: pools (pool.c), stream memory operations (streamops.c), registration */
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: /* poolipc.c */
+        return CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 1;
     case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 1;

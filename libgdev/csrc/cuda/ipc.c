@@ -123,23 +123,27 @@ static CUresult open_mem(CUcontext c, const CUipcMemHandle *h, CUdeviceptr *pdpt
     return CUDA_SUCCESS;
 }
 
+CUresult cu_ipc_open(CUcontext c, const CUipcMemHandle *h, CUdeviceptr *pdptr, const char *who)
+{
+    CUresult r = check_foreign(who, h->reserved, mem_magic);
+    if (r)
+        return r;
+    pthread_mutex_lock(&lock);
+    r = open_mem(c, h, pdptr);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
 API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
 {
     LIVE(c);
     if (!pdptr || Flags & ~CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = check_foreign("cuIpcOpenMemHandle", handle.reserved, mem_magic);
-    if (r)
-        return r;
-    pthread_mutex_lock(&lock);
-    r = open_mem(c, &handle, pdptr);
-    pthread_mutex_unlock(&lock);
-    return r;
+    return cu_ipc_open(c, &handle, pdptr, "cuIpcOpenMemHandle");
 }
 
-API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+CUresult cu_ipc_close(CUcontext c, CUdeviceptr dptr, const char *who)
 {
-    CURRENT(c);
     struct opened **p, *o = NULL;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
@@ -149,10 +153,10 @@ API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
             break;
         }
     if (!o)
-        r = cu_fail(CUDA_ERROR_INVALID_VALUE, "cuIpcCloseMemHandle: 0x%llx was not opened by "
-                    "cuIpcOpenMemHandle in this context", (unsigned long long)dptr);
+        r = cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: 0x%llx was not opened by "
+                    "cuIpcOpenMemHandle in this context", who, (unsigned long long)dptr);
     else if (gipc_close(c->h, dptr))
-        r = cu_fail(cu_error(-gdev_last_errno()), "cuIpcCloseMemHandle: %s", gdev_last_error());
+        r = cu_fail(cu_error(-gdev_last_errno()), "%s: %s", who, gdev_last_error());
     else if (!--o->refs) {
         *p = o->next;
         cu_untrack_alloc(c, dptr);
@@ -160,6 +164,12 @@ API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     }
     pthread_mutex_unlock(&lock);
     return r;
+}
+
+API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+    CURRENT(c);
+    return cu_ipc_close(c, dptr, "cuIpcCloseMemHandle");
 }
 
 /* Forget the opens of a destroyed context (its handle took the mappings with it). */

@@ -92,6 +92,9 @@ API CUresult cuMemFree(CUdeviceptr dptr)
         return CUDA_SUCCESS;
     if (c->sticky)
         return c->sticky;
+    CUresult imported;
+    if (cu_pool_import_free(c, dptr, &imported))
+        return imported;
     int kind = alloc_kind(c, dptr, 0);
     if (!kind)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree: 0x%llx is not an allocation",

@@ -6,20 +6,14 @@
  * cuMemPoolTrimTo has nothing to release.  A pool's maxSize is enforced.  The attributes
  * are kept and reported as CUDA defines them, the current and high-water use counted from
  * the pool's live allocations.  Only the pool's own device reaches its memory (no peer
- * access between vGPUs); pools shareable between processes are refused. */
+ * access between vGPUs).  A pool created with a POSIX file descriptor handle type is shared
+ * with other processes through poolipc.c. */
 #include <stdlib.h>
+#include <sys/random.h>
 
-#include "cuda_internal.h"
+#include "pool.h"
 
 #define MAX_DEVICES 64
-
-struct CUmemPoolHandle_st {
-    int device;
-    int is_default;
-    int reuse[3]; /* CU_MEMPOOL_ATTR_REUSE_{FOLLOW_EVENT_DEPENDENCIES,ALLOW_OPPORTUNISTIC,
-                     ALLOW_INTERNAL_DEPENDENCIES} */
-    uint64_t threshold, used, used_high, reserved_high, max_size;
-};
 
 /* A live allocation from a pool (for the pool's accounting when it is freed). */
 struct pooled {
@@ -78,6 +72,9 @@ API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
     if (pool->device != dev)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (pool->imported)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceSetMemPool: an imported pool makes "
+                       "no allocations");
     pthread_mutex_lock(&lock);
     current[dev] = pool;
     pthread_mutex_unlock(&lock);
@@ -126,14 +123,20 @@ API CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
     CUresult r = valid_device(props->location.id);
     if (r)
         return r;
-    if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE)
-        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolCreate: pools are not shared "
-                       "between processes");
+    if (props->handleTypes & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolCreate: pools are shared between "
+                       "processes through POSIX file descriptors only");
     struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *p = (struct CUmemPoolHandle_st){.device = props->location.id, .reuse = {1, 1, 1},
-                                     .max_size = props->maxSize};
+                                     .max_size = props->maxSize,
+                                     .handle_types = props->handleTypes};
+    if (p->handle_types && getrandom(p->token, sizeof p->token, 0) != sizeof p->token) {
+        free(p);
+        return cu_fail(CUDA_ERROR_OPERATING_SYSTEM, "cuMemPoolCreate: no random bytes for "
+                       "the pool's identity");
+    }
     *pool = p;
     return CUDA_SUCCESS;
 }
@@ -144,6 +147,7 @@ API CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     if (!pool || pool->is_default)
         return CUDA_ERROR_INVALID_VALUE;
+    cu_pool_imports_forget(pool);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_DEVICES; i++)
         current[i] = current[i] == pool ? NULL : current[i];
@@ -160,6 +164,9 @@ static CUresult pool_alloc(CUdeviceptr *p, size_t size, struct CUmemPoolHandle_s
     CUresult r = cu_live(&c);
     if (r)
         return r;
+    if (pool->imported)
+        return cu_fail(CUDA_ERROR_INVALID_VALUE, "an imported pool makes no allocations (they "
+                       "come from its exporting process: cuMemPoolImportPointer)");
     if (pool->device != c->dev)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "a pool of device %d cannot allocate for "
                        "device %d (no peer access between vGPUs)", pool->device, c->dev);
@@ -228,7 +235,7 @@ CUmemoryPool cu_pool_of(CUcontext c, CUdeviceptr base)
     for (struct pooled *q = live; q && !pool; q = q->next)
         pool = q->p == base && q->ctx == c ? q->pool : NULL;
     pthread_mutex_unlock(&lock);
-    return pool;
+    return pool ? pool : cu_pool_import_of(c, base);
 }
 
 /* The stream's earlier work may still use p: it is freed once that is done. */

@@ -87,6 +87,8 @@ static const struct proc procs[] = {
     P(cuMemPoolCreate, 11020), P(cuMemPoolDestroy, 11020), P(cuMemPoolTrimTo, 11020),
     P(cuMemPoolSetAttribute, 11020), P(cuMemPoolGetAttribute, 11020),
     P(cuMemPoolSetAccess, 11020), P(cuMemPoolGetAccess, 11020),
+    P(cuMemPoolExportToShareableHandle, 11020), P(cuMemPoolImportFromShareableHandle, 11020),
+    P(cuMemPoolExportPointer, 11020), P(cuMemPoolImportPointer, 11020),
     P(cuDeviceGetDefaultMemPool, 11020), P(cuDeviceGetMemPool, 11020),
     P(cuDeviceSetMemPool, 11020), P(cuDeviceCanAccessPeer, 4000),
     P(cuCtxEnablePeerAccess, 4000), P(cuCtxDisablePeerAccess, 4000),

@@ -151,3 +151,42 @@ API cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool
 {
     CALL(cuMemPoolGetAccess((CUmemAccess_flags *)flags, pool, (CUmemLocation *)loc));
 }
+
+/* Pools shared between processes (libcuda's poolipc.c): a POSIX file descriptor for the
+ * pool, 64 bytes of export data for each pointer. */
+API cudaError_t cudaMemPoolExportToShareableHandle(void *handle, cudaMemPool_t pool,
+                                                   enum cudaMemAllocationHandleType type,
+                                                   unsigned int flags)
+{
+    CALL(cuMemPoolExportToShareableHandle(handle, pool, (CUmemAllocationHandleType)type, flags));
+}
+
+API cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *pool, void *handle,
+                                                     enum cudaMemAllocationHandleType type,
+                                                     unsigned int flags)
+{
+    int n;
+    cudaError_t e = cudaGetDeviceCount(&n); /* the driver initialized */
+    if (e)
+        return e;
+    CALL(cuMemPoolImportFromShareableHandle(pool, handle, (CUmemAllocationHandleType)type,
+                                            flags));
+}
+
+API cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *data, void *ptr)
+{
+    IN_CTX();
+    CALL(cuMemPoolExportPointer((CUmemPoolPtrExportData *)data, (CUdeviceptr)(uintptr_t)ptr));
+}
+
+API cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t pool,
+                                         struct cudaMemPoolPtrExportData *data)
+{
+    CUdeviceptr d = 0;
+    if (!ptr)
+        return rt_set(cudaErrorInvalidValue);
+    IN_CTX();
+    cudaError_t e = rt_from(cuMemPoolImportPointer(&d, pool, (CUmemPoolPtrExportData *)data));
+    *ptr = (void *)(uintptr_t)d;
+    return rt_set(e);
+}

@@ -203,8 +203,11 @@ static int pools(CUdevice dev, CUstream s)
     CK(cuMemPoolDestroy(mine));
     CK(cuDeviceGetMemPool(&cur, dev));
     EXPECT(cur == def);
-    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_WIN32;   /* shared by file descriptors only */
     EXPECT(cuMemPoolCreate(&mine, &props) == CUDA_ERROR_NOT_SUPPORTED);
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  /* drv_pool_ipc.c */
+    CK(cuMemPoolCreate(&mine, &props));
+    CK(cuMemPoolDestroy(mine));
     return 0;
 }
 

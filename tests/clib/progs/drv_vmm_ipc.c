@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "drv_check.h"
+#include "fdpass.h"
 
 #define SIZE (2u << 20)
 #define WORDS (SIZE / 4)
@@ -28,35 +29,6 @@ static const char *name_of(CUresult r)
     const char *s = "?";
     cuGetErrorName(r, &s);
     return s;
-}
-
-static int send_fd(int sock, int fd)
-{
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-    char byte;
-    struct iovec iov = {&byte, 1};
-    union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    int fd = -1;
-    if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m))
-        return -1;
-    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
-    return fd;
 }
 
 static int step(int sock, char *byte) /* wait for the other side's next byte */
@@ -94,7 +66,8 @@ static int child(int sock, const char *ptx, int devno)
     CUmemGenericAllocationHandle h, again;
     CUdeviceptr va, sum;
     char byte;
-    int fd = recv_fd(sock);
+    char got;
+    int fd = recv_fd(sock, &got, 1);
     unsigned n = 512, *out = malloc(SIZE / 2);
 
     CK(cuInit(0));
@@ -154,7 +127,7 @@ static int parent(int sock, pid_t pid)
     for (unsigned i = 0; i < WORDS; i++)
         host[i] = i * 5u + 1u;
     CK(cuMemcpyHtoD(va, host, SIZE));
-    if (send_fd(sock, fd) || step(sock, &byte))
+    if (send_fd(sock, fd, "f", 1) || step(sock, &byte))
         return 1;
     CK(cuMemcpyDtoH(host, va + SIZE / 2, SIZE / 2));
     unsigned wrong = 0;
