@@ -83,3 +83,45 @@ def test_a_declaration_of_other_parameters_is_refused_or_faults(decl, call) -> N
     except KernelFault:
         return
     assert dev.get(word, 1, np.uint32).tolist() in ([0], [5])
+
+
+ERR_KERNEL = """
+.extern .func (.param .b64 r) __cudaCDP2GetErrorString(.param .b32 e);
+.visible .entry strings(.param .u64 out) {
+  .reg .b64 %o, %s, %d;
+  .reg .b32 %t, %c, %k;
+  .reg .pred %p;
+  ld.param.u64 %o, [out];
+  mov.u32 %t, %tid.x;
+  mov.u32 %c, 0;
+  setp.eq.u32 %p, %t, 1;
+  @%p mov.u32 %c, 801;
+  setp.eq.u32 %p, %t, 2;
+  @%p mov.u32 %c, 12345;
+  { .param .b32 a; .param .b64 r;
+    st.param.b32 [a], %c;
+    call.uni (r), __cudaCDP2GetErrorString, (a);
+    ld.param.b64 %s, [r]; }
+  mul.wide.u32 %d, %t, 32;
+  add.u64 %d, %o, %d;
+  mov.u32 %k, 0;
+copy:
+  ld.u8 %c, [%s];
+  st.global.u8 [%d], %c;
+  add.u64 %s, %s, 1;
+  add.u64 %d, %d, 1;
+  add.u32 %k, %k, 1;
+  setp.lt.u32 %p, %k, 32;
+  @%p bra copy;
+  ret;
+}
+"""
+
+
+def test_the_device_runtimes_error_strings() -> None:
+    mod = load_module(HEADER + ERR_KERNEL, "strings")
+    dev = Device()
+    out = dev.put(np.zeros(96, np.uint8))
+    dev.launch(mod, "strings", (1, 1, 1), (3, 1, 1), out)
+    rows = [bytes(dev.get(out + 32 * k, 32, np.uint8)).split(b"\0")[0] for k in range(3)]
+    assert rows == [b"no error", b"operation not supported", b"unrecognized error code"]

@@ -260,3 +260,22 @@ def test_parameter_slots_keep_every_kernels_alignment():
             ".visible .entry b (.param .u64 q) { ret; }\n")
     assert load_module(text, "aligned").arena_slot() == 64
     assert load_module(V1, "v1").arena_slot() == 16
+
+
+def test_device_side_memset_and_memcpy_keep_their_place_among_the_launches(mod):
+    # memset(0x01 bytes), a child adding 1, a memcpy of the result: in issue order
+    dev = Device()
+    buf, copy, errs = _zeros(dev, 32), _zeros(dev, 32), _zeros(dev, 5)
+    _launch(dev, mod, "copies", (1,), (32,), buf, copy, 32, errs)
+    assert dev.get(buf, 32, np.int32).tolist() == [0x01010102] * 32
+    assert dev.get(copy, 32, np.int32).tolist() == [0x01010102] * 32
+    got = dev.get(errs, 5, np.int32).tolist()
+    assert got[:4] == [0, 0, devrt.INVALID_VALUE, devrt.INVALID_VALUE]
+    assert got[4].to_bytes(4, "little") == b"inva"      # "invalid argument"
+
+
+def test_a_device_side_copy_of_unmapped_memory_faults_naming_it(mod):
+    dev = Device()
+    out = _zeros(dev, 16)
+    with pytest.raises(KernelFault, match="a cudaMemcpyAsync of 64 bytes from copy_unmapped"):
+        _launch(dev, mod, "copy_unmapped", (1,), (1,), out)

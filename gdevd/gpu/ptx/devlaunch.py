@@ -11,7 +11,8 @@ Theory of operation
 The tree keeps a stack of frames, one per grid being run or waiting for its children (at
 most :data:`~.devrt.MAX_DEPTH` + 1).  ``run`` runs the top frame's grid; once its blocks are
 done, its next recorded launch (devrt.GridState.next_child: children in issue order, tail
-launches last) is started on top of it, reading its parameters from its arena slot and
+launches last) is started on top of it (a recorded device-side memcpy or memset is done
+then, in its turn), reading its parameters from its arena slot and
 giving the slot back; a frame with no launch left is popped.  So a child grid completes,
 with its own descendants, before the next launch of its parent starts, and tail launches run
 after every other launch of their parent: a valid CDP2 schedule.  Each child runs on the
@@ -26,7 +27,9 @@ import errno
 
 from gdevd.errors import GdevError, KernelFault, MmuFault
 
-from .devrt import Arena, GridState, TreeState
+from .devrt import Arena, Copy, GridState, TreeState
+
+COPY_CHUNK = 16 << 20   # bytes a device-side copy moves per step
 
 
 class LaunchTree:
@@ -103,6 +106,9 @@ class LaunchTree:
                 if top is not self.root:
                     self._count(top)
                 continue
+            if isinstance(child, Copy):
+                self._copy(child, top)
+                continue
             self._check_watchdog()
             self.stack.append(self._start(child, top))
             if budget is not None and (budget <= 0 or self.stack[-1].engine != top.engine):
@@ -143,6 +149,21 @@ class LaunchTree:
         self.grids += 1
         self.children_by_engine[launch.engine] = self.children_by_engine.get(launch.engine, 0) + 1
         return launch
+
+    def _copy(self, copy: Copy, parent) -> None:
+        """Do a recorded cudaMemcpyAsync/cudaMemsetAsync of ``parent``'s grid through its
+        page table; an address it cannot reach faults the tree."""
+        mmu = parent.mmu
+        try:
+            for off in range(0, copy.count, COPY_CHUNK):
+                n = min(COPY_CHUNK, copy.count - off)
+                data = mmu.read(copy.src + off, n) if copy.src is not None else \
+                    bytes([copy.value]) * n
+                mmu.write(copy.dst + off, data)
+        except MmuFault as e:
+            what = "cudaMemcpyAsync" if copy.src is not None else "cudaMemsetAsync"
+            raise KernelFault(errno.EFAULT, f"a {what} of {copy.count} bytes from "
+                              f"{parent.info.name}: {e.detail}") from e
 
     def elapsed(self) -> float:
         """Seconds the tree's grids have run (the root's watchdog bounds their sum)."""

@@ -21,6 +21,10 @@ Theory of operation
 * A child deeper than :data:`MAX_DEPTH` is refused with ``cudaErrorLaunchMaxDepthExceeded``.
 * Streams and events created on the device are names only: issue order already orders
   every launch after everything issued before it.
+* ``cudaMemcpyAsync`` (device to device) and ``cudaMemsetAsync`` are recorded as
+  :class:`Copy` items among the grid's launches and done by the launch tree in their turn,
+  after the launches issued before them (devlaunch.py).  Shared and local memory are not
+  theirs to touch (``cudaErrorInvalidValue``, as CUDA documents).
 * Errors are per thread (``cudaGetLastError``), kept per wave in ``env.devrt_errors``.
 """
 
@@ -39,7 +43,8 @@ _CALLS = ("GetParameterBuffer", "GetParameterBufferV2", "LaunchDevice", "LaunchD
           "EventRecord", "EventRecord_ptsz", "EventRecordWithFlags",
           "EventRecordWithFlags_ptsz", "EventDestroy", "GetLastError", "PeekAtLastError",
           "GetDevice", "GetDeviceCount", "DeviceGetAttribute", "DeviceGetLimit",
-          "RuntimeGetVersion")
+          "RuntimeGetVersion", "MemcpyAsync", "MemcpyAsync_ptsz", "MemsetAsync",
+          "MemsetAsync_ptsz")
 # every extern name of the device runtime the engine executes
 DEVRT_NAMES = frozenset(p + c for p in _PREFIXES for c in _CALLS)
 
@@ -86,6 +91,18 @@ class Child:
     block: tuple[int, int, int]
     shared: int
     slot: int
+    tail: bool = False
+
+
+@dataclass
+class Copy:
+    """A recorded ``cudaMemcpyAsync`` (``src`` set) or ``cudaMemsetAsync`` (``value``) of
+    ``count`` bytes at global address ``dst``."""
+
+    dst: int
+    count: int
+    src: int | None = None
+    value: int = 0
     tail: bool = False
 
 
@@ -143,10 +160,10 @@ class GridState:
     tree: TreeState
     depth: int
     name: str
-    children: deque[Child] = field(default_factory=deque)
-    tails: deque[Child] = field(default_factory=deque)
+    children: deque[Child | Copy] = field(default_factory=deque)
+    tails: deque[Child | Copy] = field(default_factory=deque)
 
-    def next_child(self) -> Child | None:
+    def next_child(self) -> Child | Copy | None:
         """The next launch to run: children in issue order, then tail launches."""
         if self.children:
             return self.children.popleft()
@@ -156,7 +173,7 @@ class GridState:
         """Give back the slots of launches that will never run (the tree stopped)."""
         arena = self.tree.arena
         for c in (*self.children, *self.tails):
-            if arena is not None and c.slot in arena.taken:
+            if isinstance(c, Child) and arena is not None and c.slot in arena.taken:
                 arena.give(c.slot)
                 arena.pending -= 1
         self.children.clear()

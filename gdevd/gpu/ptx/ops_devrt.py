@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import devrt as D
-from .devrt import Arena, Child, GridState
+from .devrt import Arena, Child, Copy, GridState
+from .memory import SHARED_WINDOW
 from .syntax import Group
 
 _MAX_BLOCK = (1024, 1024, 64)
@@ -203,6 +204,41 @@ def _limit(st, a):
     return D.LIMITS.get(_u32(a[1]))
 
 
+# -- copies ---------------------------------------------------------------------------------
+D2D, DEFAULT = 3, 4     # the cudaMemcpyKinds a device may ask for
+
+
+def _global(ptrs: np.ndarray) -> np.ndarray:
+    """Which generic addresses are global memory (not the shared or local windows)."""
+    return ptrs < np.uint64(SHARED_WINDOW)
+
+
+def _queue(st: GridState, copy: Copy) -> None:
+    (st.tails if copy.tail else st.children).append(copy)
+
+
+def memcpy_async(st: GridState, env, lanes, a) -> np.ndarray:
+    """``cudaMemcpyAsync(dst, src, count, kind, stream)``: recorded (see devrt.py)."""
+    dst, src, count = _col(a[0], "<u8"), _col(a[1], "<u8"), _col(a[2], "<u8")
+    kinds, streams = _col(a[3], "<u4"), _col(a[4], "<u8")
+    ok = np.isin(kinds, (D2D, DEFAULT)) & _global(dst) & _global(src)
+    for k in np.flatnonzero(ok & (count > 0)).tolist():
+        _queue(st, Copy(int(dst[k]), int(count[k]), src=int(src[k]),
+                        tail=int(streams[k]) == D.STREAM_TAIL))
+    return np.where(ok, D.SUCCESS, D.INVALID_VALUE)
+
+
+def memset_async(st: GridState, env, lanes, a) -> np.ndarray:
+    """``cudaMemsetAsync(dst, value, count, stream)``: recorded (see devrt.py)."""
+    dst, values = _col(a[0], "<u8"), _col(a[1], "<u4")
+    count, streams = _col(a[2], "<u8"), _col(a[3], "<u8")
+    ok = _global(dst)
+    for k in np.flatnonzero(ok & (count > 0)).tolist():
+        _queue(st, Copy(int(dst[k]), int(count[k]), value=int(values[k]) & 0xFF,
+                        tail=int(streams[k]) == D.STREAM_TAIL))
+    return np.where(ok, D.SUCCESS, D.INVALID_VALUE)
+
+
 # canonical name -> (argument count, handler)
 HANDLERS = {
     "GetParameterBufferV2": (4, get_buffer_v2), "GetParameterBuffer": (2, get_buffer),
@@ -218,6 +254,7 @@ HANDLERS = {
     "RuntimeGetVersion": (1, put_value(lambda st, a: D.RUNTIME_VERSION)),
     "DeviceGetAttribute": (3, put_value(_attribute)),
     "DeviceGetLimit": (2, put_value(_limit, "u8")),
+    "MemcpyAsync": (5, memcpy_async), "MemsetAsync": (4, memset_async),
 }
 _ERROR_QUERIES = {"GetLastError", "PeekAtLastError"}
 

@@ -131,3 +131,34 @@ extern "C" __global__ void sums(const int *in, int *out)
 {
     block_sums<<<dim3(2, 3), 64, 64 * sizeof(int)>>>(in, out);
 }
+
+// device-side copies in stream order: a memset before a child that adds to the buffer, a
+// memcpy of the result after it; errs: a host-to-device kind, a shared-memory source, the
+// error string of cudaErrorInvalidValue (its first four bytes)
+extern "C" __global__ void add_one(int *p)
+{
+    p[threadIdx.x] += 1;
+}
+
+extern "C" __global__ void copies(int *buf, int *copy, int n, int *errs)
+{
+    __shared__ int tile[4];
+    if (threadIdx.x != 0)
+        return;
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    errs[0] = cudaMemsetAsync(buf, 0x01, n * sizeof(int), s);
+    add_one<<<1, n, 0, s>>>(buf);
+    errs[1] = cudaMemcpyAsync(copy, buf, n * sizeof(int), cudaMemcpyDeviceToDevice, s);
+    errs[2] = cudaMemcpyAsync(copy, buf, 4, cudaMemcpyHostToDevice, s);
+    errs[3] = cudaMemcpyAsync(copy, tile, 4, cudaMemcpyDeviceToDevice, s);
+    const char *text = cudaGetErrorString(cudaErrorInvalidValue);
+    errs[4] = text[0] | text[1] << 8 | text[2] << 16 | text[3] << 24;
+}
+
+// a device-side copy from an address the context does not map
+extern "C" __global__ void copy_unmapped(int *dst)
+{
+    if (threadIdx.x == 0)
+        cudaMemcpyAsync(dst, (const void *)0x10, 64, cudaMemcpyDeviceToDevice, 0);
+}
