@@ -35,13 +35,15 @@ SLOT_SHIFT = 40
 
 
 class _UnknownEntryFilter(logging.Filter):
-    """Drops pyfuse3's report that an entry invalidation found no such entry in the kernel:
-    the expected answer when nobody looked the module's directory up since it appeared, or
-    when the mount is already gone (an unload at shutdown).  Other reports pass."""
+    """Drops pyfuse3's report that an entry invalidation found no such entry in the kernel
+    (ENOENT: nobody looked the module's directory up since it appeared) or no session to
+    tell (EINVAL: the mount went away first, when a module is unloaded just before a
+    shutdown and pyfuse3's notify thread submits the invalidation after the unmount).
+    Other reports pass."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not (isinstance(exc, FileNotFoundError)
+        return not (isinstance(exc, OSError) and exc.errno in (errno.ENOENT, errno.EINVAL)
                     and "invalidate_entry" in record.getMessage())
 
 

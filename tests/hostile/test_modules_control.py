@@ -11,6 +11,7 @@ limit, so a daemon that blocks shows up as a failure instead of a hung suite.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import signal
 import subprocess
@@ -146,3 +147,21 @@ def test_no_traceback_when_stopping_with_a_module(tmp_path) -> None:
         assert "unloaded" in log and "Traceback" not in log, log
     finally:
         stop_gdevd(d)
+
+
+def _invalidation_report(err: int) -> logging.LogRecord:
+    exc = OSError(err, "fuse_lowlevel_notify_inval_entry returned: " + os.strerror(err))
+    return logging.LogRecord("pyfuse3", logging.ERROR, __file__, 0, "Failed to submit "
+                             "invalidate_entry request for parent inode 1, name b'quiet'",
+                             None, (OSError, exc, None))
+
+
+def test_an_invalidation_after_the_unmount_is_not_reported() -> None:
+    # an unload just before SIGTERM: pyfuse3's notify thread submits the invalidation after
+    # the session ended (EINVAL), or the kernel never knew the name (ENOENT); both are
+    # expected and dropped, other failures are reported
+    from gdevd.fuse.stacked import _UnknownEntryFilter
+    keep = _UnknownEntryFilter().filter
+    assert not keep(_invalidation_report(errno.EINVAL))
+    assert not keep(_invalidation_report(errno.ENOENT))
+    assert keep(_invalidation_report(errno.EIO))

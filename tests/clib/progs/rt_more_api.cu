@@ -223,7 +223,7 @@ static int pools(int n)
     CK(cudaDeviceSetMemPool(0, dflt));
     CK(cudaMemPoolDestroy(mine));
     cudaError_t destroy_default = cudaMemPoolDestroy(dflt);
-    props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+    props.handleTypes = cudaMemHandleTypeWin32;     /* shared by file descriptors only */
     cudaError_t shareable = cudaMemPoolCreate(&mine, &props);
     cudaGetLastError();
     printf("pools current=%d threshold=%llu used=%llu after=%llu high=%llu reset=%llu "
