@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gdevd.errors import KernelFault
+from gdevd.gpu.heap import HeapAllocator
 from gdevd.gpu.ptx import devrt, load_module
 
 from .helpers import Device, load
@@ -21,11 +22,11 @@ def mod():
 
 
 def _launch(dev: Device, mod, kernel: str, grid, block, *args, slots: int = 64,
-            budget: int | None = None, watchdog=None, printf=None):
+            budget: int | None = None, watchdog=None, printf=None, heap=None):
     """Run ``kernel`` with an arena of ``slots`` parameter buffers; the launch tree."""
     slot = mod.arena_slot()
     arena = dev.alloc(slot * slots)
-    tree = dev.prepare(mod, kernel, grid, block, *args, watchdog=watchdog,
+    tree = dev.prepare(mod, kernel, grid, block, *args, watchdog=watchdog, heap=heap,
                        device_runtime=(arena, slot, slots))
     tree.printf = printf
     while not tree.run(budget):
@@ -279,3 +280,24 @@ def test_a_device_side_copy_of_unmapped_memory_faults_naming_it(mod):
     out = _zeros(dev, 16)
     with pytest.raises(KernelFault, match="a cudaMemcpyAsync of 64 bytes from copy_unmapped"):
         _launch(dev, mod, "copy_unmapped", (1,), (1,), out)
+
+
+def test_device_side_malloc_and_free_use_the_device_heap(mod):
+    dev = Device()
+    results, errs = _zeros(dev, 32), _zeros(dev, 34)
+    heap = HeapAllocator(dev.alloc(1 << 20, 4096), 1 << 20)
+    assert mod.kernels["heap_user"].heap          # the runtime reserves a heap for it
+    _launch(dev, mod, "heap_user", (1,), (32,), results, errs, heap=heap)
+    assert dev.get(results, 32, np.int32).tolist() == [(t + 1) * (t + 2) // 2
+                                                       for t in range(32)]
+    got = dev.get(errs, 34, np.int32).tolist()
+    assert got[:32] == [0] * 32
+    assert got[32:] == [devrt.INVALID_VALUE, devrt.MEMORY_ALLOCATION]
+    assert heap.used >= 32 * 4
+
+
+def test_device_side_malloc_without_a_heap_fails_with_cudas_error(mod):
+    dev = Device()
+    results, errs = _zeros(dev, 32), _zeros(dev, 34)
+    _launch(dev, mod, "heap_user", (1,), (32,), results, errs)
+    assert dev.get(errs, 32, np.int32).tolist() == [devrt.MEMORY_ALLOCATION] * 32

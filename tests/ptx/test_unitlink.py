@@ -89,10 +89,10 @@ def test_device_runtime_references_resolve_to_the_engine_or_say_so():
     dp = unit(".extern .func (.param .b32 r) __cudaCDP2GetLastError ();\n"
               ".extern .func (.param .b64 r) cudaGetParameterBufferV2 (.param .b64 a);\n")
     link_units([("dp", dp)])        # the engine's builtins (devrt.py)
-    alloc = unit(".extern .func (.param .b32 r) __cudaCDP2Malloc (.param .b64 a);\n")
-    with pytest.raises(PtxError, match="__cudaCDP2Malloc.*device runtime .dynamic "
+    copy2d = unit(".extern .func (.param .b32 r) __cudaCDP2Memcpy2DAsync (.param .b64 a);\n")
+    with pytest.raises(PtxError, match="__cudaCDP2Memcpy2DAsync.*device runtime .dynamic "
                                        "parallelism. is not supported"):
-        link_units([("alloc", alloc)])
+        link_units([("copy2d", copy2d)])
 
 
 def test_references_of_the_wrong_kind_or_shape():

@@ -21,6 +21,9 @@ Theory of operation
 * A child deeper than :data:`MAX_DEPTH` is refused with ``cudaErrorLaunchMaxDepthExceeded``.
 * Streams and events created on the device are names only: issue order already orders
   every launch after everything issued before it.
+* ``cudaMalloc`` and ``cudaFree`` are the device heap's (``malloc``/``free``: ops_heap.py),
+  failing with ``cudaErrorMemoryAllocation`` (no room, or no heap) and
+  ``cudaErrorInvalidValue`` (an address the heap did not give).
 * ``cudaMemcpyAsync`` (device to device) and ``cudaMemsetAsync`` are recorded as
   :class:`Copy` items among the grid's launches and done by the launch tree in their turn,
   after the launches issued before them (devlaunch.py).  Shared and local memory are not
@@ -44,7 +47,7 @@ _CALLS = ("GetParameterBuffer", "GetParameterBufferV2", "LaunchDevice", "LaunchD
           "EventRecordWithFlags_ptsz", "EventDestroy", "GetLastError", "PeekAtLastError",
           "GetDevice", "GetDeviceCount", "DeviceGetAttribute", "DeviceGetLimit",
           "RuntimeGetVersion", "MemcpyAsync", "MemcpyAsync_ptsz", "MemsetAsync",
-          "MemsetAsync_ptsz")
+          "MemsetAsync_ptsz", "Malloc", "Free")
 # every extern name of the device runtime the engine executes
 DEVRT_NAMES = frozenset(p + c for p in _PREFIXES for c in _CALLS)
 
@@ -54,7 +57,7 @@ STREAM_TAIL, STREAM_FIRE_AND_FORGET = 3, 4
 NONBLOCKING, DISABLE_TIMING = 1, 2
 RUNTIME_VERSION = 13000
 
-SUCCESS, INVALID_VALUE, CONFIGURATION = 0, 1, 9
+SUCCESS, INVALID_VALUE, MEMORY_ALLOCATION, CONFIGURATION = 0, 1, 2, 9
 MAX_DEPTH_EXCEEDED, PENDING_EXCEEDED = 65, 69
 INVALID_FUNCTION, INVALID_DEVICE, NOT_SUPPORTED = 98, 101, 801
 
@@ -66,6 +69,9 @@ ATTRIBUTES = {1: 1024, 2: 1024, 3: 1024, 4: 64, 5: 0x7FFFFFFF, 6: 65535, 7: 6553
               75: 7, 76: 5, 81: 64 * 1024, 82: 65536, 97: 64 * 1024}
 MP_COUNT, CC_MAJOR, CC_MINOR = 16, 75, 76
 LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20, 3: 2, 4: PENDING_DEFAULT}
+
+
+HEAP_NAMES = frozenset(p + c for p in _PREFIXES for c in ("Malloc", "Free"))
 
 
 def calls_devrt(ins) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 from . import devlib
 from .calls import check_region, coalesce_linked
 from .callstack import FrameInfo, frame_info
-from .devrt import calls_devrt
+from .devrt import HEAP_NAMES, calls_devrt
 from .errors import PtxError
 from .linker import HEAP_CALLS, Linker, function_addresses
 from .lower import lower
@@ -189,8 +189,8 @@ class Module:
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
                                      for ins in linked.code),
-                          heap=any(getattr(ins, "opcode", "")[len("builtin."):] in HEAP_CALLS
-                                   for ins in linked.code
+                          heap=any(getattr(ins, "opcode", "")[len("builtin."):]
+                                   in HEAP_CALLS | HEAP_NAMES for ins in linked.code
                                    if getattr(ins, "opcode", "").startswith("builtin.")),
                           launches=any(calls_devrt(ins) for ins in linked.code))
         info.static_shared = self._layout_shared(linked, info)

@@ -239,6 +239,25 @@ def memset_async(st: GridState, env, lanes, a) -> np.ndarray:
     return np.where(ok, D.SUCCESS, D.INVALID_VALUE)
 
 
+# -- the device heap --------------------------------------------------------------------------
+def dev_malloc(st: GridState, env, lanes, a) -> np.ndarray:
+    """``cudaMalloc(&p, size)``: the device heap's block (``env.heap``), in lane order."""
+    sizes, heap = _col(a[1], "<u8").tolist(), env.heap
+    ptrs = np.array([heap.malloc(n) if heap is not None and n else 0 for n in sizes],
+                    np.uint64)
+    _put(env, lanes, _col(a[0], "<u8"), ptrs, "u8")
+    return np.where((ptrs != 0) | (np.array(sizes, np.uint64) == 0), D.SUCCESS,
+                    D.MEMORY_ALLOCATION)
+
+
+def dev_free(st: GridState, env, lanes, a) -> np.ndarray:
+    """``cudaFree(p)``: back to the device heap; an address it did not give (or gave and
+    took back) is ``cudaErrorInvalidValue``."""
+    heap = env.heap
+    return np.array([D.SUCCESS if va == 0 or (heap is not None and heap.free(va))
+                     else D.INVALID_VALUE for va in _col(a[0], "<u8").tolist()], np.int64)
+
+
 # canonical name -> (argument count, handler)
 HANDLERS = {
     "GetParameterBufferV2": (4, get_buffer_v2), "GetParameterBuffer": (2, get_buffer),
@@ -255,6 +274,7 @@ HANDLERS = {
     "DeviceGetAttribute": (3, put_value(_attribute)),
     "DeviceGetLimit": (2, put_value(_limit, "u8")),
     "MemcpyAsync": (5, memcpy_async), "MemsetAsync": (4, memset_async),
+    "Malloc": (2, dev_malloc), "Free": (1, dev_free),
 }
 _ERROR_QUERIES = {"GetLastError", "PeekAtLastError"}
 
