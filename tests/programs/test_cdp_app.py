@@ -3,7 +3,9 @@ with ``-rdc=true -lcudadevrt``, PTX embedded): a cdpSimplePrint-shaped tree of p
 grids, a cdpSimpleQuicksort-shaped recursive sort in device-created non-blocking streams
 checked against the host's sort, a cdpAdvancedQuicksort-shaped multi-block sort (warp
 ballots, the last block of each level launching the next, bitonic sorts in shared memory
-for short runs), and a prefix sum whose passes are tail launches, run
+for short runs), a prefix sum whose passes are tail launches, and per-thread scratch
+buffers from device-side cudaMalloc, cleared, filled and copied out by cudaMemsetAsync, a
+child grid and cudaMemcpyAsync in stream order, then cudaFreed by a later kernel, run
 unchanged on a mounted gdevd through gdev-py's libcudart.so and libcuda.so.1 on each
 engine; the application checks its own results."""
 
@@ -39,10 +41,10 @@ def test_kernels_launching_kernels_on_each_engine(gdevd, cdp_app, engine) -> Non
     res = run_on_engine(gdevd, cdp_app, engine)
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
-    assert lines[-7:] == ["print grids=14", "grid depth=0 block=0 uid=14 parent=-2",
+    assert lines[-8:] == ["print grids=14", "grid depth=0 block=0 uid=14 parent=-2",
                           "quiet parent synchronized", "qsort n=3000 launch_errors=0",
-                          "advanced n=6000 recursed", "scan n=4096 passes=12", "cdp ok"], \
-        res.stdout
+                          "advanced n=6000 recursed", "scan n=4096 passes=12",
+                          "scratch n=48 wrong=0 failed=0", "cdp ok"], res.stdout
     # every grid of the tree printed once: 2 blocks at depth 0, 4 at depth 1, 8 at depth 2
-    grids = [ln.split()[1] for ln in lines[:-7] if ln.startswith("grid ")]
+    grids = [ln.split()[1] for ln in lines[:-8] if ln.startswith("grid ")]
     assert Counter(grids) == {"depth=0": 2, "depth=1": 4, "depth=2": 8}, res.stdout

@@ -10,7 +10,10 @@
 //    (cdpAdvancedQuicksort's shape), checked against the host's sort;
 //  * scan: an inclusive prefix sum in log2(n) passes over many blocks, each pass
 //    tail-launched by the one before (a tail launch starts only once every block of its
-//    parent grid is done), checked against the host's sum.
+//    parent grid is done), checked against the host's sum;
+//  * scratch: each thread cudaMallocs a buffer in device code, clears it with
+//    cudaMemsetAsync, a child grid adds to it and cudaMemcpyAsync copies it out, all in
+//    stream order; a later kernel cudaFrees the buffers (cdpAdvancedQuicksort's calls).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -295,6 +298,62 @@ static int run_scan(int n)
     return got == h;
 }
 
+// -- scratch -----------------------------------------------------------------------------
+#define SCRATCH 64
+
+__global__ void scratch_add(int *p, int t)
+{
+    p[threadIdx.x] += t + threadIdx.x;
+}
+
+__global__ void scratch_make(int **slots, int *out, int *errs)
+{
+    int t = threadIdx.x, *p = nullptr;
+    cudaStream_t s;
+    errs[t] = cudaMalloc((void **)&p, SCRATCH * sizeof(int));
+    slots[t] = p;
+    if (errs[t])
+        return;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cudaMemsetAsync(p, 0, SCRATCH * sizeof(int), s);
+    scratch_add<<<1, SCRATCH, 0, s>>>(p, t);
+    cudaMemcpyAsync(out + SCRATCH * t, p, SCRATCH * sizeof(int), cudaMemcpyDeviceToDevice, s);
+    cudaStreamDestroy(s);
+}
+
+__global__ void scratch_free(int **slots, int *errs)
+{
+    errs[threadIdx.x] = cudaFree(slots[threadIdx.x]);
+}
+
+static int run_scratch(int n)
+{
+    int **slots, *out, *errs;
+    CK(cudaMalloc(&slots, n * sizeof *slots));
+    CK(cudaMalloc(&out, n * SCRATCH * sizeof *out));
+    CK(cudaMalloc(&errs, 2 * n * sizeof *errs));
+    CK(cudaMemset(out, 0xFF, n * SCRATCH * sizeof *out));
+    scratch_make<<<1, n>>>(slots, out, errs);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    scratch_free<<<1, n>>>(slots, errs + n);
+    CK(cudaDeviceSynchronize());
+    std::vector<int> got(n * SCRATCH), err(2 * n);
+    CK(cudaMemcpy(got.data(), out, got.size() * sizeof *out, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(err.data(), errs, err.size() * sizeof *errs, cudaMemcpyDeviceToHost));
+    int wrong = 0, failed = 0;
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < SCRATCH; i++)
+            wrong += got[t * SCRATCH + i] != t + i;
+    for (int e : err)
+        failed += e != 0;
+    CK(cudaFree(slots));
+    CK(cudaFree(out));
+    CK(cudaFree(errs));
+    printf("scratch n=%d wrong=%d failed=%d\n", n, wrong, failed);
+    return !wrong && !failed;
+}
+
 int main()
 {
     size_t pending = 0;
@@ -310,6 +369,8 @@ int main()
         return printf("advanced FAILED\n"), 1;
     if (!run_scan(4096))
         return printf("scan FAILED\n"), 1;
+    if (!run_scratch(48))
+        return printf("scratch FAILED\n"), 1;
     printf("cdp ok\n");
     return 0;
 }
