@@ -1,6 +1,7 @@
 """Dynamic parallelism (gdevd/gpu/ptx/devrt.py, ops_devrt.py, devlaunch.py) on both engines:
 kernels that launch kernels stay on the interpreter, their children run compiled where
-they can.  Kernels: tests/ptx/data/devrt.cu (nvcc -ptx -rdc=true -arch=compute_75)."""
+they can.  Kernels: tests/ptx/data/devrt.cu and devrt_heap.cu (nvcc -ptx -rdc=true
+-arch=compute_75)."""
 
 from __future__ import annotations
 
@@ -282,7 +283,13 @@ def test_a_device_side_copy_of_unmapped_memory_faults_naming_it(mod):
         _launch(dev, mod, "copy_unmapped", (1,), (1,), out)
 
 
-def test_device_side_malloc_and_free_use_the_device_heap(mod):
+@pytest.fixture(scope="module")
+def heap_mod():
+    return load("devrt_heap")
+
+
+def test_device_side_malloc_and_free_use_the_device_heap(heap_mod):
+    mod = heap_mod
     dev = Device()
     results, errs = _zeros(dev, 32), _zeros(dev, 34)
     heap = HeapAllocator(dev.alloc(1 << 20, 4096), 1 << 20)
@@ -296,7 +303,8 @@ def test_device_side_malloc_and_free_use_the_device_heap(mod):
     assert heap.used >= 32 * 4
 
 
-def test_device_side_malloc_without_a_heap_fails_with_cudas_error(mod):
+def test_device_side_malloc_without_a_heap_fails_with_cudas_error(heap_mod):
+    mod = heap_mod
     dev = Device()
     results, errs = _zeros(dev, 32), _zeros(dev, 34)
     _launch(dev, mod, "heap_user", (1,), (32,), results, errs)

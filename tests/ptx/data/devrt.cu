@@ -162,30 +162,3 @@ extern "C" __global__ void copy_unmapped(int *dst)
     if (threadIdx.x == 0)
         cudaMemcpyAsync(dst, (const void *)0x10, 64, cudaMemcpyDeviceToDevice, 0);
 }
-
-// device-side cudaMalloc/cudaFree (the device heap): thread t allocates t + 1 ints, fills
-// them, a child sums them; results[t] = the child's sum; errs: a free of a non-heap
-// address, an impossible size
-extern "C" __global__ void sum_block(const int *p, int n, int *out)
-{
-    int s = 0;
-    for (int i = 0; i < n; i++)
-        s += p[i];
-    *out = s;
-}
-
-extern "C" __global__ void heap_user(int *results, int *errs)
-{
-    int t = threadIdx.x, *p = nullptr;
-    errs[t] = cudaMalloc((void **)&p, (t + 1) * sizeof(int));
-    if (errs[t])
-        return;
-    for (int i = 0; i <= t; i++)
-        p[i] = i + 1;
-    sum_block<<<1, 1>>>(p, t + 1, results + t);
-    if (t == 0) {
-        errs[32] = cudaFree(results);
-        void *huge;
-        errs[33] = cudaMalloc(&huge, (size_t)1 << 40);
-    }
-}
