@@ -51,6 +51,9 @@ Ghandle gopen(int minor);
 int gclose(Ghandle h);
 uint64_t gmalloc(Ghandle h, uint64_t size);
 uint64_t gfree(Ghandle h, uint64_t addr);
+/* gdev-py: the buffer is mapped at its own GPU virtual address when that range of this process
+ * is free (so the pointer itself reaches kernels, as under CUDA's unified addressing), else
+ * anywhere; gvirtget gives its GPU address either way. */
 void *gmalloc_dma(Ghandle h, uint64_t size);
 /* gdev-py: a pinned buffer mapped in this process at its own GPU virtual address, so that
  * one pointer serves the host and kernels (CUDA's managed memory); freed by gfree_dma.

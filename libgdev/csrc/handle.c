@@ -70,20 +70,30 @@ struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size)
     return NULL;
 }
 
-/* Map a memfd the daemon passed, anywhere (at == NULL) or exactly at `at` without replacing
- * any mapping; closes it.  NULL (errno set by gdev_fail) on failure. */
-static uint8_t *map_shared(int fd, uint64_t size, void *at)
+/* How dma_alloc places a pinned buffer in this process. */
+enum dma_place {
+    DMA_PREFER_GPU_VA, /* at its GPU address if that range is free, else anywhere */
+    DMA_AT_GPU_VA,     /* at its GPU address or not at all */
+};
+
+/* Map a memfd the daemon passed at `at` (without replacing any mapping) or, unless `place` is
+ * DMA_AT_GPU_VA, anywhere when that range is taken; closes it.  NULL (errno set by gdev_fail)
+ * on failure. */
+static uint8_t *map_shared(int fd, uint64_t size, void *at, enum dma_place place)
 {
-    void *p = mmap(at, size, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | (at ? MAP_FIXED_NOREPLACE : 0), fd, 0);
+    void *p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     int err = errno;
-    close(fd);
-    if (p != MAP_FAILED && at && p != at) {     /* a kernel without MAP_FIXED_NOREPLACE */
+    if (p != MAP_FAILED && p != at) {           /* a kernel without MAP_FIXED_NOREPLACE */
         munmap(p, size);
         p = MAP_FAILED;
         err = EEXIST;
     }
-    if (p == MAP_FAILED && at) {
+    if (p == MAP_FAILED && place == DMA_PREFER_GPU_VA) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        err = errno;
+    }
+    close(fd);
+    if (p == MAP_FAILED && place == DMA_AT_GPU_VA) {
         gdev_fail(err, "mapping a shared buffer of %llu bytes at its GPU address %p: that "
                   "range of this process is taken", (unsigned long long)size, at);
         return NULL;
@@ -95,8 +105,8 @@ static uint8_t *map_shared(int fd, uint64_t size, void *at)
     return p;
 }
 
-/* A pinned buffer mapped in this process anywhere, or at its GPU address (`unified`). */
-static void *dma_alloc(Ghandle h, uint64_t size, int unified)
+/* A pinned buffer mapped in this process as `place` says. */
+static void *dma_alloc(Ghandle h, uint64_t size, enum dma_place place)
 {
     struct gdev_abi_size req = {.size = size};
     struct gdev_abi_dma out;
@@ -112,7 +122,7 @@ static void *dma_alloc(Ghandle h, uint64_t size, int unified)
     err = gdev_conn_call(&h->conn, GDEV_CMD_GMALLOC_DMA, &req, sizeof req, NULL, 0, &out,
                          sizeof out, &r);
     if (!err) {
-        d->base = map_shared(r.fd, out.size, unified ? (void *)(uintptr_t)out.addr : NULL);
+        d->base = map_shared(r.fd, out.size, (void *)(uintptr_t)out.addr, place);
         if (!d->base) {
             struct gdev_abi_buf fr = {.buf_id = out.buf_id};
             struct gdev_abi_size ignored;
@@ -138,12 +148,12 @@ static void *dma_alloc(Ghandle h, uint64_t size, int unified)
 
 GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)
 {
-    return dma_alloc(h, size, 0);
+    return dma_alloc(h, size, DMA_PREFER_GPU_VA);
 }
 
 GDEV_EXPORT void *gmalloc_unified(Ghandle h, uint64_t size)
 {
-    return dma_alloc(h, size, 1);
+    return dma_alloc(h, size, DMA_AT_GPU_VA);
 }
 
 GDEV_EXPORT uint64_t gfree_dma(Ghandle h, void *buf)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.clib.cbuild import ROOT, clib_dir, sanitizer_env
-from tests.clib.runner import build_rt_program, need_cuda_h, nvcc
+from tests.clib.runner import build_rt_program, gdev_run, need_cuda_h, nvcc
 
 GDEV_RUN = ROOT / "scripts" / "gdev-run"
 
@@ -65,6 +65,22 @@ def test_managed_memory_one_pointer_for_host_and_kernels(gdevd, rt_managed) -> N
             "attach_dev=cudaErrorInvalidValue bad_flags=cudaErrorInvalidValue "
             "too_big=cudaErrorMemoryAllocation "
             "twice=cudaErrorInvalidValue\n") in res.stdout, res.stdout
+
+
+def test_pinned_memory_is_one_pointer_for_host_and_kernels(gdevd, tmp_path_factory) -> None:
+    """cudaMallocHost's pointer goes straight into kernels (unified addressing), is its own
+    device pointer, and a kernel spinning on a pinned flag sees the host set it."""
+    out = gdev_run(gdevd.mount, _build(tmp_path_factory, "rt_uva"))
+    assert ("rt_uva ok wrong=0 same=1 attrs=1 held=cudaErrorNotReady before=0 after=1\n"
+            in out), out
+
+
+def test_another_devices_streams_and_events_work_as_cuda_says(gdevd, tmp_path_factory) -> None:
+    """With device 0 current: a launch into device 1's stream fails, a copy into it runs there,
+    an event records into a stream of its own device, waits and syncs reach device 1."""
+    out = gdev_run(gdevd.mount, _build(tmp_path_factory, "rt_multidev"))
+    assert ("rt_multidev ok launch=cudaErrorInvalidResourceHandle copied=41 "
+            "wrong_pair=cudaErrorInvalidResourceHandle waited=7 synced=9\n") in out, out
 
 
 @pytest.fixture(scope="module")

@@ -168,6 +168,19 @@ int cu_untrack_alloc(CUcontext ctx, uint64_t addr);
 int cu_is_managed(CUcontext ctx, uint64_t addr, uint64_t size);
 uint32_t *cu_stream_fence(CUcontext ctx, CUstream s);
 uint32_t cu_stream_id(CUstream s); /* the handle's stream: 0 (legacy) for NULL/LEGACY/PER_THREAD */
+int cu_stream_is_legacy(CUstream s); /* NULL, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD */
+/* The context whose handle runs stream s: the current one for the legacy stream, else the
+ * stream's own (CUDA runs a stream's copies, events and waits on the stream's device whatever
+ * is current); CONTEXT_IS_DESTROYED if it is gone. */
+CUresult cu_stream_owner(CUstream s, CUcontext *ctx);
+/* CURRENT for stream s: c is cu_stream_owner's context, or the function returns its failure. */
+#define STREAM_CTX(c, s)                                                                   \
+    CUcontext c = NULL;                                                                    \
+    do {                                                                                   \
+        CUresult r_ = cu_stream_owner((s), &c);                                            \
+        if (r_)                                                                            \
+            return r_;                                                                     \
+    } while (0)
 size_t cu_element_size(CUarray_format f); /* bytes of one channel; 0 if not a format */
 void cu_tex_forget(CUcontext ctx); /* drop the records of ctx's texture objects */
 int cu_initialized(void);

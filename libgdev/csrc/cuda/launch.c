@@ -8,19 +8,27 @@
 
 #include "cuda_internal.h"
 
-static int is_legacy(CUstream s)
+int cu_stream_is_legacy(CUstream s)
 {
     return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
 
+CUresult cu_stream_owner(CUstream s, CUcontext *ctx)
+{
+    if (cu_stream_is_legacy(s))
+        return cu_current(ctx);
+    *ctx = s->ctx; /* contexts are never freed: a destroyed one says so */
+    return s->ctx->destroyed ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_SUCCESS;
+}
+
 uint32_t *cu_stream_fence(CUcontext c, CUstream s)
 {
-    return is_legacy(s) ? &c->last_fence : &s->last_fence;
+    return cu_stream_is_legacy(s) ? &c->last_fence : &s->last_fence;
 }
 
 uint32_t cu_stream_id(CUstream s)
 {
-    return is_legacy(s) ? 0 : s->sid;
+    return cu_stream_is_legacy(s) ? 0 : s->sid;
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -38,6 +46,10 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (f->mod->ctx != c)
         return cu_fail(CUDA_ERROR_INVALID_HANDLE, "%s belongs to another context",
                        f->info->name);
+    /* CUDA: a kernel goes to a stream of its own device */
+    if (!cu_stream_is_legacy(s) && s->ctx != c)
+        return cu_fail(CUDA_ERROR_INVALID_HANDLE, "launching %s into a stream of another "
+                       "context (make the stream's context current first)", f->info->name);
     if (c->sticky)
         return c->sticky;
     if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024)

@@ -218,7 +218,7 @@ static CUresult copy_result(CUcontext c, int err)
 static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int async)
 {
     uint32_t id = 0;
-    CURRENT(c);
+    STREAM_CTX(c, s); /* a copy runs on its stream's device, whatever is current */
     if (!n)
         return CUDA_SUCCESS;
     int err = async ? gstream_memcpy_to_device(c->h, cu_stream_id(s), dst, src, n, &id)
@@ -235,7 +235,7 @@ static CUresult htod(CUstream s, CUdeviceptr dst, const void *src, size_t n, int
 static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async)
 {
     uint32_t id = 0;
-    CURRENT(c);
+    STREAM_CTX(c, s); /* a copy runs on its stream's device, whatever is current */
     if (!n)
         return CUDA_SUCCESS;
     int err = async ? gstream_memcpy_from_device(c->h, cu_stream_id(s), dst, src, n, &id)
@@ -252,7 +252,7 @@ static CUresult dtoh(CUstream s, void *dst, CUdeviceptr src, size_t n, int async
 static CUresult dtod(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t n, int async)
 {
     uint32_t id = 0;
-    CURRENT(c);
+    STREAM_CTX(c, s); /* a copy runs on its stream's device, whatever is current */
     if (!n)
         return CUDA_SUCCESS;
     int err = async ? gstream_memcpy(c->h, cu_stream_id(s), dst, src, n, &id)

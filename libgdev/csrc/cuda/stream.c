@@ -83,7 +83,7 @@ static CUresult stream_wait(CUstream s, int poll)
 {
     struct gdev_time zero = {0, 0, 0};
     CUcontext c = NULL;
-    CUresult r = cu_current(&c);
+    CUresult r = cu_stream_owner(s, &c);
     int err;
     if (r)
         return r;
@@ -111,9 +111,9 @@ API CUresult cuStreamQuery(CUstream s)
 API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 {
     CUcontext c = NULL;
-    CUresult r = cu_live(&c);
+    CUresult r = cu_stream_owner(s, &c);
     (void)flags;
-    if (r)
+    if (r || (r = c->sticky))
         return r;
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
@@ -171,24 +171,38 @@ static CUresult get_slot(CUcontext c, uint64_t *slot)
     return r;
 }
 
+/* Launch the marker that stamps e's slot into s, in c (made current for the launch). */
+static CUresult stamp(CUcontext c, CUevent e, CUstream s)
+{
+    CUcontext cur = NULL;
+    CUresult r = CUDA_SUCCESS;
+    if (!e->slot && (r = get_slot(c, &e->slot)))
+        return r;
+    void *params[] = {&e->slot};
+    int switched = cu_current(&cur) || cur != c;
+    if (switched && (r = cuCtxPushCurrent(c)))
+        return r;
+    r = cuLaunchKernel(&c->marker->funcs[0], 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+    if (switched)
+        cuCtxPopCurrent(NULL);
+    return r;
+}
+
+/* In the stream's context (CUDA: event and stream of one device, whichever is current). */
 API CUresult cuEventRecord(CUevent e, CUstream s)
 {
     CUcontext c = NULL;
-    CUresult r = cu_live(&c);
-    if (r)
+    CUresult r = cu_stream_owner(s, &c);
+    if (r || (r = c->sticky))
         return r;
     if (!e || e->ctx != c)
-        return CUDA_ERROR_INVALID_HANDLE;
+        return cu_fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: %s",
+                       e ? "the event and the stream belong to different contexts"
+                         : "no event");
     if (e->ipc)
         return cu_ipc_event_record(c, e, s);
-    if (!(e->flags & CU_EVENT_DISABLE_TIMING)) {
-        if (!e->slot && (r = get_slot(c, &e->slot)))
-            return r;
-        void *params[] = {&e->slot};
-        r = cuLaunchKernel(&c->marker->funcs[0], 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
-        if (r)
-            return r;
-    }
+    if (!(e->flags & CU_EVENT_DISABLE_TIMING) && (r = stamp(c, e, s)))
+        return r;
     e->fence = *cu_stream_fence(c, s);
     e->recorded = 1;
     return CUDA_SUCCESS;

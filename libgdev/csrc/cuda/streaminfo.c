@@ -12,43 +12,30 @@
 
 #define MAX_ATTR_STREAMS 256
 
-static int is_legacy(CUstream s)
-{
-    return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
-}
-
-/* The stream's context: its own, or the current one for the legacy stream. */
-static CUresult owner(CUstream s, CUcontext *ctx)
-{
-    CURRENT(c);
-    *ctx = is_legacy(s) ? c : s->ctx;
-    return (*ctx)->destroyed ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_SUCCESS;
-}
-
 API CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !flags)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
-    *flags = is_legacy(s) ? CU_STREAM_DEFAULT : s->flags;
+    *flags = cu_stream_is_legacy(s) ? CU_STREAM_DEFAULT : s->flags;
     return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamGetPriority(CUstream s, int *priority)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !priority)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
-    *priority = is_legacy(s) ? 0 : s->priority;
+    *priority = cu_stream_is_legacy(s) ? 0 : s->priority;
     return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !pctx)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
     *pctx = c;
@@ -67,17 +54,17 @@ API CUresult cuStreamGetCtx_v2(CUstream s, CUcontext *pctx, CUgreenCtx *pgreen)
 API CUresult cuStreamGetId(CUstream s, unsigned long long *id)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !id)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
-    *id = s == CU_STREAM_PER_THREAD ? 1 : is_legacy(s) ? 0 : s->id + 1;
+    *id = s == CU_STREAM_PER_THREAD ? 1 : cu_stream_is_legacy(s) ? 0 : s->id + 1;
     return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamGetDevice(CUstream s, CUdevice *dev)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !dev)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
     *dev = c->dev;
@@ -155,13 +142,13 @@ static CUresult check(CUstreamAttrID id, const CUstreamAttrValue *v)
 API CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID id, const CUstreamAttrValue *v)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !v)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
     if ((r = check(id, v)))
         return r;
     pthread_mutex_lock(&lock);
-    struct stream_attrs *a = entry(is_legacy(s) ? NULL : s, c, 1);
+    struct stream_attrs *a = entry(cu_stream_is_legacy(s) ? NULL : s, c, 1);
     if (a && id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW) a->window = v->accessPolicyWindow;
     if (a && id == CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY) a->sync = v->syncPolicy;
     if (a && id == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP) a->domain_map = v->memSyncDomainMap;
@@ -174,14 +161,14 @@ API CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID id, const CUstreamA
 API CUresult cuStreamGetAttribute(CUstream s, CUstreamAttrID id, CUstreamAttrValue *v)
 {
     CUcontext c;
-    CUresult r = owner(s, &c);
+    CUresult r = cu_stream_owner(s, &c);
     if (r || !v)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
     memset(v, 0, sizeof *v);
     if (id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
         return cuStreamGetPriority(s, &v->priority);
     pthread_mutex_lock(&lock);
-    const struct stream_attrs *found = entry(is_legacy(s) ? NULL : s, c, 0), *a;
+    const struct stream_attrs *found = entry(cu_stream_is_legacy(s) ? NULL : s, c, 0), *a;
     a = found ? found : &plain;
     switch (id) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: v->accessPolicyWindow = a->window; break;
@@ -197,12 +184,12 @@ API CUresult cuStreamGetAttribute(CUstream s, CUstreamAttrID id, CUstreamAttrVal
 API CUresult cuStreamCopyAttributes(CUstream dst, CUstream src)
 {
     CUcontext cd, cs;
-    CUresult r = owner(dst, &cd);
-    if (r || (r = owner(src, &cs)))
+    CUresult r = cu_stream_owner(dst, &cd);
+    if (r || (r = cu_stream_owner(src, &cs)))
         return r;
     pthread_mutex_lock(&lock);
-    struct stream_attrs *from = entry(is_legacy(src) ? NULL : src, cs, 0);
-    struct stream_attrs *to = entry(is_legacy(dst) ? NULL : dst, cd, 1);
+    struct stream_attrs *from = entry(cu_stream_is_legacy(src) ? NULL : src, cs, 0);
+    struct stream_attrs *to = entry(cu_stream_is_legacy(dst) ? NULL : dst, cd, 1);
     if (to) {
         struct stream_attrs keep = *to;
         *to = from ? *from : plain;
