@@ -126,6 +126,7 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
         heap = await launch_heap(handle, mod.kernels.get(kernel.name))
         if heap is not None:        # (likewise only a kernel calling malloc gets a heap)
             extra["heap"] = heap
+        await _compiled_ready(mod, kernel.name)
         arena = await new_arena(handle, mod, kernel.name)
         if arena is not None:
             owned.append(arena[0])
@@ -143,6 +144,14 @@ async def launch_decoded(handle: Handle, mod: Any, kernel: GdevKernel,
             for obj in owned:
                 await free_workspace(handle, obj)
         raise
+
+
+async def _compiled_ready(mod: Any, name: str) -> None:
+    """Under the ``jit`` engine policy a launch runs its kernel compiled: wait for that
+    kernel's compile on a worker thread, never on the event loop, so that every other call
+    of every tenant goes on meanwhile (a cancelled caller stops waiting; the compile goes on)."""
+    if name in mod.kernels and mod.jit.must_wait(name):
+        await trio.to_thread.run_sync(mod.jit.wait_kernel, name, abandon_on_cancel=True)
 
 
 async def _cooperative(handle: Handle, mod: Any, kernel: GdevKernel) -> MemObject:

@@ -121,6 +121,24 @@ class JitState:
             self.seconds = c.seconds
             done.set()
 
+    def must_wait(self, kernel: str) -> bool:
+        """Whether a launch of ``kernel`` would block in :meth:`runnable` now: the ``jit``
+        policy and the kernel not yet compiled or rejected (the caller then runs
+        :meth:`wait_kernel` off its event loop first)."""
+        if _engine != "jit":
+            return False
+        c = self.compiled
+        return c is None or not c.settled(kernel)
+
+    def wait_kernel(self, kernel: str) -> None:
+        """Block until ``kernel`` is compiled or rejected, or the build ends (starting it,
+        kernel first, if it is not running): what :meth:`runnable` waits for under ``jit``."""
+        self.start(want=kernel)
+        c = self.compiled
+        if c is not None:
+            c.want(kernel)
+            c.wait_for(kernel)
+
     def runnable(self, kernel: str) -> tuple[Compiled, str] | None:
         """(compiled module, C function) of ``kernel`` if it runs natively now, else None.
         Under the ``jit`` policy it waits for that kernel's compile (not the module's); a
@@ -128,13 +146,11 @@ class JitState:
         if _engine == "interp":
             return None
         if _engine == "jit":
-            self.start(want=kernel)
+            self.wait_kernel(kernel)
         c = self.compiled
         if c is None:
             return None
         c.want(kernel)
-        if _engine == "jit":
-            c.wait_for(kernel)
         fname = c.kernels.get(kernel)
         return (c, fname) if fname is not None else None
 

@@ -126,11 +126,14 @@ class Compiled:
         with self._cond:
             return any(name in queue for name in self._wanted)
 
+    def settled(self, kernel: str) -> bool:
+        """Whether ``kernel`` is loaded or rejected, or the build has ended."""
+        return kernel in self.kernels or kernel in self.rejected or self.finished
+
     def wait_for(self, kernel: str) -> None:
-        """Return once ``kernel`` is loaded or rejected, or the build has ended."""
+        """Return once :meth:`settled` says so for ``kernel``."""
         with self._cond:
-            self._cond.wait_for(lambda: kernel in self.kernels or kernel in self.rejected
-                                or self.finished)
+            self._cond.wait_for(lambda: self.settled(kernel))
 
     def finish(self, seconds: float) -> None:
         """The build ended after ``seconds``: wake every waiter."""
