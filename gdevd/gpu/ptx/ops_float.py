@@ -205,7 +205,8 @@ def dec_absneg(ins: Ins):
 
 
 def dec_minmax(ins: Ins):
-    """min/max of floats: a NaN operand yields the other one (fmin/fmax)."""
+    """min/max of floats: a NaN operand yields the other one (fmin/fmax); of two zeros,
+    +0.0 > -0.0 (the PTX ISA's rule, whatever the operands' order)."""
     t = ins.type()
     ins.nargs(3)
     ins.only({"ftz", "NaN", "xorsign", "abs"})
@@ -214,7 +215,18 @@ def dec_minmax(ins: Ins):
         f = np.minimum if ins.base == "min" else np.maximum
     else:
         f = _nan_yields_other(np.fmin if ins.base == "min" else np.fmax)
-    return binary(ins, _lift(_post(ins, f, t), t), t)
+    return binary(ins, _lift(_post(ins, _zeros_ordered(f, ins.base == "min"), t), t), t)
+
+
+def _zeros_ordered(f, is_min: bool):
+    """``f`` with -0.0 below +0.0: numpy leaves the sign of a tie of zeros to its loop
+    (which operand its SIMD path keeps), PTX makes min(+0, -0) -0 and max +0."""
+    def g(a, b):
+        r = f(a, b)
+        both = (a == 0) & (b == 0)
+        # min keeps a when a is -0 (else b, -0 or +0); max keeps a when a is +0
+        return np.where(both, np.where(np.signbit(a) == is_min, a, b), r)
+    return g
 
 
 def _nan_yields_other(f):

@@ -212,7 +212,7 @@ def t_absneg(ins, ops) -> str:
 
 @tr("min", "max")
 def t_minmax(ins, ops) -> str:
-    """min/max: integers, floats as numpy's fmin/fmax over arrays (NaN yields the other)."""
+    """min/max: integers; floats as fmin/fmax (a NaN yields the other) with -0.0 < +0.0."""
     t = ins.type()
     d, a, b = ins.args[:3]
     x, y = ops.rd(a, t), ops.rd(b, t)
@@ -224,9 +224,12 @@ def t_minmax(ins, ops) -> str:
         nan = "isnan(a_) ? a_ : isnan(b_) ? b_" if "NaN" in ins.flags else \
             "isnan(b_) ? a_ : isnan(a_) ? b_"
 
+        # of two zeros, +0.0 > -0.0: a tie takes b when b's sign is the one min/max wants
+        tie = "signbit(b_)" if ins.base == "min" else "!signbit(b_)"
+
         def fn(p, q):
             return f"__extension__({{ {CT[t]} a_ = {p}, b_ = {q}; {nan} : " \
-                   f"(b_ {cmp} a_ ? b_ : a_); }})"
+                   f"(b_ {cmp} a_ || (b_ == a_ && {tie}) ? b_ : a_); }})"
         return ops.wr(d, t, fpost(ins, t, fn, x, y))
     only(ins, {"relu"})
     e = f"__extension__({{ {CT[t]} a_ = {x}, b_ = {y}; b_ {cmp} a_ ? b_ : a_; }})"

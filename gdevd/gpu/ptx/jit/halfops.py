@@ -12,11 +12,14 @@ from .operands import Unsupported
 
 _plain = {k: TRANSLATORS[k] for k in ("add", "sub", "mul", "fma", "mad", "neg", "abs",
                                       "min", "max", "cvt")}
+# of two zeros, +0.0 > -0.0 (the PTX ISA's rule)
+_MIN = "({1} < {0} || ({1} == {0} && signbit({1})) ? {1} : {0})"
+_MAX = "({1} > {0} || ({1} == {0} && !signbit({1})) ? {1} : {0})"
 _BIN = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-        "min": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} < {0} ? {1} : {0}))",
-        "max": "(isnan({1}) ? {0} : isnan({0}) ? {1} : ({1} > {0} ? {1} : {0}))"}
-_NAN = {"min": "(isnan({0}) ? {0} : isnan({1}) ? {1} : ({1} < {0} ? {1} : {0}))",
-        "max": "(isnan({0}) ? {0} : isnan({1}) ? {1} : ({1} > {0} ? {1} : {0}))"}
+        "min": "(isnan({1}) ? {0} : isnan({0}) ? {1} : " + _MIN + ")",
+        "max": "(isnan({1}) ? {0} : isnan({0}) ? {1} : " + _MAX + ")"}
+_NAN = {"min": "(isnan({0}) ? {0} : isnan({1}) ? {1} : " + _MIN + ")",
+        "max": "(isnan({0}) ? {0} : isnan({1}) ? {1} : " + _MAX + ")"}
 _UN = {"neg": "(-{0})", "abs": "fabsf({0})"}
 _FMA = "((double){0} * (double){1} + (double){2})"
 
