@@ -43,9 +43,9 @@ CASES32 = {
     "mul.hi.u32 %y, %x0, %x1;": lambda a, b: (a * b) >> 32,
     "mul.hi.s32 %y, %x0, %x1;": lambda a, b: (s32(a) * s32(b)) >> 32,
     "div.u32 %y, %x0, %x1;": lambda a, b: a // b if b else M32,
-    "rem.u32 %y, %x0, %x1;": lambda a, b: a % b if b else a,
+    "rem.u32 %y, %x0, %x1;": lambda a, b: a % b if b else M32,   # x%0: all ones, as an H200 gives
     "div.s32 %y, %x0, %x1;": lambda a, b: tdiv(s32(a), s32(b)) if b else -1,
-    "rem.s32 %y, %x0, %x1;": lambda a, b: s32(a) - tdiv(s32(a), s32(b)) * s32(b) if b else a,
+    "rem.s32 %y, %x0, %x1;": lambda a, b: s32(a) - tdiv(s32(a), s32(b)) * s32(b) if b else -1,
     "min.s32 %y, %x0, %x1;": lambda a, b: min(s32(a), s32(b)),
     "max.u32 %y, %x0, %x1;": lambda a, b: max(a, b),
     "shl.b32 %y, %x0, %x1;": lambda a, b: a << b if b < 32 else 0,
@@ -106,7 +106,7 @@ CASES64 = {
     "mul.hi.u64 %y, %x0, %x1;": lambda a, b: (a * b) >> 64,
     "mul.hi.s64 %y, %x0, %x1;": lambda a, b: (s64(a) * s64(b)) >> 64,
     "div.s64 %y, %x0, %x1;": lambda a, b: tdiv(s64(a), s64(b)) if b else -1,
-    "rem.u64 %y, %x0, %x1;": lambda a, b: a % b if b else a,
+    "rem.u64 %y, %x0, %x1;": lambda a, b: a % b if b else M64,
     "min.s64 %y, %x0, %x1;": lambda a, b: min(s64(a), s64(b)),
     "shr.s64 %y, %x0, %x1;": lambda a, b: s64(a) >> min(b & M32, 63),
 }
@@ -205,7 +205,7 @@ def test_hypothesis_binary_ops(vals, opname):
     f = {"add.u32": lambda x, y: x + y, "mul.lo.u32": lambda x, y: x * y,
          "xor.b32": lambda x, y: x ^ y, "min.u32": min,
          "max.s32": lambda x, y: max(s32(x), s32(y)), "mul.hi.u32": lambda x, y: x * y >> 32,
-         "rem.u32": lambda x, y: x % y if y else x}[opname]
+         "rem.u32": lambda x, y: x % y if y else 0xFFFFFFFF}[opname]
     assert got.tolist() == [f(int(x), int(y)) & M32 for x, y in zip(a, b, strict=False)]
 
 

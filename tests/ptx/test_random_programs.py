@@ -23,7 +23,7 @@ OPS = {
     "shl.b32": lambda a, b: a << b if b < 32 else 0,
     "shr.u32": lambda a, b: a >> b if b < 32 else 0,
     "shr.s32": lambda a, b: s32(a) >> min(b, 31), "min.s32": lambda a, b: min(s32(a), s32(b)),
-    "max.u32": max, "rem.u32": lambda a, b: a % b if b else a,
+    "max.u32": max, "rem.u32": lambda a, b: a % b if b else 0xFFFFFFFF,
 }
 
 step = st.tuples(st.sampled_from(sorted(OPS) + ["selp", "loop"]), st.integers(0, 3),

@@ -89,6 +89,10 @@ def fma_f64(a, b, c, mode: str = "rn"):
     with np.errstate(all="ignore"):
         z, p, th = _emulated(a, b, c)
         plain = a * b + c
+    # an exact zero product: a*b + c rounds once (and keeps IEEE's sign of a zero sum);
+    # an infinite c with finite a, b: c, whatever a*b overflowed to
+    z = np.where((a == 0) | (b == 0), plain, z)
+    plain = np.where(np.isinf(c) & np.isfinite(a) & np.isfinite(b), c, plain)
     finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
     mag = np.maximum(np.abs(a), np.abs(b))
     tiny = lambda x: (x != 0) & (np.abs(x) < _SAFE_LO)  # noqa: E731

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .decode import Ins, op
+from .ops_float import ftz
 from .ptxtypes import DTYPES, is_float
 from .syntax import Pair, Sink
 
@@ -67,13 +68,15 @@ def dec_setp(ins: Ins):
     if t == "f16x2":
         return _setp_f16x2(p, q, a, b, c, cmp, bop)
 
+    flush = ftz if "ftz" in ins.flags and t == "f32" else (lambda v: v)
+
     def bind(env):
         wp, wq = env.wr(p, "pred"), env.wr(q, "pred")
         ra, rb = env.rd(a, t), env.rd(b, t)
         rc = env.rd(c, "pred") if c is not None else None
 
         def run(idx):
-            r = cmp(ra(idx), rb(idx))
+            r = cmp(flush(ra(idx)), flush(rb(idx)))
             if rc is None:
                 wp(idx, r)
                 wq(idx, ~r)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bf16
+from . import bf16, directed
 from .decode import Ins, binary, op, unary
-from .ops_float import ftz, round_to
+from .ops_float import ftz, round_to, saturate
 from .ptxtypes import DTYPES, UNSIGNED, size_of
 from .syntax import Reg, Sink, Vec
 
@@ -20,11 +20,23 @@ def _int_range(dt):
     return int(info.min), int(info.max)
 
 
-def float_to_int(x, dt, rnd) -> np.ndarray:
-    """Round float ``x`` with ``rnd`` and convert to integer ``dt``, saturating; NaN -> 0."""
+def nan_to_int(st: str, dst: str) -> int:
+    """The integer a NaN of float type ``st`` converts to in integer type ``dst``, as an
+    H200 gives it: from f64 the destination's sign-bit pattern (0x80, 0x8000, ...), from
+    f32 0x8000000000000000 into 64 bits and 0 into narrower types, from f16 0."""
+    bits = 8 * size_of(dst)
+    if st == "f64" or (st == "f32" and bits == 64):
+        return 1 << (bits - 1)
+    return 0
+
+
+def float_to_int(x, dt, rnd, nan_bits: int = 0) -> np.ndarray:
+    """Round float ``x`` with ``rnd`` and convert to integer ``dt``, saturating; a NaN gives
+    ``nan_bits`` (see :func:`nan_to_int`)."""
     x = np.asarray(x, dtype=np.float64)
     r = rnd(x)
     lo, hi = _int_range(dt)
+    nan_v = np.array(nan_bits, np.uint64).astype(dt)
     nan = np.isnan(r)
     if dt.itemsize == 8:   # float64 cannot hold 2**63-1 exactly: clamp by comparison
         big = r >= float(hi) + 1.0
@@ -33,8 +45,8 @@ def float_to_int(x, dt, rnd) -> np.ndarray:
         out = safe.astype(dt)
         out = np.where(big, dt.type(hi), out)
         out = np.where(small, dt.type(lo), out)
-        return np.where(nan, dt.type(0), out).astype(dt)
-    return np.where(nan, 0, np.clip(r, lo, hi)).astype(dt)
+        return np.where(nan, nan_v, out).astype(dt)
+    return np.where(nan, nan_v, np.clip(np.where(nan, 0, r), lo, hi).astype(dt)).astype(dt)
 
 
 def convert(x, st: str, dst: str, flags: set[str]):
@@ -55,18 +67,16 @@ def convert(x, st: str, dst: str, flags: set[str]):
                 r = round_to(x.astype(np.float64), ddt, mode) if ddt.itemsize < sdt.itemsize \
                     else x.astype(ddt)
         else:
-            mode = next(iter(flags & _FRND), "rn")
-            r = round_to(x.astype(np.float64), ddt, mode) if ddt.itemsize == 4 and \
-                mode != "rn" else x.astype(ddt)
+            r = directed.int_to_float(x, ddt, next(iter(flags & _FRND), "rn"))
         if sat:
-            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(ddt)
+            r = saturate(r)
         if "ftz" in flags and dst == "f32":
             r = ftz(r)
         return r
     if sdt.kind == "f":
         irnd = flags & set(_IRND)
         rnd = _IRND[irnd.pop()] if irnd else np.trunc
-        return float_to_int(x, ddt, rnd)
+        return float_to_int(x, ddt, rnd, nan_to_int(st, dst))
     if sat:
         lo, hi = _int_range(ddt)
         return np.clip(x.astype(np.float64) if sdt.itemsize == 8 else x.astype(np.int64),

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import approx
+from . import approx, directed
 from .bf16 import dec_fma_bf16
 from .decode import Ins, binary, op, ternary, unary
 from .fma64 import fma_f64
@@ -89,9 +89,10 @@ def fma_f32(a, b, c, mode: str = "rn"):
     return odd.astype(np.float32) if mode == "rn" else round_to(odd, np.float32, mode)
 
 
-def _sat(x):
+def saturate(x):
+    """Clamp to [+0.0, 1.0]; NaN and -0.0 give +0.0 (as the hardware does)."""
     x = np.asarray(x)
-    return np.where(np.isnan(x), x.dtype.type(0), np.clip(x, 0, 1)).astype(x.dtype)
+    return np.where(np.isnan(x) | (x <= 0), x.dtype.type(0), np.minimum(x, 1)).astype(x.dtype)
 
 
 def _post(ins: Ins, fn, t: str):
@@ -102,7 +103,7 @@ def _post(ins: Ins, fn, t: str):
         f = lambda *xs: ftz(inner(*map(ftz, xs)))  # noqa: E731
     if "sat" in ins.flags:
         inner2 = f
-        f = lambda *xs: _sat(inner2(*xs))  # noqa: E731
+        f = lambda *xs: saturate(inner2(*xs))  # noqa: E731
     return f
 
 
@@ -146,10 +147,30 @@ def dec_arith(ins: Ins):
     dt = DTYPES[t]
     if t == "f16x2":
         return binary(ins, paired(_post(ins, base, "f16")), t)
-    if mode == "rn" or t == "f64":
+    if mode == "rn":
         return binary(ins, _post(ins, base, t), t)
+    sign = -1 if ins.base == "sub" else 1
+    if t == "f64":
+        fn = directed.mul_f64 if ins.base == "mul" else \
+            (lambda a, b, m: directed.add_f64(a, sign * np.asarray(b), m))
+        return binary(ins, _post(ins, lambda a, b: fn(a, b, mode), t), t)
+    if t == "f32" and ins.base != "mul":   # the float64 sum may be inexact: round it once
+        return binary(ins, _post(ins, lambda a, b: _add_f32(a, sign * b, mode), t), t)
+    # an f32 product and f16 sums and products are exact in float64
     fn = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
     return binary(ins, _post(ins, fn, t), t)
+
+
+def _add_f32(a, b, mode: str):
+    """``a + b`` of float32 values rounded once in a directed ``mode``; an exact zero sum of
+    operands not both +0 is -0 when rounding down (IEEE 754)."""
+    r = fma_f32(a, np.float32(1), b, mode)
+    if mode != "rm":
+        return r
+    a, b = np.asarray(a), np.asarray(b)
+    both_pos0 = (a == 0) & (b == 0) & ~np.signbit(a) & ~np.signbit(b)
+    return np.where((r == 0) & (a.astype(np.float64) + b == 0) & ~both_pos0,
+                    np.float32(-0.0), r).astype(np.float32)
 
 
 def dec_fma(ins: Ins):
@@ -187,8 +208,11 @@ def dec_div(ins: Ins):
     dt = DTYPES[t]
     if t == "f32" and ins.flags & {"approx", "full"}:
         fn = approx.div_approx if "approx" in ins.flags else approx.div_full
-    elif mode == "rn" or t == "f64":
+    elif mode == "rn":
         fn = np.divide
+    elif t == "f64":
+        def fn(a, b):  # type: ignore[misc]
+            return directed.div_f64(a, b, mode)
     else:
         def fn(a, b):  # type: ignore[misc]
             return round_to(np.asarray(a, np.float64) / b, dt, mode)
@@ -276,6 +300,9 @@ def dec_unary(ins: Ins):
     if mode != "rn" and t == "f32" and ins.base in ("sqrt", "rcp"):
         inner = fn
         fn = lambda a: round_to(inner(np.asarray(a, np.float64)), dt, mode)  # noqa: E731
+    elif mode != "rn" and t == "f64" and ins.base in ("sqrt", "rcp"):
+        fn = (lambda a: directed.sqrt_f64(a, mode)) if ins.base == "sqrt" else \
+            (lambda a: directed.div_f64(1.0, a, mode))
     return unary(ins, _post(ins, fn, t), t)
 
 
@@ -290,7 +317,7 @@ def dec_copysign(ins: Ins):
 _TESTP: dict[str, Callable] = {
     "finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
     "notanumber": np.isnan,
-          "normal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny),
+          "normal": lambda x: np.isfinite(x) & ((np.abs(x) >= np.finfo(x.dtype).tiny) | (x == 0)),
           "subnormal": lambda x: (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)}
 
 

@@ -87,7 +87,12 @@ def dec_addc(ins: Ins):
 
 
 def _carry(ins: Ins, t: str, carry_in: bool):
-    """add.cc/addc/sub.cc/subc on 32/64-bit values with a per-thread carry flag."""
+    """add.cc/addc/sub.cc/subc on 32/64-bit values with a per-thread carry flag.
+
+    The flag is the hardware's: the carry out of the adder, where a subtraction is
+    ``x + ~y + 1`` (sub.cc) or ``x + ~y + CF`` (subc).  So sub.cc sets CF when nothing is
+    borrowed and subc subtracts ``1 - CF``; a chain of subtractions alone reads as PTX's
+    borrow, and a chain mixing addc and subc gives what an H200 gives."""
     d, a, b = ins.dst(0), ins.src(1), ins.src(2)
     ut = "u" + t[1:]
     sub = ins.base.startswith("sub")
@@ -101,9 +106,10 @@ def _carry(ins: Ins, t: str, carry_in: bool):
         def run(idx):
             x, y = ra(idx), rb(idx)
             cin = (cc if idx is None else cc[idx]).astype(DTYPES[ut]) if carry_in else 0
-            if sub:   # PTX: CF is the borrow-out
-                r = x - y - cin
-                cout = (x < y) | ((x == y) & (cin == one)) if carry_in else (x < y)
+            if sub:   # CF is the adder's carry of x + ~y + CF: set when nothing is borrowed
+                borrow = one - cin if carry_in else 0
+                r = x - y - borrow
+                cout = ~((x < y) | ((x == y) & (borrow == one)))
             else:
                 r = x + y + cin
                 cout = (r < x) | ((r == x) & (cin == one)) if carry_in else (r < x)
@@ -254,10 +260,10 @@ def int_div(a, b, t: str):
 
 
 def int_rem(a, b, t: str):
-    """Remainder with the sign of the dividend; x%0 gives x."""
+    """Remainder with the sign of the dividend; x%0 gives all ones (as the hardware does)."""
     dt = DTYPES[t]
     q = int_div(a, b, t)
-    return np.where(np.asarray(b) == 0, a, a - q * b).astype(dt)
+    return np.where(np.asarray(b) == 0, np.int64(-1).astype(dt), a - q * b).astype(dt)
 
 
 @op("div", "rem")

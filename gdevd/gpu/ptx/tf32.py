@@ -3,7 +3,8 @@ f32 rounded to tf32's 10 fraction bits, kept as an f32 bit pattern whose low 13 
 zero, in integer instructions both engines run.  ``rna`` adds half a tf32 ulp to the
 magnitude's bits (ties away from zero), ``rn`` half an ulp less one plus the kept lowest bit
 (ties to even), ``rz`` only truncates; a carry into the exponent is the right rounding (up to
-infinity past the largest tf32).  Infinities and NaNs are returned unchanged."""
+infinity past the largest tf32).  Infinities and NaNs are truncated in every mode (a real
+GPU turns 0x7FFABAB4 into 0x7FFAA000)."""
 
 from __future__ import annotations
 
@@ -39,5 +40,7 @@ def lower_tf32(fn: Function, s: Instr, new, name: str) -> list:
                  Instr("add.u32", [up, bits, up], line)]
     else:
         code.append(Instr("mov.b32", [up, bits], line))
+    cut = new.reg("b32")
     return code + [Instr("and.b32", [out, up, Imm(0xFFFFE000)], line),
-                   Instr("selp.b32", [s.args[0], bits, out, special], line, s.guard)]
+                   Instr("and.b32", [cut, bits, Imm(0xFFFFE000)], line),
+                   Instr("selp.b32", [s.args[0], cut, out, special], line, s.guard)]

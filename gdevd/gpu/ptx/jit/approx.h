@@ -197,6 +197,58 @@ static inline double fma_dir(double a, double b, double c, int mode)
 }
 
 /*
+ * f64 add/mul/div/sqrt, f32 add and integer conversions in a directed mode, rounded once by
+ * the hardware in that mode (the interpreter's directed.py and ops_float compute the same
+ * exactly).
+ */
+enum { DIR_ADD, DIR_MUL, DIR_DIV, DIR_SQRT };
+
+static inline double dir_f64(int op, double a, double b, int mode)
+{
+	static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
+	volatile double va = a, vb = b, vr;
+
+	fesetround(fe[mode & 3]);
+	switch (op) {
+	case DIR_ADD: vr = va + vb; break;
+	case DIR_MUL: vr = va * vb; break;
+	case DIR_DIV: vr = va / vb; break;
+	default: vr = sqrt(va); break;
+	}
+	fesetround(FE_TONEAREST);
+	return vr;
+}
+
+static inline float dir_f32_add(float a, float b, int mode)
+{
+	static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
+	volatile float va = a, vb = b, vr;
+
+	fesetround(fe[mode & 3]);
+	vr = va + vb;
+	fesetround(FE_TONEAREST);
+	return vr;
+}
+
+#define DIR_I2F(name, FT, IT) \
+	static inline FT name(IT x, int mode) \
+	{ \
+		static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD }; \
+		volatile IT vx = x; \
+		volatile FT vr; \
+		fesetround(fe[mode & 3]); \
+		vr = (FT)vx; \
+		fesetround(FE_TONEAREST); \
+		return vr; \
+	}
+DIR_I2F(dir_s64_f64, double, int64_t)
+DIR_I2F(dir_u64_f64, double, uint64_t)
+DIR_I2F(dir_s64_f32, float, int64_t)
+DIR_I2F(dir_u64_f32, float, uint64_t)
+DIR_I2F(dir_u32_f32, float, uint32_t)
+DIR_I2F(dir_s32_f32, float, int32_t)
+
+/*
  * fma.f32 in a directed mode: the exact a * b + c rounded to odd in double (ops_float.fma_f32,
  * operation for operation), then rounded once more to float in the mode (rnd_f32).
  */

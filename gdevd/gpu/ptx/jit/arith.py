@@ -9,6 +9,7 @@ and directed rounding go through double and one rounding like the interpreter.
 
 from __future__ import annotations
 
+from ..ops_cvt import nan_to_int
 from .operands import CT, UT, Unsupported, is_f, is_s, width
 
 ROUND = {"rn": 0, "rz": 1, "rm": 2, "rp": 3}
@@ -78,7 +79,13 @@ def t_arith(ins, ops) -> str:
         only(ins, set(ROUND) | {"ftz", "sat"})
         x, y = ops.rd(a, t), ops.rd(b, t)
         mode = _rmode(ins)
-        if mode and t in ("f16", "f32"):
+        neg = "-" if ins.base == "sub" else ""
+        if mode and t == "f64":
+            op = "DIR_MUL" if ins.base == "mul" else "DIR_ADD"
+            fn = lambda p, q: f"dir_f64({op}, {p}, {neg}({q}), {mode})"  # noqa: E731
+        elif mode and t == "f32" and ins.base != "mul":   # the double sum may be inexact
+            fn = lambda p, q: f"dir_f32_add({p}, {neg}({q}), {mode})"  # noqa: E731
+        elif mode and t in ("f16", "f32"):
             fn = lambda p, q: f"rnd_{t}((double){p} {sym} (double){q}, {mode})"  # noqa: E731
         else:
             fn = lambda p, q: f"({p} {sym} {q})"  # noqa: E731
@@ -162,7 +169,7 @@ def t_fma(ins, ops) -> str:
 
 @tr("div", "rem")
 def t_div(ins, ops) -> str:
-    """Integer div/rem (x/0 = all ones, x%0 = x) and float div."""
+    """Integer div/rem (x/0 and x%0 all ones, as the hardware) and float div."""
     t = ins.type()
     d, a, b = ins.args[:3]
     if is_f(t):
@@ -174,6 +181,8 @@ def t_div(ins, ops) -> str:
             fn = lambda p, q: f"{f}({p}, {q})"  # noqa: E731
         elif mode and t == "f32":
             fn = lambda p, q: f"rnd_f32((double){p} / (double){q}, {mode})"  # noqa: E731
+        elif mode and t == "f64":
+            fn = lambda p, q: f"dir_f64(DIR_DIV, {p}, {q}, {mode})"  # noqa: E731
         else:
             fn = lambda p, q: f"({p} / {q})"  # noqa: E731
         return ops.wr(d, t, fpost(ins, t, fn, x, y))
@@ -189,9 +198,9 @@ def t_div(ins, ops) -> str:
         else:
             e = f"({y} == 0 ? ({ct})~({ct})0 : ({ct})({x} / {y}))"
     elif is_s(t):
-        e = f"({y} == 0 ? {x} : {y} == -1 ? ({ct})0 : ({ct})({x} % {y}))"
+        e = f"({y} == 0 ? ({ct})-1 : {y} == -1 ? ({ct})0 : ({ct})({x} % {y}))"
     else:
-        e = f"({y} == 0 ? {x} : ({ct})({x} % {y}))"
+        e = f"({y} == 0 ? ({ct})~({ct})0 : ({ct})({x} % {y}))"
     return ops.wr(d, t, e)
 
 
@@ -352,7 +361,10 @@ def t_setp(ins, ops) -> str:
         raise Unsupported(f"setp.{t}")
     dst = ins.args[0]
     p, q = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
-    r = compare(ins, t, ops.rd(ins.args[1], t), ops.rd(ins.args[2], t))
+    x, y = ops.rd(ins.args[1], t), ops.rd(ins.args[2], t)
+    if "ftz" in ins.flags and t == "f32":   # subnormal operands compare as zeros
+        x, y = f"ftzf({x})", f"ftzf({y})"
+    r = compare(ins, t, x, y)
     bops = [m for m in ins.mods if m in _BOOL]
     if bops:
         cv = ops.rd(ins.args[3], "pred")
@@ -429,6 +441,8 @@ def t_cvt(ins, ops) -> str:
     if is_f(dst):
         if is_f(st) and irnd:
             r = f"(({CT[dst]}){irnd[0]}((double){x}))"
+        elif mode and not is_f(st) and width(st) >= 4 and (width(st) == 8 or dst == "f32"):
+            r = f"dir_{st[0] if st[0] != 'b' else 'u'}{8 * width(st)}_{dst}({x}, {mode})"
         elif dst == "f32" and (width(st) == 8 or not is_f(st)) and (mode or is_f(st)):
             r = f"rnd_f32((double){x}, {mode})"
         else:
@@ -442,8 +456,11 @@ def t_cvt(ins, ops) -> str:
         raise Unsupported("cvt of a predicate")
     if is_f(st):
         rnd = irnd[0] if irnd else "trunc"
-        return ops.wr(d, dst, f"f2{dst[0] if dst[0] != 'b' else 'u'}{8 * width(dst)}"
-                      f"({rnd}((double){x}))")
+        conv = f"f2{dst[0] if dst[0] != 'b' else 'u'}{8 * width(dst)}({rnd}((double)x_))"
+        nan = nan_to_int(st, dst)
+        if nan:   # a NaN's integer as the interpreter's (the hardware's)
+            conv = f"(isnan(x_) ? ({CT[dst]}){nan:#x}ull : {conv})"
+        return ops.wr(d, dst, f"__extension__({{ __auto_type x_ = {x}; {conv}; }})")
     if sat:
         return ops.wr(d, dst, _clamp_int(x, dst))
     return ops.wr(d, dst, f"(({CT[dst]}){x})")
@@ -455,7 +472,7 @@ def t_testp(ins, ops) -> str:
     t = _float_t(ins.type())
     d, a = ins.args[:2]
     tests = {"finite": "isfinite(x_)", "infinite": "isinf(x_)", "number": "!isnan(x_)",
-             "notanumber": "isnan(x_)", "normal": "isnormal(x_)",
+             "notanumber": "isnan(x_)", "normal": "(isnormal(x_) || x_ == 0)",
              "subnormal": "(fpclassify(x_) == FP_SUBNORMAL)"}
     kinds = [m for m in ins.flags if m in tests]
     if len(kinds) != 1:

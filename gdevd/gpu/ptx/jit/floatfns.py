@@ -25,6 +25,9 @@ def _exact(ins, t: str):
     if mode and f and ins.base in ("sqrt", "rcp"):
         inner = "sqrt((double)({p}))" if ins.base == "sqrt" else "(1.0 / (double)({p}))"
         return lambda p: f"rnd_f32({inner.format(p=p)}, {mode})"
+    if mode and ins.base in ("sqrt", "rcp"):
+        return (lambda p: f"dir_f64(DIR_SQRT, {p}, 0.0, {mode})") if ins.base == "sqrt" else \
+            (lambda p: f"dir_f64(DIR_DIV, 1.0, {p}, {mode})")
     if ins.base == "sqrt":
         return lambda p: f"{sq}({p})"
     if ins.base == "rsqrt":

@@ -1,10 +1,10 @@
 """Translation of carry chains and the rarer bit instructions to C.
 
 Carry chains (``add.cc``, ``addc``, ``sub.cc``, ``subc``, ``mad.lo.cc``, ``madc``) keep the
-carry flag per lane in ``c->cc``, as the interpreter keeps ``%%cc``; ``sub`` sets it to the
-borrow-out (see :mod:`gdevd.gpu.ptx.ops_int`).  ``brev``, ``bfind``, signed ``bfe``, ``sad``
-and ``lop3`` follow :mod:`gdevd.gpu.ptx.ops_bits` and :mod:`gdevd.gpu.ptx.ops_int` bit for
-bit.
+carry flag per lane in ``c->cc``, as the interpreter keeps ``%%cc``: the adder's carry, so
+``sub`` sets it when nothing is borrowed (see :mod:`gdevd.gpu.ptx.ops_int`).  ``brev``,
+``bfind``, signed ``bfe``, ``sad`` and ``lop3`` follow :mod:`gdevd.gpu.ptx.ops_bits` and
+:mod:`gdevd.gpu.ptx.ops_int` bit for bit.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ def t_addsub(ins, ops) -> str:
     ut = _carry_types(ins.type())
     d, a, b = ins.args[:3]
     x, y = ops.rd(a, ut), ops.rd(b, ut)
-    cin = "(" + CT[ut] + ")c->cc[i]" if ins.base.endswith("c") else "0"
-    if ins.base.startswith("sub"):
-        r, cout = "x_ - y_ - k_", "(x_ < y_) | ((x_ == y_) & (k_ == 1))"
+    chained = ins.base.endswith("c")
+    cin = "(" + CT[ut] + ")c->cc[i]" if chained else "0"
+    if ins.base.startswith("sub"):   # x + ~y + CF (sub.cc: CF = 1), as ops_int._carry
+        cin = cin if chained else "1"
+        r, cout = "x_ - y_ - (1 - k_)", "!((x_ < y_) | ((x_ == y_) & (k_ == 0)))"
     else:
         r, cout = "x_ + y_ + k_", "(r_ < x_) | ((r_ == x_) & (k_ == 1))"
     cc = "c->cc[i] = (uint8_t)(" + cout + ");" if "cc" in ins.flags else ""

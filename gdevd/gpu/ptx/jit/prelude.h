@@ -87,8 +87,9 @@ struct jctx {
 static uint8_t jit_pad[64] __attribute__((unused));
 
 static inline float ftzf(float x) { return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x; }
-static inline float satf(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
-static inline double satd(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
+/* .sat: [+0, 1]; NaN and -0.0 give +0.0 */
+static inline float satf(float x) { return isnan(x) || x <= 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline double satd(double x) { return isnan(x) || x <= 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
 
 /* float -> integer as cvt does: round first (by the caller), saturate, NaN -> 0 */
 #define F2I(name, T, lo, hi) \
