@@ -178,6 +178,9 @@ static inline double ax_rcp_f64(double x)
  * interpreter's (numpy's); directed modes switch the rounding mode around one fma, the
  * volatile accesses keeping the compiler from moving the operation out of that window.
  */
+/* the host rounding mode of a PTX one (ROUND in arith.py: rn, rz, rm, rp) */
+static const int FE_OF_MODE[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
+
 static inline double fma_rn(double a, double b, double c)
 {
 	double r = fma(a, b, c);
@@ -187,10 +190,9 @@ static inline double fma_rn(double a, double b, double c)
 
 static inline double fma_dir(double a, double b, double c, int mode)
 {
-	static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
 	volatile double va = a, vb = b, vc = c, vr;
 
-	fesetround(fe[mode & 3]);
+	fesetround(FE_OF_MODE[mode & 3]);
 	vr = fma(va, vb, vc);
 	fesetround(FE_TONEAREST);
 	return isnan(vr) ? a * b + c : vr;
@@ -205,10 +207,9 @@ enum { DIR_ADD, DIR_MUL, DIR_DIV, DIR_SQRT };
 
 static inline double dir_f64(int op, double a, double b, int mode)
 {
-	static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
 	volatile double va = a, vb = b, vr;
 
-	fesetround(fe[mode & 3]);
+	fesetround(FE_OF_MODE[mode & 3]);
 	switch (op) {
 	case DIR_ADD: vr = va + vb; break;
 	case DIR_MUL: vr = va * vb; break;
@@ -221,10 +222,9 @@ static inline double dir_f64(int op, double a, double b, int mode)
 
 static inline float dir_f32_add(float a, float b, int mode)
 {
-	static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD };
 	volatile float va = a, vb = b, vr;
 
-	fesetround(fe[mode & 3]);
+	fesetround(FE_OF_MODE[mode & 3]);
 	vr = va + vb;
 	fesetround(FE_TONEAREST);
 	return vr;
@@ -233,10 +233,9 @@ static inline float dir_f32_add(float a, float b, int mode)
 #define DIR_I2F(name, FT, IT) \
 	static inline FT name(IT x, int mode) \
 	{ \
-		static const int fe[4] = { FE_TONEAREST, FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD }; \
 		volatile IT vx = x; \
 		volatile FT vr; \
-		fesetround(fe[mode & 3]); \
+		fesetround(FE_OF_MODE[mode & 3]); \
 		vr = (FT)vx; \
 		fesetround(FE_TONEAREST); \
 		return vr; \
