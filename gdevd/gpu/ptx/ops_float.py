@@ -86,7 +86,13 @@ def fma_f32(a, b, c, mode: str = "rn"):
     t = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0), s)
     bits = np.asarray(t, np.float64).view(np.uint64) | inexact.astype(np.uint64)
     odd = bits.view(np.float64)
-    return odd.astype(np.float32) if mode == "rn" else round_to(odd, np.float32, mode)
+    if mode == "rn":
+        return odd.astype(np.float32)
+    r = round_to(odd, np.float32, mode)
+    if mode == "rm":   # IEEE: an exact zero sum of terms not both +0 is -0 rounding down
+        pos0 = (p == 0) & (c64 == 0) & ~np.signbit(p) & ~np.signbit(c64)
+        r = np.where((s == 0) & (e == 0) & ~pos0, np.float32(-0.0), r).astype(np.float32)
+    return r
 
 
 def saturate(x):
@@ -155,22 +161,10 @@ def dec_arith(ins: Ins):
             (lambda a, b, m: directed.add_f64(a, sign * np.asarray(b), m))
         return binary(ins, _post(ins, lambda a, b: fn(a, b, mode), t), t)
     if t == "f32" and ins.base != "mul":   # the float64 sum may be inexact: round it once
-        return binary(ins, _post(ins, lambda a, b: _add_f32(a, sign * b, mode), t), t)
+        return binary(ins, _post(ins, lambda a, b: fma_f32(a, np.float32(1), sign * b, mode), t), t)
     # an f32 product and f16 sums and products are exact in float64
     fn = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
     return binary(ins, _post(ins, fn, t), t)
-
-
-def _add_f32(a, b, mode: str):
-    """``a + b`` of float32 values rounded once in a directed ``mode``; an exact zero sum of
-    operands not both +0 is -0 when rounding down (IEEE 754)."""
-    r = fma_f32(a, np.float32(1), b, mode)
-    if mode != "rm":
-        return r
-    a, b = np.asarray(a), np.asarray(b)
-    both_pos0 = (a == 0) & (b == 0) & ~np.signbit(a) & ~np.signbit(b)
-    return np.where((r == 0) & (a.astype(np.float64) + b == 0) & ~both_pos0,
-                    np.float32(-0.0), r).astype(np.float32)
 
 
 def dec_fma(ins: Ins):

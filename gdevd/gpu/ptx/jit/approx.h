@@ -199,9 +199,9 @@ static inline double fma_dir(double a, double b, double c, int mode)
 }
 
 /*
- * f64 add/mul/div/sqrt, f32 add and integer conversions in a directed mode, rounded once by
- * the hardware in that mode (the interpreter's directed.py and ops_float compute the same
- * exactly).
+ * f64 add/mul/div/sqrt, f32 fma (add as fma(a, 1, b)) and integer conversions in a
+ * directed mode, rounded once by the hardware in that mode (the interpreter's directed.py
+ * and ops_float.fma_f32 compute the same exactly).
  */
 enum { DIR_ADD, DIR_MUL, DIR_DIV, DIR_SQRT };
 
@@ -220,12 +220,12 @@ static inline double dir_f64(int op, double a, double b, int mode)
 	return vr;
 }
 
-static inline float dir_f32_add(float a, float b, int mode)
+static inline float dir_f32_fma(float a, float b, float c, int mode)
 {
-	volatile float va = a, vb = b, vr;
+	volatile float va = a, vb = b, vc = c, vr;
 
 	fesetround(FE_OF_MODE[mode & 3]);
-	vr = va + vb;
+	vr = fmaf(va, vb, vc);
 	fesetround(FE_TONEAREST);
 	return vr;
 }
@@ -246,25 +246,5 @@ DIR_I2F(dir_s64_f32, float, int64_t)
 DIR_I2F(dir_u64_f32, float, uint64_t)
 DIR_I2F(dir_u32_f32, float, uint32_t)
 DIR_I2F(dir_s32_f32, float, int32_t)
-
-/*
- * fma.f32 in a directed mode: the exact a * b + c rounded to odd in double (ops_float.fma_f32,
- * operation for operation), then rounded once more to float in the mode (rnd_f32).
- */
-static inline double fma32_odd(float a, float b, float c)
-{
-	double p = (double)a * (double)b, s = p + (double)c, bb = s - p;
-	double e = (p - (s - bb)) + ((double)c - bb);
-	uint64_t u;
-
-	if (e == 0 || !isfinite(s))
-		return s;
-	if ((e < 0) != (s < 0))
-		s = nextafter(s, 0.0);
-	memcpy(&u, &s, 8);
-	u |= 1;
-	memcpy(&s, &u, 8);
-	return s;
-}
 
 #endif

@@ -84,7 +84,7 @@ def t_arith(ins, ops) -> str:
             op = "DIR_MUL" if ins.base == "mul" else "DIR_ADD"
             fn = lambda p, q: f"dir_f64({op}, {p}, {neg}({q}), {mode})"  # noqa: E731
         elif mode and t == "f32" and ins.base != "mul":   # the double sum may be inexact
-            fn = lambda p, q: f"dir_f32_add({p}, {neg}({q}), {mode})"  # noqa: E731
+            fn = lambda p, q: f"dir_f32_fma({p}, 1.0f, {neg}({q}), {mode})"  # noqa: E731
         elif mode and t in ("f16", "f32"):
             fn = lambda p, q: f"rnd_{t}((double){p} {sym} (double){q}, {mode})"  # noqa: E731
         else:
@@ -148,8 +148,8 @@ def t_mad(ins, ops) -> str:
 
 @tr("fma")
 def t_fma(ins, ops) -> str:
-    """fma/mad of f32 (fmaf; directed modes through the double rounded to odd, as the
-    interpreter: one rounding) and f64 (one rounding in every mode: approx.h)."""
+    """fma/mad of f32 (fmaf; directed modes by fmaf in that host rounding mode) and f64
+    (one rounding in every mode: approx.h)."""
     t = _float_t(ins.type())
     only(ins, set(ROUND) | {"ftz", "sat"})
     d, a, b, c = ins.args[:4]
@@ -163,7 +163,7 @@ def t_fma(ins, ops) -> str:
     elif not mode:
         fn = lambda p, q, r: f"fmaf({p}, {q}, {r})"  # noqa: E731
     else:
-        fn = lambda p, q, r: f"rnd_f32(fma32_odd({p}, {q}, {r}), {mode})"  # noqa: E731
+        fn = lambda p, q, r: f"dir_f32_fma({p}, {q}, {r}, {mode})"  # noqa: E731
     return ops.wr(d, t, fpost(ins, t, fn, x, y, z))
 
 
