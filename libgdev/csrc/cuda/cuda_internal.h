@@ -125,6 +125,9 @@ CUresult cu_read_file(const char *who, const char *path, char **out);
 int cu_kernel_fault(CUresult r); /* a kernel's own fault: poisons its context (errors.c) */
 CUresult cu_poison(CUcontext c, CUresult r); /* r, made sticky if cu_kernel_fault(r) */
 CUresult cu_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Say fmt once on stderr ("gdev: ..."), the first time *said is 0, unless GDEV_QUIET is set
+ * (not "0"): for failures an unmodified program would report without the reason. */
+void cu_notice(int *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 CUresult cu_current(CUcontext *ctx);         /* the calling thread's live current context */
 /* Declare CUcontext c, the current context, returning cu_current's failure from the caller. */
 #define CURRENT(c)                                                                         \

@@ -19,12 +19,8 @@ API CUresult cuInit(unsigned int flags)
     if (flags)
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0");
     if (gdevice_count(&device_count) < 0) {
-        /* An unmodified program prints only cuGetErrorString's fixed text: say once, on
-         * stderr, what is missing and how to start it (GDEV_QUIET=1 silences it). */
-        static int said;
-        const char *quiet = getenv("GDEV_QUIET");
-        if (!said++ && !(quiet && *quiet && strcmp(quiet, "0")))
-            fprintf(stderr, "gdev: cuInit: %s\n", gdev_last_error());
+        static int said;   /* what is missing and how to start it */
+        cu_notice(&said, "cuInit: %s", gdev_last_error());
         return cu_fail(CUDA_ERROR_NO_DEVICE, "cuInit: %s", gdev_last_error());
     }
     if (device_count <= 0)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
@@ -61,6 +62,21 @@ CUresult cu_fail(CUresult r, const char *fmt, ...)
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
     return r;
+}
+
+void cu_notice(int *said, const char *fmt, ...)
+{
+    /* an unmodified program prints only cuGetErrorString's fixed text, or nothing: a
+     * failure it cannot act on without our words is said once per site on stderr */
+    const char *quiet = getenv("GDEV_QUIET");
+    if ((*said)++ || (quiet && *quiet && strcmp(quiet, "0")))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gdev: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 /* The reason of the calling thread's last failure (a gdev-py addition; also printed by

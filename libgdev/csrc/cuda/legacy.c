@@ -144,6 +144,11 @@ API CUresult cuGetExportTable(const void **table, const CUuuid *id)
     if (!table || !id)
         return CUDA_ERROR_INVALID_VALUE;
     *table = NULL;
+    /* the static runtime reports only "operation not supported": say why, once */
+    static int said;
+    cu_notice(&said, "this program carries NVIDIA's static CUDA runtime (nvcc's default, "
+              "libcudart_static.a), which needs driver internals (cuGetExportTable) that gdev "
+              "does not have: rebuild it with nvcc -cudart shared");
     return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuGetExportTable: NVIDIA's private driver tables "
                    "do not exist here (a program linked with the static runtime needs them: "
                    "build it with -cudart shared)");
