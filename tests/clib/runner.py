@@ -42,14 +42,15 @@ def nvcc() -> str:
     return path
 
 
-def build_cuda(src: Path, out: Path, arch: str = "compute_75", driver: bool = False) -> Path:
-    """``src`` built by nvcc ``-cudart shared`` into ``out``, with PTX only (for ``arch``), as
-    a program gdevd runs, linked with libcuda.so.1 too if ``driver``; skips without the CUDA
-    toolkit."""
+def build_cuda(src: Path, out: Path, arch: str = "compute_75", driver: bool = False,
+               flags: tuple[str, ...] = ()) -> Path:
+    """``src`` built by nvcc ``-cudart shared`` (and ``flags``) into ``out``, with PTX only
+    (for ``arch``), as a program gdevd runs, linked with libcuda.so.1 too if ``driver``;
+    skips without the CUDA toolkit."""
     need_cuda_h()
     libs = clib_dir()
     link = [f"-L{libs}", "-lcuda"] if driver else []
-    subprocess.run([nvcc(), "-cudart", "shared", "-gencode", f"arch={arch},code={arch}",
+    subprocess.run([nvcc(), "-cudart", "shared", *flags, "-gencode", f"arch={arch},code={arch}",
                     "-o", str(out), str(src), *link], check=True, capture_output=True)
     return out
 

@@ -4,13 +4,14 @@ scripts/gdev-run and gdev-py's libcudart.so.13."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.clib.cbuild import ROOT, clib_dir, sanitizer_env
-from tests.clib.runner import build_rt_program, gdev_run, need_cuda_h, nvcc
+from tests.clib.runner import build_cuda, build_rt_program, gdev_run, need_cuda_h, nvcc
 
 GDEV_RUN = ROOT / "scripts" / "gdev-run"
 
@@ -61,6 +62,8 @@ def test_managed_memory_one_pointer_for_host_and_kernels(gdevd, rt_managed) -> N
     assert res.returncode == 0, res.stdout + res.stderr
     assert "managed_props prop=1 attr=1 concurrent=0\n" in res.stdout, res.stdout
     assert "managed_vars counter=9,102 vals=2,8,8\n" in res.stdout, res.stdout
+    assert ("managed_addresses flag=0 hits=74,148 unified=1 after_reset=74,148\n"
+            in res.stdout), res.stdout
     assert ("rt_managed ok bad=0 managed=1 copied=1 not_managed=cudaErrorInvalidValue "
             "attach_dev=cudaErrorInvalidValue bad_flags=cudaErrorInvalidValue "
             "too_big=cudaErrorMemoryAllocation "
@@ -175,6 +178,30 @@ def test_static_runtime_program_is_told_to_rebuild(gdevd, tmp_path) -> None:
                            capture_output=True, text=True, timeout=120,
                            env={**os.environ, "GDEV_QUIET": "1"})
     assert quiet.stderr == "", quiet.stderr
+
+
+FAULTING = r"""#include <cstdio>
+__global__ void store_at(int *p) { p[threadIdx.x] = 1; }
+int main() {
+    store_at<<<1, 32>>>((int *)0x10);
+    cudaError_t a = cudaDeviceSynchronize(), b = cudaDeviceSynchronize();
+    printf("%s %s\n", cudaGetErrorName(a), cudaGetErrorName(b));
+}
+"""
+
+
+def test_a_kernel_fault_names_kernel_address_and_line_on_stderr(gdevd, tmp_path) -> None:
+    """An unmodified program prints only "an illegal memory access": libcuda.so.1 says once,
+    for the context the fault poisons, which kernel faulted, at which address, on which PTX
+    line (the daemon's words, without its verb and errno)."""
+    (tmp_path / "f.cu").write_text(FAULTING)
+    prog = build_cuda(tmp_path / "f.cu", tmp_path / "f")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.stdout == "cudaErrorIllegalAddress cudaErrorIllegalAddress\n", res.stdout
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and re.fullmatch(
+        r"gdev: illegal address 0x10 \(unmapped\) in _Z8store_atPi at line \d+", lines[0]), lines
 
 
 def test_runtime_under_asan_ubsan(gdevd, rt_features) -> None:

@@ -6,6 +6,7 @@ and on the ASan/UBSan build of the libraries."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,17 @@ def rt_more_api(tmp_path_factory) -> Path:
 
 def test_runtime_calls_answer_as_cuda_does(gdevd, rt_more_api) -> None:
     assert gdev_run(gdevd.mount, rt_more_api) == EXPECTED
+
+
+def test_per_thread_default_stream_build_binds_the_ptds_names(gdevd, tmp_path) -> None:
+    """nvcc --default-stream per-thread binds the runtime's _ptds/_ptsz names (cudaMemcpy_ptds,
+    cudaLaunchKernel_ptsz ...): the same program answers the same."""
+    prog = build_cuda(PROGS / "rt_more_api.cu", tmp_path / "rt_more_api_pt",
+                      flags=("--default-stream", "per-thread"))
+    syms = subprocess.run(["nm", "-D", "--undefined-only", str(prog)], capture_output=True,
+                          text=True, check=True).stdout
+    assert "_ptds@libcudart.so.13" in syms and "_ptsz@libcudart.so.13" in syms, syms
+    assert gdev_run(gdevd.mount, prog) == EXPECTED
 
 
 def test_runtime_calls_under_asan_ubsan(gdevd, rt_more_api) -> None:

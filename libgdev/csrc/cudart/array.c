@@ -222,3 +222,8 @@ API cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_c
     return e ? e : cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height,
                                          kind);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTDS(cudaMemcpy2DArrayToArray) RT_PTSZ(cudaMemcpy2DFromArrayAsync)
+RT_PTDS(cudaMemcpy2DFromArray) RT_PTSZ(cudaMemcpy2DToArrayAsync) RT_PTDS(cudaMemcpy2DToArray)
+RT_PTDS(cudaMemcpyFromArray) RT_PTDS(cudaMemcpyToArray)

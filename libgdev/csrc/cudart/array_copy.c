@@ -45,3 +45,7 @@ API cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_
     cudaError_t e = cudaStreamSynchronize(stream);
     return e ? e : cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTDS(cudaMemcpyArrayToArray) RT_PTSZ(cudaMemcpyFromArrayAsync)
+RT_PTSZ(cudaMemcpyToArrayAsync)

@@ -33,4 +33,7 @@ API cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
     }
     return cudaSuccess;
 }
+
+/* The name nvcc --default-stream per-thread binds it by (cudart_internal.h). */
+RT_PTSZ(cudaMemcpyBatchAsync)
 #endif

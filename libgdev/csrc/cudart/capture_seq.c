@@ -202,3 +202,8 @@ API cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNod
     pthread_mutex_unlock(&cap_lock);
     return rt_set(e);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaStreamBeginCaptureToGraph) RT_PTSZ(cudaStreamBeginCapture)
+RT_PTSZ(cudaStreamEndCapture) RT_PTSZ(cudaStreamGetCaptureInfo) RT_PTSZ(cudaStreamIsCapturing)
+RT_PTSZ(cudaStreamUpdateCaptureDependencies)

@@ -22,6 +22,16 @@
 #include <pthread.h>
 
 #define API __attribute__((visibility("default")))
+
+/* RT_PTDS(f)/RT_PTSZ(f): export runtime entry point f (defined above in the same file) also
+ * under the name nvcc --default-stream per-thread binds it by (cudaMemcpy_ptds,
+ * cudaMemcpyAsync_ptsz ...).  The per-thread default stream is the context's legacy stream
+ * here (the driver's launch.c), an order at least as strict, so the function is the same. */
+#define RT_PER_THREAD_(f, sfx) \
+    extern __typeof__(f) f##sfx __attribute__((alias(#f), visibility("default")));
+#define RT_PER_THREAD(f, sfx) RT_PER_THREAD_(f, sfx)
+#define RT_PTDS(f) RT_PER_THREAD(f, _ptds)
+#define RT_PTSZ(f) RT_PER_THREAD(f, _ptsz)
 /* IN_CTX(): return the failure to reach the current device's primary context (rt_ctx);
  * CALL(x): return driver result x as the runtime's, recorded as the thread's last error. */
 #define IN_CTX() do { CUcontext c_; cudaError_t e_ = rt_ctx(&c_); if (e_) return e_; } while (0)

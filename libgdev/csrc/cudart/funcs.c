@@ -96,3 +96,6 @@ API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn,
 {
     return entry_point(symbol, fn, (int)version, flags, status);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaGetDriverEntryPointByVersion) RT_PTSZ(cudaGetDriverEntryPoint)

@@ -190,3 +190,6 @@ API cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
             e = rt_op_issue(&x->v[i].op, s);
     return rt_set(e);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaGraphInstantiateWithParams) RT_PTSZ(cudaGraphLaunch) RT_PTSZ(cudaGraphUpload)

@@ -243,3 +243,8 @@ API cudaError_t cudaMemRangeGetAttributes(void **data, size_t *sizes,
                                                           (CUmem_range_attribute *)attrs, n,
                                                           (CUdeviceptr)(uintptr_t)p, count));
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaEventRecordWithFlags) RT_PTSZ(cudaLaunchHostFunc) RT_PTSZ(cudaMemset2DAsync)
+RT_PTSZ(cudaStreamAddCallback) RT_PTSZ(cudaStreamGetDevice) RT_PTSZ(cudaStreamGetFlags)
+RT_PTSZ(cudaStreamGetId) RT_PTSZ(cudaStreamGetPriority)

@@ -1,11 +1,15 @@
 /* __managed__ variables.  The kernels' copy is the module's global in device memory, where
- * the PTX names it; the host's copy is a buffer of the runtime that nvcc's host code reaches
- * through *hostVarPtrAddress.  The runtime keeps them one at the points where CUDA lets each
- * side touch managed memory (devices without concurrent managed access): before a launch
- * the host's values go to the device, unless a kernel ran since the last synchronization (then
- * the device's are the newer ones); at the first synchronization after a launch
- * (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, a blocking copy) the
- * device's come back.  One device: the current one when the variable is first used. */
+ * the PTX names it; the host's copy, which nvcc's host code reaches through
+ * *hostVarPtrAddress, is managed memory (one block per module, mapped in this process at its
+ * own GPU address), so `&var` taken on the host is a pointer kernels can use too, as in CUDA.
+ * The runtime keeps the two copies one at the points where CUDA lets each side touch managed
+ * memory (devices without concurrent managed access): before a launch the host's values go to
+ * the global, unless a kernel ran since the last synchronization (then the device's are the
+ * newer ones); at the first synchronization after a launch (cudaDeviceSynchronize,
+ * cudaStreamSynchronize, cudaEventSynchronize, a blocking copy) the bytes the kernels changed
+ * in the global come back, and those they changed through the pointer stay.  One device: the
+ * current one when the variable is first used.  Where no managed memory is left the host's
+ * copy is a plain buffer (the variable works by name; its host address is not the kernels'). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,12 +17,16 @@
 
 #include "cudart_internal.h"
 
+#define ALIGN 16u
+
 struct rt_managed {
     void **host_ptr; /* nvcc's pointer variable: set to `host` once bound */
     char *name;
     size_t size;
     struct rt_fatbin *fatbin;
-    void *host;
+    void *host;      /* in its module's managed block once bound, else `heap` */
+    void *heap;      /* the plain buffer: before the first bind and after a reset */
+    void *pushed;    /* the values last sent to the global (what a pull compares with) */
     CUdeviceptr dev; /* 0 until bound (again after cudaDeviceReset) */
 };
 
@@ -33,11 +41,14 @@ API void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char 
 {
     struct rt_managed *v = calloc(1, sizeof *v);
     (void)deviceAddress, (void)ext, (void)constant, (void)global;
-    if (!v || !(v->host = calloc(1, size ? size : 1)) || !(v->name = strdup(deviceName))) {
-        free(v ? v->host : NULL);
+    if (!v || !(v->heap = calloc(1, size ? size : 1)) ||
+        !(v->pushed = calloc(1, size ? size : 1)) || !(v->name = strdup(deviceName))) {
+        if (v)
+            free(v->heap), free(v->pushed);
         free(v);
         return; /* the variable stays unbound: its first use fails to initialize */
     }
+    v->host = v->heap;
     v->host_ptr = hostVarPtrAddress;
     v->size = size;
     v->fatbin = (struct rt_fatbin *)handle;
@@ -54,21 +65,54 @@ API void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char 
     pthread_mutex_unlock(&lock);
 }
 
-/* Bind v (lock held): its module loaded, its device address, the host's copy its initial
- * value, nvcc's pointer set. */
-static cudaError_t bind(struct rt_managed *v)
+/* Bind v (lock held): its module loaded, its device address, its initial value in the
+ * host's copy at `host` (managed memory, or the plain buffer), nvcc's pointer set. */
+static cudaError_t bind(struct rt_managed *v, char *host)
 {
     CUmodule mod;
     size_t size;
     cudaError_t e = rt_module(v->fatbin, &mod);
     if (e)
         return e;
-    if (cuModuleGetGlobal(&v->dev, &size, mod, v->name) || size < v->size)
+    if (cuModuleGetGlobal(&v->dev, &size, mod, v->name) || size < v->size) {
+        v->dev = 0;
         return cudaErrorInvalidSymbol;
-    if (cuMemcpyDtoH(v->host, v->dev, v->size))
+    }
+    if (cuMemcpyDtoH(host, v->dev, v->size)) {
+        v->dev = 0;
         return cudaErrorUnknown;
-    *v->host_ptr = v->host;
+    }
+    memcpy(v->pushed, host, v->size);
+    v->host = host;
+    *v->host_ptr = host;
     return cudaSuccess;
+}
+
+/* Bind the unbound variables of v's module (lock held), their host copies in one block of
+ * managed memory (one pinned buffer however many there are), else each in its plain buffer. */
+static cudaError_t bind_module(struct rt_managed *v)
+{
+    CUmodule mod;
+    cudaError_t e = rt_module(v->fatbin, &mod); /* the context the block belongs to */
+    if (e)
+        return e;
+    size_t total = 0;
+    for (size_t i = 0; i < nvars; i++)
+        if (vars[i]->fatbin == v->fatbin && !vars[i]->dev)
+            total += (vars[i]->size + ALIGN - 1) / ALIGN * ALIGN;
+    CUdeviceptr block = 0;
+    if (total && cuMemAllocManaged(&block, total, CU_MEM_ATTACH_GLOBAL))
+        block = 0;
+    char *at = (char *)(uintptr_t)block;
+    for (size_t i = 0; i < nvars && !e; i++) {
+        struct rt_managed *w = vars[i];
+        if (w->fatbin != v->fatbin || w->dev)
+            continue;
+        e = bind(w, at ? at : w->heap);
+        if (at)
+            at += (w->size + ALIGN - 1) / ALIGN * ALIGN;
+    }
+    return e;
 }
 
 /* nvcc's host code calls this before its first use of a __managed__ variable. */
@@ -78,7 +122,7 @@ API char __cudaInitModule(void **handle)
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nvars && !e; i++)
         if (vars[i]->fatbin == (struct rt_fatbin *)handle && !vars[i]->dev)
-            e = bind(vars[i]);
+            e = bind_module(vars[i]);
     pthread_mutex_unlock(&lock);
     return e == cudaSuccess;
 }
@@ -90,14 +134,33 @@ cudaError_t rt_managed_push(void)
     for (size_t i = 0; i < nvars && !e; i++) {
         struct rt_managed *v = vars[i];
         if (!v->dev)
-            e = bind(v);
-        else if (!device_newer && cuMemcpyHtoD(v->dev, v->host, v->size))
-            e = cudaErrorUnknown;
+            e = bind_module(v);
+        else if (!device_newer) {
+            if (cuMemcpyHtoD(v->dev, v->host, v->size))
+                e = cudaErrorUnknown;
+            memcpy(v->pushed, v->host, v->size);
+        }
     }
     if (nvars)
         device_newer = 1;
     pthread_mutex_unlock(&lock);
     return e;
+}
+
+/* The bytes of v's global that kernels changed since the push, into the host's copy (lock
+ * held); the others keep what kernels wrote through the host's pointer. */
+static void pull(struct rt_managed *v)
+{
+    unsigned char buf[256];
+    for (size_t at = 0; at < v->size; at += sizeof buf) {
+        size_t n = v->size - at < sizeof buf ? v->size - at : sizeof buf;
+        if (cuMemcpyDtoH(buf, v->dev + at, n))
+            return;
+        unsigned char *host = (unsigned char *)v->host + at, *was = (unsigned char *)v->pushed + at;
+        for (size_t i = 0; i < n; i++)
+            if (buf[i] != was[i])
+                host[i] = was[i] = buf[i];
+    }
 }
 
 void rt_managed_pull(void)
@@ -106,16 +169,25 @@ void rt_managed_pull(void)
     if (device_newer)
         for (size_t i = 0; i < nvars; i++)
             if (vars[i]->dev)
-                cuMemcpyDtoH(vars[i]->host, vars[i]->dev, vars[i]->size);
+                pull(vars[i]);
     device_newer = 0;
     pthread_mutex_unlock(&lock);
 }
 
 void rt_managed_forget(void)
 {
+    /* the managed blocks go with the context: the host keeps the values in the plain
+     * buffers, nvcc's pointers turned to them */
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nvars; i++)
-        vars[i]->dev = 0;
+    for (size_t i = 0; i < nvars; i++) {
+        struct rt_managed *v = vars[i];
+        if (v->host != v->heap)
+            memcpy(v->heap, v->host, v->size);
+        v->host = v->heap;
+        if (v->dev)
+            *v->host_ptr = v->heap;
+        v->dev = 0;
+    }
     device_newer = 0;
     pthread_mutex_unlock(&lock);
 }

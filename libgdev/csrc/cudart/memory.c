@@ -364,3 +364,10 @@ API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const voi
                        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, fn);
     return cudaSuccess;
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaEventRecord) RT_PTSZ(cudaMemPrefetchAsync) RT_PTSZ(cudaMemcpyAsync)
+RT_PTSZ(cudaMemcpyFromSymbolAsync) RT_PTDS(cudaMemcpyFromSymbol)
+RT_PTSZ(cudaMemcpyToSymbolAsync) RT_PTDS(cudaMemcpyToSymbol) RT_PTDS(cudaMemcpy)
+RT_PTSZ(cudaMemsetAsync) RT_PTDS(cudaMemset) RT_PTSZ(cudaStreamAttachMemAsync)
+RT_PTSZ(cudaStreamQuery) RT_PTSZ(cudaStreamSynchronize) RT_PTSZ(cudaStreamWaitEvent)

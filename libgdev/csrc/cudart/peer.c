@@ -193,3 +193,6 @@ API cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cud
 {
     return peer_copy_3d(p, s, 1);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaMemcpy3DPeerAsync) RT_PTDS(cudaMemcpy3DPeer)

@@ -138,3 +138,7 @@ API cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr p, int value, struct cud
 {
     return memset_3d(p, value, e, s, 1);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaMemcpy2DAsync) RT_PTDS(cudaMemcpy2D) RT_PTSZ(cudaMemcpy3DAsync)
+RT_PTDS(cudaMemcpy3D) RT_PTDS(cudaMemset2D) RT_PTSZ(cudaMemset3DAsync) RT_PTDS(cudaMemset3D)

@@ -190,3 +190,6 @@ API cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t pool,
     *ptr = (void *)(uintptr_t)d;
     return rt_set(e);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaFreeAsync) RT_PTSZ(cudaMallocAsync) RT_PTSZ(cudaMallocFromPoolAsync)

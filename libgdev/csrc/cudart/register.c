@@ -312,3 +312,6 @@ API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 blo
 {
     return cudaLaunchKernel(kernel, grid, block, args, sharedMem, stream);
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaLaunchCooperativeKernel) RT_PTSZ(cudaLaunchKernelExC) RT_PTSZ(cudaLaunchKernel)

@@ -43,3 +43,7 @@ API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *
     *mode = old;
     return cudaSuccess;
 }
+
+/* The names nvcc --default-stream per-thread binds these by (cudart_internal.h). */
+RT_PTSZ(cudaStreamCopyAttributes) RT_PTSZ(cudaStreamGetAttribute)
+RT_PTSZ(cudaStreamSetAttribute)

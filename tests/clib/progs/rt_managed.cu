@@ -13,6 +13,17 @@ __global__ void bump()
     vals[threadIdx.x % 4] *= 2;
 }
 
+__managed__ int is_end;                       // a flag the host hands kernels by address
+__managed__ int hits[2];
+
+__global__ void clear_flag(int *flag) { *flag = 0; }
+
+__global__ void count_both(int *by_pointer)
+{
+    atomicAdd(by_pointer, 1);                 // hits[0], through the host's &hits[0]
+    atomicAdd(&hits[1], 2);                   // hits[1], by name
+}
+
 __global__ void add(int n, const float *x, float *y)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
@@ -35,6 +46,28 @@ static void managed_variables()
     printf("managed_vars counter=%d,%d vals=%g,%g,%g\n", first, counter, v0, v3, vals[0]);
 }
 
+// As logic synthesis codes do: `&var` of a __managed__ variable is a pointer kernels can use,
+// and what a kernel writes through it is what the host reads; a kernel writing by name
+// beside it loses neither side's bytes; a device reset keeps the last values on the host.
+static void managed_variable_addresses()
+{
+    is_end = 1;
+    clear_flag<<<1, 1>>>(&is_end);
+    cudaDeviceSynchronize();
+    int flag = is_end;
+    hits[0] = 10;
+    hits[1] = 20;
+    count_both<<<2, 32>>>(&hits[0]);
+    cudaDeviceSynchronize();
+    cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, &is_end);
+    int unified = e == cudaSuccess && a.type == cudaMemoryTypeManaged && a.devicePointer == &is_end;
+    int h0 = hits[0], h1 = hits[1];
+    cudaDeviceReset();
+    printf("managed_addresses flag=%d hits=%d,%d unified=%d after_reset=%d,%d\n", flag, h0, h1,
+           unified, hits[0], hits[1]);
+}
+
 int main()
 {
     cudaDeviceProp prop;                      // what samples check before using managed memory
@@ -44,6 +77,7 @@ int main()
     cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, 0);
     printf("managed_props prop=%d attr=%d concurrent=%d\n", prop.managedMemory, attr, concurrent);
     managed_variables();
+    managed_variable_addresses();
     const int n = 1 << 20;
     float *x, *y, *d;
     CK(cudaMallocManaged(&x, n * sizeof(float)));
