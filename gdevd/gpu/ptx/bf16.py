@@ -43,6 +43,18 @@ def from_f64(x, relu: bool = False) -> np.ndarray:
     return np.asarray(r, np.uint16)
 
 
+def from_f32_rz(x, relu: bool = False) -> np.ndarray:
+    """f32 values rounded toward zero to bf16 bit patterns (``cvt.rz``): the top 16 bits,
+    which never round a finite value up to infinity; a NaN is 0x7FFF, ``.relu`` as
+    :func:`from_f64`."""
+    f = np.asarray(x, np.float32)
+    r = (f.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    r = np.where(np.isnan(f), NAN, r)
+    if relu:
+        r = np.where(~np.isnan(f) & (f < 0), np.uint16(0), r)
+    return np.asarray(r, np.uint16)
+
+
 def _pair(fn):
     """``fn`` over bf16 bits lifted to the two halves of b32 words."""
     def g(*xs):

@@ -139,21 +139,24 @@ def _cvt_f16x2(ins: Ins):
 
 
 def _cvt_bf16(ins: Ins, dst: str, st: str):
-    """cvt.rn[.relu].bf16.f32 d, a; cvt.rn[.relu].bf16x2.f32 d, a, b (a to the upper
-    half); cvt.f32.bf16 d, a (exact), as :mod:`.bf16` rounds."""
+    """cvt.{rn,rz}[.relu].bf16.f32 d, a; cvt.{rn,rz}[.relu].bf16x2.f32 d, a, b (a to the
+    upper half); cvt.f32.bf16 d, a (exact), as :mod:`.bf16` rounds."""
     if (dst, st) == ("f32", "bf16"):
         ins.nargs(2)
         ins.only(set())
         return unary(ins, bf16.to_f32, "b16", "f32")
     if st != "f32" or dst not in ("bf16", "bf16x2"):
         raise ins.fail(f"cvt.{dst}.{st} is not supported")
-    ins.only({"rn", "relu"})
-    if "rn" not in ins.flags:
-        raise ins.fail(f"cvt.{dst}.f32 needs .rn")
+    ins.only({"rn", "rz", "relu"})
+    if len(ins.flags & {"rn", "rz"}) != 1:
+        raise ins.fail(f"cvt.{dst}.f32 needs one of .rn and .rz")
     relu = "relu" in ins.flags
-
-    def one(x):
-        return bf16.from_f64(np.asarray(x, np.float32).astype(np.float64), relu)
+    if "rz" in ins.flags:
+        def one(x):
+            return bf16.from_f32_rz(np.asarray(x, np.float32), relu)
+    else:
+        def one(x):
+            return bf16.from_f64(np.asarray(x, np.float32).astype(np.float64), relu)
     if dst == "bf16":
         ins.nargs(2)
         return unary(ins, one, "f32", "b16")

@@ -76,4 +76,17 @@ static inline uint16_t f2bf(double x, int relu)
 	return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* an f32 rounded toward zero to bf16 bits (cvt.rz): its top half; NaN and relu as f2bf */
+static inline uint16_t f2bf_rz(float f, int relu)
+{
+	uint32_t u;
+
+	if (isnan(f))
+		return 0x7FFF;
+	if (relu && f < 0)
+		return 0;
+	memcpy(&u, &f, 4);
+	return (uint16_t)(u >> 16);
+}
+
 #endif

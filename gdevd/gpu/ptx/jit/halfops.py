@@ -92,17 +92,19 @@ def _fma_bf16(ins, ops) -> str:
 
 
 def _cvt_bf16(ins, ops) -> str:
-    """cvt.rn[.relu].bf16.f32, cvt.rn[.relu].bf16x2.f32 (a to the upper half), cvt.f32.bf16."""
+    """cvt.{rn,rz}[.relu].bf16.f32, cvt.{rn,rz}[.relu].bf16x2.f32 (a to the upper half),
+    cvt.f32.bf16."""
     if ins.types == ["f32", "bf16"]:
         only(ins, set())
         return ops.wr(ins.args[0], "f32", f"bf2f({ops.rd(ins.args[1], 'b16')})")
     if ins.types not in (["bf16", "f32"], ["bf16x2", "f32"]):
         raise Unsupported(f"cvt.{'.'.join(ins.types)}")
-    only(ins, {"rn", "relu"})
-    if "rn" not in ins.flags:
-        raise Unsupported("cvt to bf16 without .rn")
+    only(ins, {"rn", "rz", "relu"})
+    if len(ins.flags & {"rn", "rz"}) != 1:
+        raise Unsupported("cvt to bf16 without one of .rn and .rz")
     relu = int("relu" in ins.flags)
+    fn, cast = ("f2bf_rz", "(float)") if "rz" in ins.flags else ("f2bf", "(double)")
     if ins.types[0] == "bf16":
-        return ops.wr(ins.args[0], "b16", f"f2bf((double){ops.rd(ins.args[1], 'f32')}, {relu})")
-    hi, lo = (f"(uint32_t)f2bf((double){ops.rd(a, 'f32')}, {relu})" for a in ins.args[1:3])
+        return ops.wr(ins.args[0], "b16", f"{fn}({cast}{ops.rd(ins.args[1], 'f32')}, {relu})")
+    hi, lo = (f"(uint32_t){fn}({cast}{ops.rd(a, 'f32')}, {relu})" for a in ins.args[1:3])
     return ops.wr(ins.args[0], "b32", f"(({hi} << 16) | {lo})")
