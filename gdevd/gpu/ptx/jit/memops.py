@@ -23,6 +23,24 @@ IGNORED = {"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "volatile", "relaxed"
            "L2::evict_first", "L2::evict_last", "L2::evict_normal", "L2::64B", "L2::128B",
            "L2::256B", "L2::cache_hint", "v2", "v4", "aligned", "unified", "acq_rel", "noftz"}
 ACC_R, ACC_W = "GDEV_ACC_READ", "GDEV_ACC_WRITE"
+# Qualifiers of accesses by which threads of different blocks talk (C volatile, the memory
+# model's relaxed/acquire/release, the cache-global forms CUB uses before sm_70).
+_SHARED_ORDER = {"volatile", "relaxed", "acquire", "release", "cg", "cv", "mmio"}
+_WHOLE = {8: "gdev_u64u", 16: "gdev_v16"}     # prelude.h: one access of that many bytes
+
+
+def _whole(ins, space: str, total: int) -> str | None:
+    """The C type a vector access moves in one piece, None if element by element.
+
+    An aligned 8- or 16-byte vector is one access on the GPU, and CUB's decoupled
+    look-back depends on it: a tile's status and value are published by one
+    ``st.relaxed.gpu.v2.u32`` and read by one ``ld``.  Blocks run on several engine
+    threads, so such an access to memory other blocks see is one volatile C access (the
+    others stay element by element, which the compiler can vectorize across lanes)."""
+    if total not in _WHOLE or _vec(ins) == 1 or space not in ("global", "generic") or \
+            not ins.flags & _SHARED_ORDER:
+        return None
+    return _WHOLE[total]
 
 
 def space_of(ins) -> str:
@@ -107,8 +125,12 @@ def t_ld(ins, ops) -> tuple[str, object]:
     if not isinstance(a, Addr) or len(dests) != count or \
             not all(isinstance(d, Reg | Sink) for d in dests):
         raise Unsupported("ld operands")
-    loads = " ".join(f"{{ {UT[w]} v_; memcpy(&v_, p_ + {k * w}, {w}); "
+    whole = _whole(ins, space, w * count)
+    at = "(const uint8_t *)&t_" if whole else "p_"
+    loads = " ".join(f"{{ {UT[w]} v_; memcpy(&v_, {at} + {k * w}, {w}); "
                      f"{ops.wr(d, t, from_bits('v_', t))} }}" for k, d in enumerate(dests))
+    if whole:
+        loads = f"{{ {whole} t_ = *(volatile const {whole} *)p_; {loads} }}"
     src = _param_src(ops, space, a, w * count)
     if src is not None:    # a named parameter: lane-local (or uniform), cannot fault
         return "pure", f"{{ const uint8_t *p_ = {src}; {loads} }}"
@@ -141,7 +163,11 @@ def t_st(ins, ops) -> tuple[str, object]:
     if not isinstance(a, Addr) or len(srcs) != count:
         raise Unsupported("st operands")
     vals = " ".join(f"{UT[w]} v{k}_ = {to_bits(ops.rd(s, t), t)};" for k, s in enumerate(srcs))
-    stores = " ".join(f"memcpy(p_ + {k * w}, &v{k}_, {w});" for k in range(count))
+    whole = _whole(ins, space, w * count)
+    at = "(uint8_t *)&t_" if whole else "p_"
+    stores = " ".join(f"memcpy({at} + {k * w}, &v{k}_, {w});" for k in range(count))
+    if whole:
+        stores = f"{whole} t_; {stores} *(volatile {whole} *)p_ = t_;"
     body = f"{{ {vals} {stores} }}"
     if space == "param":
         if not isinstance(a.base, Sym) or ops.symbols.get(a.base.name, ("",))[0] != "pvar":

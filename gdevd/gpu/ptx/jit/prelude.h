@@ -22,6 +22,11 @@
 #include "bits.h"
 #include "half.h"
 
+/* One access of 8 or 16 bytes at any alignment (volatile: never split nor merged): a
+ * vector that other engine threads may be reading or writing moves whole (memops.py). */
+typedef uint64_t gdev_u64u __attribute__((aligned(1)));
+typedef uint8_t gdev_v16 __attribute__((vector_size(16), aligned(1)));
+
 #define PC_EXIT (1 << 30)
 #define WAIT (1 << 29)
 #define TLB_SIZE 1024
