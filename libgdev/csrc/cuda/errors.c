@@ -39,25 +39,21 @@ int cu_kernel_fault(CUresult r)
 
 CUresult cu_poison(CUcontext c, CUresult r)
 {
-    if (!cu_kernel_fault(r))
-        return r;
-    if (c->sticky)
+    if (!cu_kernel_fault(r) || c->sticky)
         return r;
     c->sticky = r;
-    {
-        /* the program prints CUDA's fixed text only: say what the daemon found (the failing
-         * thread's assertion, as CUDA's driver does at the sync; or which kernel faulted,
-         * where and on which PTX line), once for the context it poisons, without the
-         * verb before it and the errno's words after */
-        const char *m = gdev_last_error(), *from = strstr(m, ": "), *to = strrchr(m, ':');
-        int len = from && to > from ? (int)(to - from - 2) : (int)strlen(m);
-        const char *text = from && to > from ? from + 2 : m;
-        if (r == CUDA_ERROR_ASSERT) {
-            fprintf(stderr, "%.*s\n", len, text);
-        } else {
-            int said = 0;
-            cu_notice(&said, "%.*s", len, text);
-        }
+    /* the program prints CUDA's fixed text only: say what the daemon found (the failing
+     * thread's assertion, as CUDA's driver does at the sync; or which kernel faulted, where
+     * and on which PTX line), once for the context it poisons, without the verb before it
+     * and the errno's words after */
+    const char *m = gdev_last_error(), *from = strstr(m, ": "), *to = strrchr(m, ':');
+    int len = from && to > from ? (int)(to - from - 2) : (int)strlen(m);
+    const char *text = from && to > from ? from + 2 : m;
+    if (r == CUDA_ERROR_ASSERT) {
+        fprintf(stderr, "%.*s\n", len, text);
+    } else {
+        int said = 0;
+        cu_notice(&said, "%.*s", len, text);
     }
     return r;
 }
