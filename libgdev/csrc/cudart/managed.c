@@ -27,6 +27,7 @@ struct rt_managed {
     void *host;      /* in its module's managed block once bound, else `heap` */
     void *heap;      /* the plain buffer: before the first bind and after a reset */
     void *pushed;    /* the values last sent to the global (what a pull compares with) */
+    void *fresh;     /* where a pull reads the global, in one copy */
     CUdeviceptr dev; /* 0 until bound (again after cudaDeviceReset) */
 };
 
@@ -42,9 +43,10 @@ API void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char 
     struct rt_managed *v = calloc(1, sizeof *v);
     (void)deviceAddress, (void)ext, (void)constant, (void)global;
     if (!v || !(v->heap = calloc(1, size ? size : 1)) ||
-        !(v->pushed = calloc(1, size ? size : 1)) || !(v->name = strdup(deviceName))) {
+        !(v->pushed = calloc(1, size ? size : 1)) || !(v->fresh = calloc(1, size ? size : 1)) ||
+        !(v->name = strdup(deviceName))) {
         if (v)
-            free(v->heap), free(v->pushed);
+            free(v->heap), free(v->pushed), free(v->fresh);
         free(v);
         return; /* the variable stays unbound: its first use fails to initialize */
     }
@@ -151,16 +153,12 @@ cudaError_t rt_managed_push(void)
  * held); the others keep what kernels wrote through the host's pointer. */
 static void pull(struct rt_managed *v)
 {
-    unsigned char buf[256];
-    for (size_t at = 0; at < v->size; at += sizeof buf) {
-        size_t n = v->size - at < sizeof buf ? v->size - at : sizeof buf;
-        if (cuMemcpyDtoH(buf, v->dev + at, n))
-            return;
-        unsigned char *host = (unsigned char *)v->host + at, *was = (unsigned char *)v->pushed + at;
-        for (size_t i = 0; i < n; i++)
-            if (buf[i] != was[i])
-                host[i] = was[i] = buf[i];
-    }
+    if (cuMemcpyDtoH(v->fresh, v->dev, v->size))
+        return;
+    unsigned char *now = v->fresh, *host = v->host, *was = v->pushed;
+    for (size_t i = 0; i < v->size; i++)
+        if (now[i] != was[i])
+            host[i] = was[i] = now[i];
 }
 
 void rt_managed_pull(void)
