@@ -26,6 +26,10 @@ from tests.kernels.harness import KERNELS, _Device, _dim3, _encode
 
 CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
 BUILD = ROOT / "build" / "clib-tests"
+# Which CUDA runtime nvcc links into the test programs unless a test says: gdev-py's
+# libcudart.so.13 ("shared", the default) or NVIDIA's own static one over gdev-py's
+# libcuda.so.1 ("static", nvcc's default; GDEV_TEST_CUDART=static tries every program so).
+CUDART = os.environ.get("GDEV_TEST_CUDART", "shared")
 
 
 def need_cuda_h() -> None:
@@ -43,14 +47,14 @@ def nvcc() -> str:
 
 
 def build_cuda(src: Path, out: Path, arch: str = "compute_75", driver: bool = False,
-               flags: tuple[str, ...] = ()) -> Path:
-    """``src`` built by nvcc ``-cudart shared`` (and ``flags``) into ``out``, with PTX only
+               flags: tuple[str, ...] = (), cudart: str = CUDART) -> Path:
+    """``src`` built by nvcc ``-cudart <cudart>`` (and ``flags``) into ``out``, with PTX only
     (for ``arch``), as a program gdevd runs, linked with libcuda.so.1 too if ``driver``;
     skips without the CUDA toolkit."""
     need_cuda_h()
     libs = clib_dir()
     link = [f"-L{libs}", "-lcuda"] if driver else []
-    subprocess.run([nvcc(), "-cudart", "shared", *flags, "-gencode", f"arch={arch},code={arch}",
+    subprocess.run([nvcc(), "-cudart", cudart, *flags, "-gencode", f"arch={arch},code={arch}",
                     "-o", str(out), str(src), *link], check=True, capture_output=True)
     return out
 
@@ -104,18 +108,19 @@ def _rt_source() -> str:
 
 
 @cache
-def rt_runner() -> Path:
-    """The runtime-API runner, rebuilt when a kernel or the template changes."""
+def rt_runner(cudart: str = CUDART) -> Path:
+    """The runtime-API runner on runtime ``cudart`` ("shared": gdev-py's, "static": NVIDIA's),
+    rebuilt when a kernel or the template changes."""
     need_cuda_h()
     clib_dir()
     src = _rt_source()
-    digest = hashlib.sha256((src + (PROGS / "runner_common.h").read_text()).encode())
+    digest = hashlib.sha256((cudart + src + (PROGS / "runner_common.h").read_text()).encode())
     out = BUILD / f"rt_runner-{digest.hexdigest()[:12]}"
     if not out.exists():
         BUILD.mkdir(parents=True, exist_ok=True)
         cu = out.with_suffix(".cu")
         cu.write_text(src)
-        res = subprocess.run([nvcc(), "-cudart", "shared", "-gencode",
+        res = subprocess.run([nvcc(), "-cudart", cudart, "-gencode",
                               "arch=compute_75,code=compute_75", f"-I{PROGS}", "-o", str(out),
                               str(cu)], capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
@@ -131,10 +136,12 @@ def _layouts(file: str) -> dict[str, list[int]]:
 
 
 class RunnerDevice(_Device):
-    """A C runner process with one CUDA context on the daemon at ``mount``."""
+    """A C runner process with one CUDA context on the daemon at ``mount``: ``kind`` "drv"
+    (the driver API), "rt" (the runtime API) or "rt-static" (NVIDIA's static runtime)."""
 
     def __init__(self, kind: str, mount: str) -> None:
-        exe, argv = (drv_runner(), [str(KERNELS)]) if kind == "drv" else (rt_runner(), [])
+        exe, argv = ((drv_runner(), [str(KERNELS)]) if kind == "drv" else
+                     (rt_runner("static"), []) if kind == "rt-static" else (rt_runner(), []))
         env = {**os.environ, "GDEV_MOUNT": mount, "LD_LIBRARY_PATH": str(clib_dir())}
         self.proc = subprocess.Popen([str(exe), *argv], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)

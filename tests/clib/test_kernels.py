@@ -1,6 +1,7 @@
 """Every kernel of kernels/ run by C programs on a mounted gdevd, checked against the CPU
 references of tests/kernels: the driver API (progs/drv_runner.c, gcc, libcuda.so.1) and the
-runtime API (every kernels/*.cu built into one nvcc program, libcudart.so.13).  Each case is
+runtime API (every kernels/*.cu built into one nvcc program, on libcudart.so.13 and on
+NVIDIA's static runtime over libcuda.so.1).  Each case is
 one of tests/kernels' own checks, called with the C runner as its device."""
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ CASES = {
 }
 
 
-@pytest.fixture(params=["drv", "rt"])
+@pytest.fixture(params=["drv", "rt", "rt-static"])
 def dev(request, gdevd):
     """A C runner (driver or runtime API) with its own context on the module's gdevd."""
-    if request.param == "rt":
+    if request.param != "drv":
         nvcc()
     d = RunnerDevice(request.param, gdevd.mount)
     yield d

@@ -134,11 +134,13 @@ def test_get_proc_address_by_name_and_version(progs) -> None:
 
 
 def test_legacy_launch_api_in_a_primary_context(gdevd, progs) -> None:
-    """Gdev's own tests' style: cuParamSetv/i, cuFuncSetBlockShape, cuLaunchGrid."""
+    """Gdev's own tests' style: cuParamSetv/i, cuFuncSetBlockShape, cuLaunchGrid.  The primary
+    context's handle stays the same after its release (retained again, a new context behind
+    it, without the old allocations) and it is inactive after a reset."""
     res = run(build("drv_legacy", progs, sanitized=True), str(MADD_PTX), "40",
               env=sanitizer_env(gdevd.env()))
     assert res.returncode == 0, res.stderr
-    assert res.stdout == "legacy ok same=1 active_after=0\n"
+    assert res.stdout == "legacy ok same=1 active_after=0 again=1 old_gone=1 after_reset=0\n"
 
 
 def test_legacy_names_found_by_dlsym(gdevd, progs) -> None:

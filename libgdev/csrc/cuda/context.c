@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 /* Contexts: one Gdev handle each (its own address space); the current context is a
  * per-thread stack, as in CUDA. */
 #include <errno.h>
@@ -33,38 +34,53 @@ CUresult cu_live(CUcontext *ctx)
     return r ? r : (*ctx)->sticky;
 }
 
-/* A new context on device dev, pushed on the calling thread's stack if push. */
-static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev, int push)
+/* Opens context c (zeroed) on device dev: its Gdev handle and defaults. */
+static CUresult open_context(CUcontext c, unsigned flags, CUdevice dev)
 {
-    CUcontext c = NULL;
-    NEED_INIT();
-    if (!pctx)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0 || dev >= cu_device_count())
-        return CUDA_ERROR_INVALID_DEVICE;
-    c = calloc(1, sizeof *c);
-    if (!c)
-        return CUDA_ERROR_OUT_OF_MEMORY;
     c->h = gopen(dev);
-    if (!c->h) {
-        free(c);
+    if (!c->h)
         return cu_fail(CUDA_ERROR_INVALID_DEVICE, "cuCtxCreate: %s", gdev_last_error());
-    }
     c->dev = dev;
     c->flags = flags;
     cu_ctx_defaults(c);
     pthread_mutex_init(&c->lock, NULL);
-    if (push && depth == STACK_MAX)
+    return CUDA_SUCCESS;
+}
+
+static CUresult check_device(CUdevice dev)
+{
+    NEED_INIT();
+    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return CUDA_SUCCESS;
+}
+
+/* A new context on device dev, pushed on the calling thread's stack if push. */
+static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
+    CUresult r = check_device(dev);
+    if (r)
+        return r;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext c = calloc(1, sizeof *c);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r = open_context(c, flags, dev);
+    if (r) {
+        free(c);
+        return r;
+    }
+    if (depth == STACK_MAX)
         depth--;
-    if (push)
-        stack[depth++] = c;
+    stack[depth++] = c;
     *pctx = c;
     return CUDA_SUCCESS;
 }
 
 static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
 {
-    return new_context(pctx, flags, dev, 1);
+    return new_context(pctx, flags, dev);
 }
 
 API CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
@@ -110,6 +126,7 @@ API CUresult cuCtxDestroy(CUcontext ctx)
 {
     if (!ctx || ctx->destroyed)
         return CUDA_ERROR_INVALID_CONTEXT;
+    cu_cls_release(ctx); /* the runtime's own state of the context goes first, as in CUDA */
     if (__atomic_load_n(&ctx->printf_pending, __ATOMIC_ACQUIRE)) {
         gbarrier(ctx->h); /* what its last kernels print is written before it goes */
         cu_printf_flush(ctx);
@@ -135,6 +152,8 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     ctx->h = NULL;
     free(ctx->allocs);
     ctx->allocs = NULL;
+    if (ctx->primary)
+        return CUDA_SUCCESS; /* listed in primary[] for good */
     pthread_mutex_lock(&destroyed_lock);
     ctx->next_destroyed = destroyed;
     destroyed = ctx;
@@ -142,9 +161,16 @@ API CUresult cuCtxDestroy(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+/* An inactive primary context made current is activated, as NVIDIA's driver does for its
+ * static runtime (which sets the handle from cu_primary_handle current, never retaining it);
+ * SUCCESS for any other context. */
+static CUresult wake_primary(CUcontext ctx);
+
 API CUresult cuCtxPushCurrent(CUcontext ctx)
 {
     NEED_INIT();
+    if (ctx && wake_primary(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
     if (!ctx || ctx->destroyed)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (depth == STACK_MAX)
@@ -176,6 +202,8 @@ API CUresult cuCtxGetCurrent(CUcontext *pctx)
 API CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     NEED_INIT();
+    if (ctx && wake_primary(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
     if (ctx && ctx->destroyed)
         return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (!ctx) {
@@ -239,25 +267,106 @@ API CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     return cu_current(&c);
 }
 
-/* ---- primary contexts: one per device, reference-counted, never pushed --------------- */
+/* ---- primary contexts: one per device, reference-counted, never pushed ---------------
+ * A primary context's struct lives as long as the process: its handle stays the same across
+ * release and reset, as in CUDA (NVIDIA's static runtime holds it from before its first
+ * retain, cudart.c).  It is inactive (destroyed, without a Gdev handle) while nobody holds
+ * it.  The lock is recursive: a context-local storage destructor that runs inside a release
+ * may call back into the driver. */
 
-static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t primary_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct { CUcontext ctx; unsigned refs, flags; } primary[64];
+
+/* The primary context's struct of device dev, made inactive on first use (primary_lock held). */
+static CUcontext primary_struct(CUdevice dev)
+{
+    if (!primary[dev].ctx) {
+        CUcontext c = calloc(1, sizeof *c);
+        if (!c)
+            return NULL;
+        c->dev = dev;
+        c->destroyed = 1;
+        c->primary = 1;
+        primary[dev].ctx = c;
+    }
+    return primary[dev].ctx;
+}
+
+/* The checks of a call that answers device dev's primary context in *pctx. */
+static CUresult check_primary_call(CUcontext *pctx, CUdevice dev)
+{
+    CUresult r = check_device(dev);
+    return r ? r : pctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cu_primary_handle(CUcontext *pctx, CUdevice dev)
+{
+    CUresult r = check_primary_call(pctx, dev);
+    if (r)
+        return r;
+    pthread_mutex_lock(&primary_lock);
+    *pctx = primary_struct(dev);
+    pthread_mutex_unlock(&primary_lock);
+    return *pctx ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Opens the inactive primary context c in place (primary_lock held). */
+static CUresult activate(CUcontext c, CUdevice dev)
+{
+    memset(c, 0, sizeof *c); /* what its last life left (allocation table, modules) is gone */
+    c->primary = 1;
+    c->dev = dev;
+    CUresult r = open_context(c, primary[dev].flags, dev);
+    if (r)
+        c->destroyed = 1;
+    return r;
+}
 
 API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    CUresult r = CUDA_SUCCESS;
-    NEED_INIT();
-    if (!pctx)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
-        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = check_primary_call(pctx, dev);
+    if (r)
+        return r;
     pthread_mutex_lock(&primary_lock);
-    if (!primary[dev].ctx) /* a primary context is not pushed on creation */
-        r = new_context(&primary[dev].ctx, primary[dev].flags, dev, 0);
+    CUcontext c = primary_struct(dev);
+    if (!c)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if (!primary[dev].refs) /* a primary context is not pushed on creation */
+        r = activate(c, dev);
     if (!r) {
         primary[dev].refs++;
-        *pctx = primary[dev].ctx;
+        *pctx = c;
+    }
+    pthread_mutex_unlock(&primary_lock);
+    return r;
+}
+
+static CUresult wake_primary(CUcontext ctx)
+{
+    CUresult r = CUDA_SUCCESS;
+    if (!ctx->primary)
+        return r;
+    pthread_mutex_lock(&primary_lock);
+    if (!primary[ctx->dev].refs) {
+        r = activate(ctx, ctx->dev);
+        primary[ctx->dev].refs = !r;
+    }
+    pthread_mutex_unlock(&primary_lock);
+    return r;
+}
+
+/* Closes device dev's primary context if it is active, down to no reference. */
+static CUresult deactivate(CUdevice dev, int all)
+{
+    CUresult r = check_device(dev);
+    if (r)
+        return r;
+    pthread_mutex_lock(&primary_lock);
+    if (primary[dev].refs && (all || primary[dev].refs == 1)) {
+        r = cuCtxDestroy(primary[dev].ctx);
+        primary[dev].refs = 0;
+    } else if (primary[dev].refs) {
+        primary[dev].refs--;
     }
     pthread_mutex_unlock(&primary_lock);
     return r;
@@ -265,54 +374,34 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 API CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
-    CUcontext gone = NULL;
-    NEED_INIT();
-    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
-        return CUDA_ERROR_INVALID_DEVICE;
-    pthread_mutex_lock(&primary_lock);
-    if (primary[dev].refs && !--primary[dev].refs) {
-        gone = primary[dev].ctx;
-        primary[dev].ctx = NULL;
-    }
-    pthread_mutex_unlock(&primary_lock);
-    return gone ? cuCtxDestroy(gone) : CUDA_SUCCESS;
+    return deactivate(dev, 0);
+}
+
+API CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    return deactivate(dev, 1);
 }
 
 API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-    NEED_INIT();
+    CUresult r = check_device(dev);
+    if (r)
+        return r;
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
-        return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&primary_lock);
     *flags = primary[dev].flags;
-    *active = primary[dev].ctx != NULL;
+    *active = primary[dev].refs > 0;
     pthread_mutex_unlock(&primary_lock);
     return CUDA_SUCCESS;
 }
 
 API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
-    NEED_INIT();
-    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
-        return CUDA_ERROR_INVALID_DEVICE;
-    primary[dev].flags = flags; /* scheduling flags: libgdev spins, then blocks */
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuDevicePrimaryCtxReset(CUdevice dev)
-{
-    CUcontext gone;
-    NEED_INIT();
-    if (dev < 0 || dev >= cu_device_count() || dev >= 64)
-        return CUDA_ERROR_INVALID_DEVICE;
-    pthread_mutex_lock(&primary_lock);
-    gone = primary[dev].ctx;
-    primary[dev].ctx = NULL;
-    primary[dev].refs = 0;
-    pthread_mutex_unlock(&primary_lock);
-    return gone ? cuCtxDestroy(gone) : CUDA_SUCCESS;
+    CUresult r = check_device(dev);
+    if (!r)
+        primary[dev].flags = flags; /* scheduling flags: libgdev spins, then blocks */
+    return r;
 }
 
 API CUresult cuCtxGetFlags(unsigned int *flags)

@@ -47,6 +47,9 @@ struct CUctx_st {
     unsigned long long id;   /* cuCtxGetId: unique in the process, never reused */
     size_t limits[CU_LIMIT_MAX]; /* cuCtxSetLimit: recorded, reported (ctxinfo.c) */
     unsigned attached; /* cuCtxAttach's usage count beyond its creator's (legacy.c) */
+    int primary;       /* a device's primary context: its struct is never freed (context.c) */
+    struct cls_entry *cls; /* context-local storage of NVIDIA's static runtime (cls.c) */
+    size_t ncls;
 };
 
 /* One kernel of a module: its entry in the daemon's function table (index, parameter
@@ -187,6 +190,17 @@ CUresult cu_stream_owner(CUstream s, CUcontext *ctx);
 size_t cu_element_size(CUarray_format f); /* bytes of one channel; 0 if not a format */
 void cu_tex_forget(CUcontext ctx); /* drop the records of ctx's texture objects */
 int cu_initialized(void);
+/* Device dev's primary context, active or not, without a reference (context.c). */
+CUresult cu_primary_handle(CUcontext *pctx, CUdevice dev);
+/* Runs and drops the context-local storage of ctx, before it is destroyed (cls.c). */
+void cu_cls_release(CUcontext ctx);
+CUresult cu_cls_put(CUcontext ctx, void *key, void *value,
+                    void (*dtor)(CUcontext, void *, void *));
+CUresult cu_cls_delete(CUcontext ctx, void *key);
+CUresult cu_cls_get(void **value, CUcontext ctx, void *key);
+/* The driver's answer to the static runtime's integrity check (integrity.c). */
+void cu_integrity_hash(uint32_t version, uint64_t seconds, const void *cudart_table,
+                       const void *check_table, const void *check_fn, uint64_t out[2]);
 void cu_printf_flush(CUcontext ctx); /* device printf output onto stdout (context.c) */
 int cu_device_count(void);
 CUresult cu_valid_device(CUdevice dev); /* NOT_INITIALIZED, INVALID_DEVICE or SUCCESS */

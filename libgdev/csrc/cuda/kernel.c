@@ -7,6 +7,17 @@
 #define KERNEL(k, i, lib) CUlibrary lib; const struct gdev_function *i = cu_kernel_info(k, &lib); \
     do { if (!i) return CUDA_ERROR_INVALID_HANDLE; } while (0)
 
+/* The kernel's function in the current context when that context is on device dev: where
+ * the attributes set on a kernel are kept (launch.c), NULL otherwise. */
+static CUfunction function_on(CUkernel k, CUdevice dev)
+{
+    CUcontext c = NULL;
+    CUfunction f = NULL;
+    if (cu_current(&c) || c->dev != dev || cuKernelGetFunction(&f, k))
+        return NULL;
+    return f;
+}
+
 API CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel k,
                                   CUdevice dev)
 {
@@ -14,7 +25,9 @@ API CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel
     CUresult r = cu_valid_device(dev);
     if (r || !pi)
         return r ? r : CUDA_ERROR_INVALID_VALUE;
-    return cu_func_attribute(info, cu_library_target(lib), dev, attrib, pi);
+    CUfunction f = function_on(k, dev);
+    return f ? cuFuncGetAttribute(pi, attrib, f)
+             : cu_func_attribute(info, cu_library_target(lib), dev, attrib, pi);
 }
 
 API CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel k,
@@ -29,8 +42,10 @@ API CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel
         (val < 0 || (unsigned)val > info->max_dynamic_shared))
         return cu_fail(CUDA_ERROR_INVALID_VALUE, "%s: at most %u bytes of dynamic shared "
                        "memory", info->name, info->max_dynamic_shared);
-    return attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ? CUDA_ERROR_INVALID_VALUE
-                                                         : CUDA_SUCCESS;
+    if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUfunction f = function_on(k, dev); /* kept there, said back by both Get calls */
+    return f ? cuFuncSetAttribute(f, attrib, val) : CUDA_SUCCESS;
 }
 
 API CUresult cuKernelSetCacheConfig(CUkernel k, CUfunc_cache config, CUdevice dev)

@@ -7,8 +7,8 @@
  *   with cuda.h since CUDA 3.2 calls;
  * - cuCtxAttach/cuCtxDetach, a usage count on the current context;
  * - texture and surface references: texref.c;
- * - graphics interop: no graphics resource can be registered, so every handle is invalid;
- * - cuGetExportTable: NVIDIA's private tables (what the static runtime needs) do not exist. */
+ * - graphics interop: no graphics resource can be registered, so every handle is invalid.
+ * (cuGetExportTable, what NVIDIA's static runtime needs: export.c.) */
 #include <stdlib.h>
 
 #include "cuda_internal.h"
@@ -137,19 +137,4 @@ API CUresult cuGraphicsSubResourceGetMappedArray(CUarray *a, CUgraphicsResource 
 {
     (void)a, (void)res, (void)index, (void)level;
     return CUDA_ERROR_INVALID_HANDLE;
-}
-
-API CUresult cuGetExportTable(const void **table, const CUuuid *id)
-{
-    if (!table || !id)
-        return CUDA_ERROR_INVALID_VALUE;
-    *table = NULL;
-    /* the static runtime reports only "operation not supported": say why, once */
-    static int said;
-    cu_notice(&said, "this program carries NVIDIA's static CUDA runtime (nvcc's default, "
-              "libcudart_static.a), which needs driver internals (cuGetExportTable) that gdev "
-              "does not have: rebuild it with nvcc -cudart shared");
-    return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuGetExportTable: NVIDIA's private driver tables "
-                   "do not exist here (a program linked with the static runtime needs them: "
-                   "build it with -cudart shared)");
 }

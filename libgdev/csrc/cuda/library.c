@@ -6,8 +6,9 @@
  * be loaded with no context at all and its image is checked at load time as CUDA checks it.
  * In each context that uses it (cuKernelGetFunction, cuLibraryGetModule, cuLibraryGetGlobal,
  * or a launch of a CUkernel) the library is loaded as an ordinary module on first use and
- * remembered; a destroyed context's entry is stale and skipped (contexts are never freed,
- * so the pointer cannot be reused).  A CUkernel starts with KERNEL_MAGIC, a value no
+ * remembered with the context's id; an entry of a destroyed context is stale and skipped (a
+ * context's struct is never freed, and a primary context's is used again after a reset, with a
+ * new id).  A CUkernel starts with KERNEL_MAGIC, a value no
  * CUfunction starts with (its first word is a module pointer), which is how the calls that
  * take a CUfunction accept a CUkernel, as CUDA allows (cu_function_of). */
 #include <stdlib.h>
@@ -26,8 +27,14 @@ struct CUkern_st {
 
 struct loaded {
     CUcontext ctx;
+    unsigned long long id; /* the context's id when it loaded the module */
     CUmodule mod;
 };
+
+static int live(const struct loaded *e)
+{
+    return !e->ctx->destroyed && e->ctx->id == e->id;
+}
 
 struct CUlib_st {
     char *ptx;
@@ -147,7 +154,7 @@ API CUresult cuLibraryUnload(CUlibrary l)
     if (!l)
         return CUDA_ERROR_INVALID_HANDLE;
     for (size_t i = 0; i < l->nloaded; i++)
-        if (!l->loaded[i].ctx->destroyed)
+        if (live(&l->loaded[i]))
             cuModuleUnload(l->loaded[i].mod);
     free_library(l);
     return CUDA_SUCCESS;
@@ -165,7 +172,7 @@ CUresult cu_library_module(CUlibrary l, CUmodule *mod)
     pthread_mutex_lock(&l->lock);
     *mod = NULL;
     for (size_t i = 0; i < l->nloaded && !*mod; i++)
-        *mod = l->loaded[i].ctx == c ? l->loaded[i].mod : NULL;
+        *mod = l->loaded[i].ctx == c && live(&l->loaded[i]) ? l->loaded[i].mod : NULL;
     if (!*mod && l->nloaded == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 4;
         struct loaded *more = realloc(l->loaded, cap * sizeof *more);
@@ -174,7 +181,7 @@ CUresult cu_library_module(CUlibrary l, CUmodule *mod)
             l->loaded = more, l->cap = cap;
     }
     if (!*mod && !r && !(r = cu_load_ptx(c, l->ptx, l->len, mod)))
-        l->loaded[l->nloaded++] = (struct loaded){c, *mod};
+        l->loaded[l->nloaded++] = (struct loaded){c, c->id, *mod};
     pthread_mutex_unlock(&l->lock);
     return r;
 }
@@ -225,7 +232,9 @@ API CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
 }
 
 /* A __managed__ variable would have to be memory of the host and of every context at once;
- * a library's globals here are each context's device memory. */
+ * a library's globals here are each context's device memory.  gdev-py's runtime keeps the
+ * two copies itself (cudart/managed.c); NVIDIA's static runtime asks here and, refused, lets
+ * the program's first use of the variable fault: said first, on stderr. */
 API CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
                                  const char *name)
 {
@@ -235,10 +244,15 @@ API CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
         return CUDA_ERROR_INVALID_VALUE;
     (void)bytes;
     for (uint32_t i = 0; i < l->table->n_globals; i++)
-        if (!strcmp(l->table->globals[i].name, name))
+        if (!strcmp(l->table->globals[i].name, name)) {
+            static int said;
+            cu_notice(&said, "__managed__ variable %s: gdev keeps __managed__ variables in "
+                      "its own CUDA runtime; rebuild the program with nvcc -cudart shared",
+                      name);
             return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLibraryGetManaged: %s: a library's "
                            "variables are per-context device memory here "
                            "(cuLibraryGetGlobal)", name);
+        }
     return cu_fail(CUDA_ERROR_NOT_FOUND, "no managed variable named %s in the library", name);
 }
 

@@ -142,6 +142,11 @@ static const struct proc procs[] = {
     P(cuGraphicsMapResources, 3000), P(cuGraphicsUnmapResources, 3000),
     P(cuGraphicsResourceGetMappedPointer, 3020), P(cuGraphicsSubResourceGetMappedArray, 3000),
     P(cuGetExportTable, 3000),
+    /* CUDA 7's forms, which NVIDIA's static runtime asks for (cudaDeviceReset): the same
+     * calls (the CUDA 11 _v2 forms changed no parameter) */
+    {"cuDevicePrimaryCtxRelease", 7000, (void *)cuDevicePrimaryCtxRelease},
+    {"cuDevicePrimaryCtxReset", 7000, (void *)cuDevicePrimaryCtxReset},
+    {"cuDevicePrimaryCtxSetFlags", 7000, (void *)cuDevicePrimaryCtxSetFlags},
 };
 #undef P
 

@@ -60,7 +60,19 @@ int main(int argc, char **argv)
     CK(cuModuleUnload(mod));
     CK(cuDevicePrimaryCtxRelease(dev));
     CK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
-    printf("legacy ok same=%d active_after=%d\n", cur == ctx, active);
+    /* retained again: the same handle (as CUDA keeps it), a new context behind it */
+    CUcontext again;
+    CUdeviceptr x, base;
+    size_t size;
+    int reset_active;
+    CK(cuDevicePrimaryCtxRetain(&again, dev));
+    CK(cuCtxSetCurrent(again));
+    CK(cuMemAlloc(&x, 64));
+    int old_gone = cuMemGetAddressRange(&base, &size, a) != CUDA_SUCCESS;
+    CK(cuDevicePrimaryCtxReset(dev));
+    CK(cuDevicePrimaryCtxGetState(dev, &flags, &reset_active));
+    printf("legacy ok same=%d active_after=%d again=%d old_gone=%d after_reset=%d\n",
+           cur == ctx, active, again == ctx, old_gone, reset_active);
     free(h);
     free(out);
     free(ptx);

@@ -1,0 +1,80 @@
+"""Programs built by nvcc's default, which links NVIDIA's static runtime
+(libcudart_static.a) into the program, run unchanged on gdevd over gdev-py's libcuda.so.1:
+the driver's private tables the runtime asks for (cuGetExportTable), its integrity check,
+context-local storage and primary contexts whose handles outlive a reset (export.c,
+integrity.c, cls.c, context.c).  The kernels of kernels/ run this way in test_kernels.py
+("rt-static")."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.clib.cbuild import ROOT
+from tests.clib.runner import PROGS, build_cuda
+
+GDEV_RUN = ROOT / "scripts" / "gdev-run"
+
+EXPECTED = """devices=4 name=Gdev Emulated GPU cc=7.5 driver=13000 runtime_ok=1
+axpy n=1000 bad=0 y[999]=1999
+stream scaled=10,20,30,40 elapsed_ok=1
+shared max_dyn=60000 out=63,0
+kernel says 40
+kernel says 41
+bad_free=cudaErrorInvalidValue then=cudaErrorInvalidValue
+axpy n=300 bad=0 y[299]=-298
+axpy n=10 bad=0 y[9]=28
+kernel says 7
+last device=3
+"""
+
+
+@pytest.fixture(scope="module")
+def rt_static(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("static")
+    return build_cuda(PROGS / "rt_static.cu", out / "rt_static", flags=(f"-I{PROGS}",),
+                      cudart="static")
+
+
+def test_binary_carries_nvidias_runtime_and_needs_no_libcudart(rt_static) -> None:
+    syms = subprocess.run(["nm", "-D", str(rt_static)], capture_output=True, text=True).stdout
+    assert "libcudart.so" not in syms and "__cudaRegisterFatBinary" not in syms
+    needed = subprocess.run(["readelf", "-d", str(rt_static)], capture_output=True,
+                            text=True).stdout
+    assert "libcudart" not in needed, needed
+
+
+def test_static_runtime_program_runs_unchanged(gdevd, rt_static) -> None:
+    """Device queries, copies, kernels, streams and events, a constant symbol, a function
+    attribute said back, device printf, a failed call that cudaGetLastError reports once and
+    that poisons nothing, a device reset followed by more work, another device."""
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(rt_static)],
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == EXPECTED, res.stdout
+    assert res.stderr == "", res.stderr
+
+
+MANAGED = r"""#include <cstdio>
+__managed__ int counter;
+__global__ void bump() { atomicAdd(&counter, 1); }
+int main() { counter = 1; bump<<<1, 4>>>(); cudaDeviceSynchronize(); printf("%d\n", counter); }
+"""
+
+
+def test_a_managed_variable_names_the_build_that_has_it(gdevd, tmp_path) -> None:
+    """__managed__ variables are gdev-py's runtime's (-cudart shared): under NVIDIA's the
+    driver says why, once, before the program's first use of one."""
+    (tmp_path / "m.cu").write_text(MANAGED)
+    prog = build_cuda(tmp_path / "m.cu", tmp_path / "m", cudart="static")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert res.stderr.count("__managed__ variable counter") == 1, res.stderr
+    assert "nvcc -cudart shared" in res.stderr, res.stderr
+    shared = build_cuda(tmp_path / "m.cu", tmp_path / "m_shared", cudart="shared")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(shared)],
+                         capture_output=True, text=True, timeout=120)
+    assert (res.returncode, res.stdout) == (0, "5\n"), res.stdout + res.stderr
