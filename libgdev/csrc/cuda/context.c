@@ -55,8 +55,8 @@ static CUresult check_device(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-/* A new context on device dev, pushed on the calling thread's stack if push. */
-static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev)
+/* A new context on device dev, pushed on the calling thread's stack. */
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
 {
     CUresult r = check_device(dev);
     if (r)
@@ -76,11 +76,6 @@ static CUresult new_context(CUcontext *pctx, unsigned flags, CUdevice dev)
     stack[depth++] = c;
     *pctx = c;
     return CUDA_SUCCESS;
-}
-
-static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
-{
-    return new_context(pctx, flags, dev);
 }
 
 API CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
@@ -270,7 +265,7 @@ API CUresult cuCtxSetCacheConfig(CUfunc_cache config)
 /* ---- primary contexts: one per device, reference-counted, never pushed ---------------
  * A primary context's struct lives as long as the process: its handle stays the same across
  * release and reset, as in CUDA (NVIDIA's static runtime holds it from before its first
- * retain, cudart.c).  It is inactive (destroyed, without a Gdev handle) while nobody holds
+ * retain, export.c).  It is inactive (destroyed, without a Gdev handle) while nobody holds
  * it.  The lock is recursive: a context-local storage destructor that runs inside a release
  * may call back into the driver. */
 
