@@ -29,8 +29,8 @@ CLIB_CFLAGS ?=
 CLIB_SRC   := libgdev/csrc
 CLIB_WARN  := -std=c11 -Wall -Wextra -Werror=implicit-function-declaration
 CLIB_FLAGS := $(CLIB_WARN) -O2 -g -fPIC -fvisibility=hidden -pthread -I$(CLIB_SRC) $(CLIB_CFLAGS)
-LIBGDEV_C  := $(addprefix $(CLIB_SRC)/,conn.c copy.c error.c gate.c handle.c module.c verbs.c \
-                vmm.c ipc.c)
+LIBGDEV_C  := $(addprefix $(CLIB_SRC)/,conn.c copy.c error.c gate.c handle.c module.c \
+                moddata.c verbs.c vmm.c ipc.c)
 CLIB_HDRS  := $(wildcard $(CLIB_SRC)/*.h)
 
 CUDA_HOME  ?= /usr/local/cuda

@@ -368,6 +368,7 @@ COMMAND_WRAPPERS = {
     "SET_PRIORITY": Handle.gset_priority, "SET_GUEST": Handle.gset_guest,
     "MODULE_LOAD": Handle.gmodule_load,
     "MODULE_UNLOAD": Handle.gmodule_unload, "MODULE_LAUNCH": Handle.gmodule_launch,
+    "MODULE_DATA": Handle.gmodule_data,
     "STREAM_CREATE": Handle.gstream_create, "STREAM_DESTROY": Handle.gstream_destroy,
     "STREAM_WAIT": Handle.gstream_wait, "STREAM_SYNC": Handle.gstream_sync,
     "PRINTF_DRAIN": Handle.gprintf_drain, "CTX_LIMIT": Handle.glimit,

@@ -69,6 +69,14 @@ class ModuleVerbs:
         return ModuleTable(f.module_id, f.data_addr, f.data_size, f.ptx_version, f.target_sm,
                            functions, globals_)
 
+    def gmodule_data(self, module_id: int) -> DmaBuffer:
+        """The data segment of a loaded module with ``__managed__`` variables, mapped in this
+        process: ``array`` holds the bytes its kernels use (its globals at their table
+        addresses less ``addr``).  ENOENT if the module's data segment is device memory."""
+        from libgdev.hostmem import DmaBuffer
+        reply = self._request(abi.MODULE_DATA, abi.ModuleRef(module_id))
+        return DmaBuffer(0, reply.fields.addr, reply.fields.size, reply.fd)
+
     def gmodule_unload(self, module_id: int) -> None:
         """Unload a module once the work issued before is done (ENOENT if unknown)."""
         self._request(abi.MODULE_UNLOAD, abi.ModuleRef(module_id))

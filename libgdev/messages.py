@@ -502,6 +502,10 @@ PRINTF_DRAIN = Command(0x11, "PRINTF_DRAIN", _SIZE, Layout("data", Empty, tail=T
 # a context limit (the device heap's size): set it (LIMIT_SET) or only read it; the reply
 # is the value in effect
 CTX_LIMIT = Command(0x12, "CTX_LIMIT", Layout("limit", Limit), _SIZE)
+# the pinned data segment of a module with __managed__ variables: its address and size (buf_id
+# 0: the module owns it) and its memfd, which the client maps at that address
+MODULE_DATA = Command(0x13, "MODULE_DATA", Layout("module_ref", ModuleRef), Layout("dma", Dma),
+                      passes_fd=True)
 GMALLOC = Command(0x100, "GMALLOC", _SIZE, _ADDR)
 GFREE = Command(0x101, "GFREE", _ADDR, _SIZE)
 GMALLOC_DMA = Command(0x102, "GMALLOC_DMA", _SIZE, Layout("dma", Dma), passes_fd=True)
@@ -565,7 +569,7 @@ COMMANDS: tuple[Command[Any, Any], ...] = (
     GSHMCTL, GREF, GUNREF, GVIRTGET, GVM_RESERVE, GVM_FREE, GVM_CREATE, GVM_RELEASE, GVM_MAP,
     GVM_UNMAP, GVM_SET_ACCESS, GVM_GET_ACCESS, GVM_RETAIN, GVM_SIZE, GVM_EXPORT, GVM_IMPORT,
     CTX_LIMIT, GIPC_EXPORT, GIPC_OPEN, GIPC_CLOSE, GIPC_EVENT_NEW, GIPC_EVENT_OPEN,
-    GIPC_EVENT_RECORD, GIPC_EVENT_SYNC, GIPC_EVENT_WAIT, GIPC_EVENT_CLOSE,
+    GIPC_EVENT_RECORD, GIPC_EVENT_SYNC, GIPC_EVENT_WAIT, GIPC_EVENT_CLOSE, MODULE_DATA,
 )
 BY_NUMBER: dict[int, Command[Any, Any]] = {c.number: c for c in COMMANDS}
 BY_NAME: dict[str, Command[Any, Any]] = {c.name: c for c in COMMANDS}

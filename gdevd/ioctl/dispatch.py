@@ -174,6 +174,12 @@ async def _module_unload(call: Call, req: abi.ModuleRef, tail: abi.Tail) -> Out[
     return Out(_EMPTY)
 
 
+@handler(abi.MODULE_DATA)
+async def _module_data(call: Call, req: abi.ModuleRef, tail: abi.Tail) -> Out[abi.Dma]:
+    buf = await backend.rt.gmodule_data(call.s.handle, req.module_id)
+    return Out(abi.Dma(buf.va, buf.size, 0), fd=os.dup(buf.fd))
+
+
 @handler(abi.MODULE_LAUNCH)
 async def _module_launch(call: Call, req: abi.ModuleLaunch, tail: abi.Tail) -> Out[abi.Fence]:
     if len(tail) != req.params_len:

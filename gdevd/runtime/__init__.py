@@ -28,7 +28,7 @@ from .api_ipc import (
     gipc_open,
 )
 from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma, gref, gunref, gvirtget
-from .api_module import gmodule_launch, gmodule_load, gmodule_unload
+from .api_module import gmodule_data, gmodule_launch, gmodule_load, gmodule_unload
 from .api_shm import gshmat, gshmctl, gshmdt, gshmget
 from .api_stream import gstream_create, gstream_destroy, gstream_sync, gstream_wait
 from .api_tex import gtex_create, gtex_destroy
@@ -69,6 +69,7 @@ __all__ = [
     "gmemcpy_from_device_async", "gmemcpy", "gmemcpy_async",
     "glaunch", "gsync", "gbarrier", "gshmget", "gshmat", "gshmdt", "gshmctl", "ShmidDs",
     "gset_priority", "gget_priority", "gmodule_load", "gmodule_unload", "gmodule_launch",
+    "gmodule_data",
     "gset_guest", "gget_guest",
     "gstream_create", "gstream_destroy", "gstream_wait", "gstream_sync",
     "gtex_create", "gtex_destroy",

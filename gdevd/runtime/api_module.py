@@ -5,14 +5,15 @@ texts, ``libgdev/linkimage.py``, which the GPU's loader links into one module), 
 and lays it out (through
 the GPU's module cache, so loading the same text twice parses it once), puts the code and
 the data segment of its ``.global``/``.const`` variables (with their initialisers) in the
-context's device memory, and returns the :class:`libgdev.moduletable.ModuleTable` that the
+context's device memory (in pinned memory when the module has ``__managed__`` variables:
+``gmodule_data``), and returns the :class:`libgdev.moduletable.ModuleTable` that the
 client needs to launch and to answer attribute queries without parsing PTX.
 ``gmodule_launch`` launches function ``index`` of a loaded module; ``gmodule_unload`` frees
 its memory once the work issued before is done.
 
 Invariant: a handle's loaded modules live in :data:`_LOADED` under that handle only, so a
-module id names nothing in another context (ENOENT).  Their device memory is ordinary
-``gmalloc`` memory of the context: ``gclose`` frees it with everything else.
+module id names nothing in another context (ENOENT).  Their memory is ordinary ``gmalloc``
+(or ``gmalloc_dma``) memory of the context: ``gclose`` frees it with everything else.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import trio
 
 from libgdev import linkimage
@@ -33,8 +35,9 @@ from libgdev.moduletable import Function, Global, ModuleTable, Param
 from ..errors import GdevError
 from .api_copy import gmemcpy_to_device
 from .api_exec import _check_kernel, _decode, launch_decoded
-from .api_mem import gfree, gmalloc
+from .api_mem import gfree, gfree_dma, gmalloc, gmalloc_dma
 from .handle import Handle
+from .mm.memory import DmaBuffer
 from .streams import LEGACY
 
 SHARED_PER_BLOCK = 64 * 1024  # the engine's limit, static + dynamic
@@ -52,6 +55,7 @@ class LoadedModule:
     code_addr: int
     code_size: int
     decoded: Any
+    data_buf: DmaBuffer | None = None  # the data segment when it is pinned memory
 
 
 _LOADED: weakref.WeakKeyDictionary[Handle, dict[int, LoadedModule]] = \
@@ -150,22 +154,64 @@ async def gmodule_load(handle: Handle, image: bytes, name: str = "<image>") -> M
     handle.check_kernel_fault()
     code, text = module_code(image)
     decoded = await _decoded(handle, code, name)
-    layout = decoded.data_layout()
     code_addr = await gmalloc(handle, len(code))
-    data_addr = 0
+    data_addr, data_buf = 0, None
     try:
         await gmemcpy_to_device(handle, code_addr, code, len(code))
-        if layout.size:
-            data_addr = await gmalloc(handle, layout.size)
-            image_bytes = bytes(layout.image)
-            await gmemcpy_to_device(handle, data_addr, image_bytes, len(image_bytes))
+        data_addr, data_buf = await _place_data(handle, decoded)
     except BaseException:
-        await _free(handle, data_addr, code_addr)
+        await _free(handle, data_addr if data_buf is None else 0, code_addr)
         raise
     table = _table(decoded, data_addr, text)
     _LOADED.setdefault(handle, {})[table.module_id] = \
-        LoadedModule(table, code_addr, len(code), decoded)
+        LoadedModule(table, code_addr, len(code), decoded, data_buf)
     return table
+
+
+def _has_managed(decoded: Any) -> bool:
+    return any(getattr(v, "managed", False) for v in decoded.ast.globals.values())
+
+
+async def _place_data(handle: Handle, decoded: Any) -> tuple[int, DmaBuffer | None]:
+    """(address, pinned buffer or None) of the module's data segment, written with its
+    initialisers.  A module with ``__managed__`` variables gets pinned memory, which the
+    client maps at the same address (``gmodule_data``): the host and the kernels then use one
+    copy, as CUDA's managed variables are.  Where the vGPU's pinned share is spent it gets
+    device memory like any other module."""
+    layout = decoded.data_layout()
+    if not layout.size:
+        return 0, None
+    image = bytes(layout.image)
+    if _has_managed(decoded):
+        try:
+            buf = await gmalloc_dma(handle, layout.size)
+        except GdevError as exc:
+            if exc.errno != errno.ENOMEM:
+                raise
+        else:
+            buf.array[:len(image)] = np.frombuffer(image, np.uint8)
+            return buf.va, buf
+    addr = await gmalloc(handle, layout.size)
+    try:
+        await gmemcpy_to_device(handle, addr, image, len(image))
+    except BaseException:
+        await _free(handle, addr)
+        raise
+    return addr, None
+
+
+async def gmodule_data(handle: Handle, module_id: int) -> DmaBuffer:
+    """The pinned buffer holding module ``module_id``'s data segment (a module with
+    ``__managed__`` variables), for the client to map at its GPU address.  Errors: EBADF;
+    ENOENT (no such module, or its data segment is device memory: it has no managed variable,
+    or no pinned memory was left when it loaded)."""
+    mod = _loaded(handle, module_id)
+    if mod.data_buf is None:
+        why = ("no pinned memory was left when it loaded" if _has_managed(mod.decoded)
+               else "it has no __managed__ variable")
+        raise GdevError(errno.ENOENT, f"module {module_id}'s data segment is device memory "
+                                      f"({why})")
+    return mod.data_buf
 
 
 async def _free(handle: Handle, *addrs: int) -> None:
@@ -191,7 +237,9 @@ async def gmodule_unload(handle: Handle, module_id: int) -> None:
     is done.  Errors: EBADF; ENOENT (no such module in this context)."""
     mod = _loaded(handle, module_id)
     del _LOADED[handle][module_id]
-    await _free(handle, mod.table.data_addr, mod.code_addr)
+    if mod.data_buf is not None:
+        await gfree_dma(handle, mod.data_buf)
+    await _free(handle, 0 if mod.data_buf else mod.table.data_addr, mod.code_addr)
 
 
 async def gmodule_launch(handle: Handle, module_id: int, index: int,

@@ -152,6 +152,10 @@ struct gdev_module {
 struct gdev_module *gmodule_load(Ghandle h, const void *image, uint64_t size, const char *name);
 /* Unload once the work issued before is done, and free the table. */
 int gmodule_unload(Ghandle h, struct gdev_module *m);
+/* The data segment of m, a module with __managed__ variables, mapped in this process at its
+ * GPU address m->data_addr: the host and the kernels use the same bytes.  NULL (with
+ * gdev_last_error) where its data segment is device memory.  gmodule_unload unmaps it. */
+void *gmodule_data(Ghandle h, const struct gdev_module *m);
 /* Launch function `index` of m with k's geometry, smem_size and param_buf/param_size (k's
  * code_addr, code_size, data_addr and name are not used); *id its fence. */
 int gmodule_launch(Ghandle h, const struct gdev_module *m, uint32_t index,

@@ -795,6 +795,7 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GIPC_EVENT_SYNC 0x36
 #define GDEV_CMD_GIPC_EVENT_WAIT 0x37
 #define GDEV_CMD_GIPC_EVENT_CLOSE 0x38
+#define GDEV_CMD_MODULE_DATA 0x13
 
 #define GDEV_CMD_HELLO_REQUEST_SIZE 32
 #define GDEV_CMD_HELLO_REPLY_SIZE 16
@@ -918,6 +919,8 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
 #define GDEV_CMD_GIPC_EVENT_WAIT_REPLY_SIZE 0
 #define GDEV_CMD_GIPC_EVENT_CLOSE_REQUEST_SIZE 8
 #define GDEV_CMD_GIPC_EVENT_CLOSE_REPLY_SIZE 0
+#define GDEV_CMD_MODULE_DATA_REQUEST_SIZE 8
+#define GDEV_CMD_MODULE_DATA_REPLY_SIZE 24
 
 /* X(NAME, number, request layout, reply layout, request size, reply size,
      request takes a tail, reply has a tail, reply passes an fd) */
@@ -983,5 +986,6 @@ _Static_assert(sizeof(struct gdev_abi_modtab_global) == 24, "modtab_global size"
     X(GIPC_EVENT_SYNC, 0x36, ipc_event_sync, empty, 16, 0, 0, 0, 0) \
     X(GIPC_EVENT_WAIT, 0x37, ipc_event_stream, empty, 8, 0, 0, 0, 0) \
     X(GIPC_EVENT_CLOSE, 0x38, ipc_event, empty, 8, 0, 0, 0, 0) \
+    X(MODULE_DATA, 0x13, module_ref, dma, 8, 24, 0, 0, 1) \
 
 #endif /* GDEV_ABI_H */

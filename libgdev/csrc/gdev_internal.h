@@ -71,12 +71,20 @@ struct gdev_handle {
     pthread_mutex_t lock; /* one call at a time on the connection */
     struct gdev_conn conn;
     struct gdev_dma *dma;
+    struct gdev_dma *moddata; /* modules' pinned data segments (gmodule_data; buf_id: module) */
     uint8_t *staging; /* NULL until the first staged copy */
     uint64_t staging_size, chunk;
     uint32_t slots;
 };
 
 struct gdev_dma *gdev_find_dma(Ghandle h, const void *p, uint64_t size);
+/* Maps size bytes of shared memory fd (closed) at addr in this process; NULL if taken. */
+uint8_t *gdev_map_at(int fd, uint64_t size, uint64_t addr);
+/* Lets go of module `id`'s data segment (all of them for id 0), keeping its last bytes at its
+ * address (moddata.c); the handle's lock held or not. */
+void gdev_moddata_unmap(Ghandle h, uint64_t id);
+/* Drops the kept copies overlapping [at, at + size), for a new mapping there. */
+void gdev_moddata_evict(const void *at, uint64_t size);
 void gdev_module_free(struct gdev_module *m);
 int gdev_copy_to_device(Ghandle h, uint32_t cmd, uint64_t dst, const void *src,
                         uint64_t size, uint32_t stream, uint32_t *id);

@@ -52,6 +52,7 @@ GDEV_EXPORT int gclose(Ghandle h)
         munmap(d->base, d->size);
         free(d);
     }
+    gdev_moddata_unmap(h, 0);
     if (h->staging)
         munmap(h->staging, h->staging_size);
     gdev_conn_close(&h->conn); /* the daemon then frees everything the session held */
@@ -81,6 +82,7 @@ enum dma_place {
  * on failure. */
 static uint8_t *map_shared(int fd, uint64_t size, void *at, enum dma_place place)
 {
+    gdev_moddata_evict(at, size); /* a gone module's data kept there gives the range up */
     void *p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
     int err = errno;
     if (p != MAP_FAILED && p != at) {           /* a kernel without MAP_FIXED_NOREPLACE */
@@ -144,6 +146,11 @@ static void *dma_alloc(Ghandle h, uint64_t size, enum dma_place place)
         return NULL;
     }
     return d->base;
+}
+
+uint8_t *gdev_map_at(int fd, uint64_t size, uint64_t addr)
+{
+    return map_shared(fd, size, (void *)(uintptr_t)addr, DMA_AT_GPU_VA);
 }
 
 GDEV_EXPORT void *gmalloc_dma(Ghandle h, uint64_t size)

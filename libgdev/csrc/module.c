@@ -177,6 +177,7 @@ GDEV_EXPORT int gmodule_unload(Ghandle h, struct gdev_module *m)
     pthread_mutex_lock(&h->lock);
     err = gdev_conn_call(&h->conn, GDEV_CMD_MODULE_UNLOAD, &req, sizeof req, NULL, 0, NULL, 0,
                          NULL);
+    gdev_moddata_unmap(h, m->id);
     pthread_mutex_unlock(&h->lock);
     gdev_module_free(m);
     return err;

@@ -1,9 +1,9 @@
 """Programs built by nvcc's default, which links NVIDIA's static runtime
 (libcudart_static.a) into the program, run unchanged on gdevd over gdev-py's libcuda.so.1:
 the driver's private tables the runtime asks for (cuGetExportTable), its integrity check,
-context-local storage and primary contexts whose handles outlive a reset (export.c,
-integrity.c, cls.c, context.c).  The kernels of kernels/ run this way in test_kernels.py
-("rt-static")."""
+context-local storage, primary contexts whose handles outlive a reset, and __managed__
+variables in module data the host maps (export.c, integrity.c, cls.c, context.c,
+library.c).  The kernels of kernels/ run this way in test_kernels.py ("rt-static")."""
 
 from __future__ import annotations
 
@@ -64,17 +64,27 @@ int main() { counter = 1; bump<<<1, 4>>>(); cudaDeviceSynchronize(); printf("%d\
 """
 
 
-def test_a_managed_variable_names_the_build_that_has_it(gdevd, tmp_path) -> None:
-    """__managed__ variables are gdev-py's runtime's (-cudart shared): under NVIDIA's the
-    driver says why, once, before the program's first use of one."""
+def test_a_managed_variable_is_one_copy_for_host_and_kernels(gdevd, tmp_path) -> None:
+    """NVIDIA's runtime sets the host's pointer of a __managed__ variable from
+    cuLibraryGetManaged, before any context is current: the module's data segment is pinned
+    memory mapped at its GPU address, so what the host writes the kernels add to."""
     (tmp_path / "m.cu").write_text(MANAGED)
     prog = build_cuda(tmp_path / "m.cu", tmp_path / "m", cudart="static")
     res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
                          capture_output=True, text=True, timeout=120)
-    assert res.returncode != 0
-    assert res.stderr.count("__managed__ variable counter") == 1, res.stderr
-    assert "nvcc -cudart shared" in res.stderr, res.stderr
-    shared = build_cuda(tmp_path / "m.cu", tmp_path / "m_shared", cudart="shared")
-    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(shared)],
+    assert (res.returncode, res.stdout, res.stderr) == (0, "5\n", ""), res
+
+
+def test_managed_variables_and_memory_as_with_gdev_pys_runtime(gdevd, tmp_path) -> None:
+    """progs/rt_managed.cu says the same under NVIDIA's runtime as under ours
+    (test_libcudart.py): managed variables written by name and through their address,
+    what a device reset leaves on the host, managed allocations and their refusals."""
+    prog = build_cuda(PROGS / "rt_managed.cu", tmp_path / "rt_managed", cudart="static")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
                          capture_output=True, text=True, timeout=120)
-    assert (res.returncode, res.stdout) == (0, "5\n"), res.stdout + res.stderr
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[1:3] == [
+        "managed_vars counter=9,102 vals=2,8,8",
+        "managed_addresses flag=0 hits=74,148 unified=1 after_reset=74,148"], res.stdout
+    assert res.stdout.splitlines()[3].startswith("rt_managed ok bad=0 managed=1 copied=1 "), \
+        res.stdout

@@ -83,3 +83,46 @@ def test_a_large_image_travels_through_a_pinned_buffer(gdevd) -> None:
 def test_the_reply_layout_is_what_docs_abi_says() -> None:
     cmd = abi.BY_NAME["MODULE_LOAD"]
     assert cmd.reply.struct.size == 40 and abi.BY_NAME["MODULE_LAUNCH"].request.struct.size == 56
+
+
+MANAGED_PTX = b"""
+.version 7.0
+.target sm_75
+.address_size 64
+.global .align 4 .u32 plain = 3;
+.global .attribute(.managed) .align 4 .u32 counter = 5;
+.visible .entry bump()
+{
+  .reg .b32 r<2>;
+  .reg .b64 rd<2>;
+  mov.u64 rd1, counter;
+  atom.global.add.u32 r1, [rd1], 1;
+  ret;
+}
+"""
+
+
+def test_a_module_with_managed_variables_shares_its_data_with_the_host(gdevd) -> None:
+    """MODULE_DATA: a module with a __managed__ variable keeps its data segment in pinned
+    memory that the client maps; what the host writes there the kernels see, and the
+    reverse, with no copy.  A module without one has none to give."""
+    with libgdev.gopen(0, gdevd.mount) as h:
+        t = h.gmodule_load(MANAGED_PTX, "managed.ptx")
+        data = h.gmodule_data(t.module_id)
+        assert (data.addr, data.size >= t.data_size) == (t.data_addr, True)
+        counter, plain = t.global_("counter"), t.global_("plain")
+        words = data.array.view(np.uint32)
+        at = (counter.addr - data.addr) // 4
+        assert (words[at], words[(plain.addr - data.addr) // 4]) == (5, 3)
+        words[at] = 100
+        h.gsync(h.gmodule_launch(t.module_id, 0, (2, 1, 1), (32, 1, 1), 0, b""))
+        assert words[at] == 164
+        got = np.zeros(1, np.uint32)
+        h.gmemcpy_from_device(got, counter.addr)
+        assert got[0] == 164
+        plain_only = h.gmodule_load(MANAGED_PTX.replace(b".attribute(.managed) ", b""), "p")
+        with pytest.raises(FileNotFoundError, match="no __managed__ variable"):
+            h.gmodule_data(plain_only.module_id)
+        h.gmodule_unload(t.module_id)
+        with pytest.raises(FileNotFoundError, match="no module"):
+            h.gmodule_data(t.module_id)

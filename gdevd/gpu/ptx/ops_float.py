@@ -163,8 +163,8 @@ def dec_arith(ins: Ins):
     if t == "f32" and ins.base != "mul":   # the float64 sum may be inexact: round it once
         return binary(ins, _post(ins, lambda a, b: fma_f32(a, np.float32(1), sign * b, mode), t), t)
     # an f32 product and f16 sums and products are exact in float64
-    fn = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
-    return binary(ins, _post(ins, fn, t), t)
+    exact = lambda a, b: round_to(base(np.asarray(a, np.float64), b), dt, mode)  # noqa: E731
+    return binary(ins, _post(ins, exact, t), t)
 
 
 def dec_fma(ins: Ins):

@@ -193,7 +193,7 @@ class Parser(TokenStream):
         space = self.next().text.lstrip(".")
         if space not in SPACES:
             raise self.err("expected a state space", self.toks[self.i - 1])
-        align, vec, typ = 0, 1, None
+        align, vec, typ, managed = 0, 1, None, False
         while self.peek().text.startswith("."):
             d = self.next().text
             if d == ".align":
@@ -205,7 +205,7 @@ class Parser(TokenStream):
             elif d in (".ptr", ".global", ".const", ".shared", ".local", ".volatile"):
                 pass
             elif d == ".attribute":
-                self.var_attributes()
+                managed = self.var_attributes() or managed
             else:
                 raise self.err("unsupported variable qualifier", self.toks[self.i - 1])
         if typ is None:
@@ -217,12 +217,14 @@ class Parser(TokenStream):
                 break
         if not in_list:
             self.expect(";")
+        for v in out:
+            v.managed = managed
         return out
 
-    def var_attributes(self) -> None:
+    def var_attributes(self) -> bool:
         """``.attribute(.managed)`` (a ``__managed__`` variable: to the engines an ordinary
-        global; the runtime keeps the host's copy, libcudart's managed.c) or
-        ``.attribute(.unified(a, b))``; anything else is rejected."""
+        global, which the daemon places in memory the host maps, api_module.py) or
+        ``.attribute(.unified(a, b))``; anything else is rejected.  True for ``.managed``."""
         self.expect("(")
         what = self.next().text
         if what == ".unified" and self.accept("("):
@@ -231,6 +233,7 @@ class Parser(TokenStream):
         elif what != ".managed":
             raise self.err("unsupported variable attribute", self.toks[self.i - 1])
         self.expect(")")
+        return what == ".managed"
 
     def declarator(self, space, typ, align, vec, line) -> list[VarDecl]:
         """One declarator: name, ``<N>`` range, array dims, initializer."""

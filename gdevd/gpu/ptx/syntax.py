@@ -90,6 +90,7 @@ class VarDecl:
     extern: bool = False
     vec: int = 1
     linkage: str = ""          # "", "visible", "extern", "weak" or "common" (unitlink.py)
+    managed: bool = False      # ``.attribute(.managed)``: a ``__managed__`` variable
 
     @property
     def size(self) -> int:

@@ -72,6 +72,7 @@ struct CUmod_st {
     CUcontext ctx;
     struct gdev_module *gm; /* the daemon's table; NULL once unloaded */
     struct CUfunc_st *funcs;
+    int data_mapped; /* its data segment is mapped here, a managed allocation (library.c) */
     struct CUmod_st *next;
 };
 

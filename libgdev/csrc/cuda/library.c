@@ -231,29 +231,49 @@ API CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
     return r ? r : cuModuleGetGlobal(dptr, bytes, mod, name);
 }
 
-/* A __managed__ variable would have to be memory of the host and of every context at once;
- * a library's globals here are each context's device memory.  gdev-py's runtime keeps the
- * two copies itself (cudart/managed.c); NVIDIA's static runtime asks here and, refused, lets
- * the program's first use of the variable fault: said first, on stderr. */
+/* The library's module in the current context, or without one in device 0's primary
+ * context (activated if it is not: NVIDIA's static runtime asks for managed variables when it
+ * registers the program's code, before it makes that context current). */
+static CUresult managed_module(CUlibrary l, CUmodule *mod)
+{
+    CUcontext c = NULL;
+    if (!cuCtxGetCurrent(&c) && c)
+        return cu_library_module(l, mod);
+    CUresult r = cu_primary_handle(&c, 0);
+    if (r || (r = cuCtxPushCurrent(c)))
+        return r;
+    r = cu_library_module(l, mod);
+    cuCtxPopCurrent(&c);
+    return r;
+}
+
+/* A __managed__ variable of the library: its global in that module, whose data segment
+ * gdevd keeps in pinned memory that is mapped here at the same address (gmodule_data), so
+ * the host and the kernels use one copy.  NVIDIA's static runtime sets the host's pointer of
+ * each managed variable from this.  The variable is that context's: kernels of another
+ * context (another device) see their own copy. */
 API CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
                                  const char *name)
 {
+    CUmodule mod;
     if (!l)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!dptr || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    (void)bytes;
-    for (uint32_t i = 0; i < l->table->n_globals; i++)
-        if (!strcmp(l->table->globals[i].name, name)) {
-            static int said;
-            cu_notice(&said, "__managed__ variable %s: gdev keeps __managed__ variables in "
-                      "its own CUDA runtime; rebuild the program with nvcc -cudart shared",
-                      name);
-            return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLibraryGetManaged: %s: a library's "
-                           "variables are per-context device memory here "
-                           "(cuLibraryGetGlobal)", name);
-        }
-    return cu_fail(CUDA_ERROR_NOT_FOUND, "no managed variable named %s in the library", name);
+    CUresult r = managed_module(l, &mod);
+    if (r || (r = cuModuleGetGlobal(dptr, bytes, mod, name)))
+        return r;
+    if (gmodule_data(mod->ctx->h, mod->gm)) {
+        if (!mod->data_mapped) /* its pointers say managed (cuPointerGetAttribute) */
+            cu_track_alloc(mod->ctx, mod->gm->data_addr, mod->gm->data_size, 1);
+        mod->data_mapped = 1;
+        return CUDA_SUCCESS;
+    }
+    static int said;
+    cu_notice(&said, "__managed__ variable %s: its module's data is not host memory (%s); "
+              "the host cannot use it", name, gdev_last_error());
+    return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuLibraryGetManaged: %s: %s", name,
+                   gdev_last_error());
 }
 
 /* A unified function is host code compiled into a cubin library; a library of PTX has none. */

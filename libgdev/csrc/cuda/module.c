@@ -19,6 +19,8 @@ static void unload(CUmodule m)
             break;
         }
     pthread_mutex_unlock(&c->lock);
+    if (m->data_mapped) /* its managed variables leave the context's allocations */
+        cu_untrack_alloc(c, m->gm->data_addr);
     if (m->ctx->h)
         gmodule_unload(m->ctx->h, m->gm); /* frees the table too */
     else
