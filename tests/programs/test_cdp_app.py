@@ -26,14 +26,25 @@ pytestmark = pytest.mark.mount
 APP = Path(__file__).resolve().parent / "apps" / "cdp_app.cu"
 
 
-@pytest.fixture(scope="module")
-def cdp_app(tmp_path_factory) -> Path:
+def build_cdp(out: Path, cudart: str = "shared") -> Path:
     need_cuda_h()
-    out = tmp_path_factory.mktemp("cdp") / "cdp_app"
-    subprocess.run([nvcc(), "-cudart", "shared", "-rdc=true", "-gencode",
+    subprocess.run([nvcc(), "-cudart", cudart, "-rdc=true", "-gencode",
                     "arch=compute_75,code=compute_75", "-o", str(out), str(APP), "-lcudadevrt"],
                    check=True, capture_output=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def cdp_app(tmp_path_factory) -> Path:
+    return build_cdp(tmp_path_factory.mktemp("cdp") / "cdp_app")
+
+
+def test_built_by_nvccs_default_on_nvidias_runtime(gdevd, tmp_path) -> None:  # noqa: F811
+    """NVIDIA's static runtime hands libcuda the device-linked wrapper; the device runtime's
+    unit (machine code) is left out as with gdev-py's runtime."""
+    res = run_on_engine(gdevd, build_cdp(tmp_path / "cdp_static", "static"), "jit")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == "cdp ok", res.stdout
 
 
 @pytest.mark.parametrize("engine", ["interp", "jit"])

@@ -7,7 +7,9 @@ through libcudart.so on each engine: libcudart collects every unit's PTX from nv
 device-link registration and the daemon links them into one module.  A second application
 has simpleSeparateCompilation's shape (apps/rdc_fptr: __device__ function pointers of one
 unit initialized with another unit's functions, read by the host, called through by a
-kernel).  Built with machine code only it fails with the message that says to embed PTX."""
+kernel).  Built by nvcc's default (NVIDIA's static runtime), libcuda links the same units
+from the wrapper the runtime hands it.  Built with machine code only it fails with the
+message that says to embed PTX."""
 
 from __future__ import annotations
 
@@ -25,12 +27,12 @@ pytestmark = pytest.mark.mount
 APPS = Path(__file__).resolve().parent / "apps"
 
 
-def build_rdc(out: Path, code: str, app: str = "rdc") -> Path:
+def build_rdc(out: Path, code: str, app: str = "rdc", cudart: str = "shared") -> Path:
     """The units of apps/``app`` (a directory, or one .cu) linked by nvcc with relocatable
-    device code, for ``code``."""
+    device code, for ``code``, on runtime ``cudart``."""
     need_cuda_h()
     units = sorted((APPS / app).glob("*.cu")) if (APPS / app).is_dir() else [APPS / app]
-    subprocess.run([nvcc(), "-cudart", "shared", "-rdc=true", "-gencode",
+    subprocess.run([nvcc(), "-cudart", cudart, "-rdc=true", "-gencode",
                     f"arch=compute_75,code={code}", "-o", str(out), *map(str, units)],
                    check=True, capture_output=True)
     return out
@@ -57,6 +59,14 @@ def test_function_pointers_across_units(gdevd, tmp_path_factory, engine) -> None
     res = run_on_engine(gdevd, app, engine)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout == "no error h[7]=28\nfptr ok\n", res.stdout
+
+
+@pytest.mark.parametrize("app", ["rdc", "rdc_fptr"])
+def test_nvidias_static_runtime_links_the_units_too(gdevd, tmp_path, app) -> None:  # noqa: F811
+    prog = build_rdc(tmp_path / app, "compute_75", app, cudart="static")
+    res = run_on_engine(gdevd, prog, "jit")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.endswith("rdc ok\n" if app == "rdc" else "fptr ok\n"), res.stdout
 
 
 def test_machine_code_only_is_refused_with_the_reason(gdevd, tmp_path) -> None:  # noqa: F811

@@ -158,6 +158,12 @@ void cu_unload_all(CUcontext ctx);
 void gdev_module_free(struct gdev_module *m); /* libgdev's internals, linked in */
 int gdev_last_errno(void);
 CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char **owned);
+/* A device-linked program (nvcc -rdc: a fatbinary wrapper of version 2, which lists every
+ * translation unit's fatbinary): one linked-module image (owned) of the units' PTX, which the
+ * daemon links as nvlink would; a unit with machine code only for this device is left out
+ * (the CUDA device runtime nvcc links into every such program: the daemon provides the
+ * calls of dynamic parallelism itself, gdevd/gpu/ptx/devrt.py).  link.c */
+CUresult cu_prelinked_image(const void *const *units, char **image, size_t *size);
 /* Linked-module images (linkimage.c, libgdev/linkimage.py): several PTX texts in one image. */
 #define CU_LINK_MAX_INPUTS 256
 #define CU_LINK_NAME_MAX 1024

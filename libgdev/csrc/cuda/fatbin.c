@@ -34,10 +34,12 @@ struct fatbin_entry {
     uint64_t uncompressed_size;
 };
 
+#define WRAPPER_LINKED 2 /* the version of a device-linked program's wrapper (nvcc -rdc) */
+
 struct fatbin_wrapper {
     uint32_t magic, version;
     const void *data;
-    const void *filename;
+    const void *const *prelinked; /* WRAPPER_LINKED: the units' fatbinaries, NULL-ended */
 };
 
 static CUresult decompress(const struct fatbin_entry *e, const uint8_t *src, char **out,
@@ -149,8 +151,14 @@ CUresult cu_image_to_ptx(const void *image, const char **ptx, size_t *len, char 
         return CUDA_SUCCESS;
     }
     memcpy(&magic, b, sizeof magic);
+    const struct fatbin_wrapper *w = image;
+    if (magic == FATBIN_WRAPPER_MAGIC && w->version == WRAPPER_LINKED && w->prelinked) {
+        CUresult r = cu_prelinked_image(w->prelinked, owned, len);
+        *ptx = *owned;
+        return r;
+    }
     if (magic == FATBIN_WRAPPER_MAGIC)
-        return fatbin_ptx(((const struct fatbin_wrapper *)image)->data, ptx, len, owned);
+        return fatbin_ptx(w->data, ptx, len, owned);
     if (magic == FATBIN_MAGIC)
         return fatbin_ptx(b, ptx, len, owned);
     if (cu_is_linked_image(image)) { /* passed whole: the daemon links its inputs */

@@ -156,6 +156,37 @@ static CUresult add_image(CUlinkState st, CUjitInputType type, const void *data,
     return r;
 }
 
+static void drop_inputs(CUlinkState st)
+{
+    for (unsigned i = 0; i < st->inputs; i++) {
+        free(st->ptx[i]);
+        free(st->name[i]);
+    }
+    st->inputs = 0;
+}
+
+CUresult cu_prelinked_image(const void *const *units, char **image, size_t *size)
+{
+    struct CUlinkState_st *st = calloc(1, sizeof *st);
+    CUresult r = st ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY, skipped = CUDA_SUCCESS;
+    char name[32];
+    for (int i = 0; !r && units[i]; i++) {
+        snprintf(name, sizeof name, "unit%d", i);
+        r = add_image(st, CU_JIT_INPUT_FATBINARY, units[i], name);
+        if (r == CUDA_ERROR_NO_BINARY_FOR_GPU) /* left out: the device runtime's machine code */
+            skipped = r, r = CUDA_SUCCESS;
+    }
+    if (!r && !st->inputs)
+        r = skipped ? skipped : cu_fail(CUDA_ERROR_INVALID_IMAGE, "a device-linked image "
+                                        "without units");
+    if (!r)
+        r = cu_linked_image(st->inputs, st->name, st->ptx, image, size);
+    if (st)
+        drop_inputs(st);
+    free(st);
+    return r;
+}
+
 API CUresult cuLinkAddData(CUlinkState st, CUjitInputType type, void *data, size_t size,
                            const char *name, unsigned int n, CUjit_option *options,
                            void **values)
@@ -228,10 +259,7 @@ API CUresult cuLinkDestroy(CUlinkState st)
 {
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
-    for (unsigned i = 0; i < st->inputs; i++) {
-        free(st->ptx[i]);
-        free(st->name[i]);
-    }
+    drop_inputs(st);
     free(st->image);
     free(st);
     return CUDA_SUCCESS;

@@ -58,7 +58,6 @@ struct rt_var {
 /* One fatbinary of the program: its module is loaded into a device's context on first use. */
 struct rt_fatbin {
     const void *wrapper;
-    const void *const *prelinked; /* -rdc: the units' fatbinaries (linked.c), else NULL */
     CUmodule mod[MAX_DEVICES];
     unsigned long long modctx[MAX_DEVICES]; /* the id (cuCtxGetId: never reused) of the context
                                              * mod[dev] is loaded in: the primary one, or one the
@@ -67,10 +66,6 @@ struct rt_fatbin {
 
 cudaError_t rt_ctx(CUcontext *ctx); /* the thread's driver context, else the primary one */
 cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod); /* loaded on first use */
-/* -rdc programs (linked.c): the units of a device-linked wrapper (NULL if it is not one), and
- * their PTX linked into one module of the current context */
-const void *const *rt_prelinked(const void *wrapper);
-cudaError_t rt_load_linked(const void *const *units, CUmodule *mod);
 cudaError_t rt_managed_push(void); /* __managed__ variables (managed.c): before a launch */
 void rt_managed_pull(void);        /* ... at a synchronization */
 void rt_managed_forget(void);      /* ... after cudaDeviceReset */

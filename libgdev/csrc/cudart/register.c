@@ -15,10 +15,8 @@ static size_t nvars;
 API void **__cudaRegisterFatBinary(void *fatCubin)
 {
     struct rt_fatbin *fb = calloc(1, sizeof *fb);
-    if (fb) {
+    if (fb)
         fb->wrapper = fatCubin;
-        fb->prelinked = rt_prelinked(fatCubin);
-    }
     return (void **)fb;
 }
 
@@ -90,8 +88,8 @@ cudaError_t rt_module(struct rt_fatbin *fb, CUmodule *mod)
         return e;
     pthread_mutex_lock(&lock);
     if (!fb->mod[dev] || fb->modctx[dev] != id) {
-        e = fb->prelinked ? rt_load_linked(fb->prelinked, &fb->mod[dev])
-                          : rt_from(cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper));
+        /* a device-linked (-rdc) wrapper too: libcuda links its units (cu_prelinked_image) */
+        e = rt_from(cuModuleLoadFatBinary(&fb->mod[dev], fb->wrapper));
         if (e) {
             fb->mod[dev] = NULL;
             pthread_mutex_unlock(&lock);
