@@ -88,3 +88,41 @@ def test_managed_variables_and_memory_as_with_gdev_pys_runtime(gdevd, tmp_path) 
         "managed_addresses flag=0 hits=74,148 unified=1 after_reset=74,148"], res.stdout
     assert res.stdout.splitlines()[3].startswith("rt_managed ok bad=0 managed=1 copied=1 "), \
         res.stdout
+
+
+CAPTURE = r"""#include <cstdio>
+__global__ void k(int *p) { p[threadIdx.x] += 1; }
+int main() {
+    int *d, h[32];
+    cudaStream_t s;
+    cudaMalloc(&d, sizeof h);
+    cudaMemset(d, 0, sizeof h);
+    cudaStreamCreate(&s);
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
+    cudaError_t e = cudaStreamIsCapturing(s, &st);
+    cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+    cudaError_t x = cudaThreadExchangeStreamCaptureMode(&m);
+    printf("capturing=%s,%d exchange=%s,%d", cudaGetErrorName(e), (int)st,
+           cudaGetErrorName(x), (int)m);
+    e = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaGraph_t g;
+    printf(" begin=%s create=%s", cudaGetErrorName(e), cudaGetErrorName(cudaGraphCreate(&g, 0)));
+    k<<<1, 32, 0, s>>>(d);
+    cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    printf(" then=%d\n", h[5]);
+}
+"""
+
+
+def test_stream_capture_queries_answer_and_graphs_say_where_they_are(gdevd, tmp_path) -> None:
+    """No stream of libcuda is ever capturing (libraries ask before their work); beginning a
+    capture or making a graph under NVIDIA's runtime fails with the build that has them, once
+    on stderr, and the program goes on."""
+    (tmp_path / "c.cu").write_text(CAPTURE)
+    prog = build_cuda(tmp_path / "c.cu", tmp_path / "c", cudart="static")
+    res = subprocess.run([str(GDEV_RUN), "--mount", gdevd.mount, str(prog)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout == ("capturing=cudaSuccess,0 exchange=cudaSuccess,0 "
+                          "begin=cudaErrorNotSupported create=cudaErrorNotSupported then=1\n")
+    assert res.stderr.count("rebuild the program with nvcc -cudart shared") == 1, res.stderr

@@ -9,6 +9,8 @@
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cu_device_get_uuid_v1(CUuuid *uuid, CUdevice dev) __asm__("cuDeviceGetUuid");
+CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                   CUgraph *graph, const CUgraphNode **deps, size_t *ndeps);
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
                         unsigned int flags, CUdevice dev);
 
@@ -142,6 +144,14 @@ static const struct proc procs[] = {
     P(cuGraphicsMapResources, 3000), P(cuGraphicsUnmapResources, 3000),
     P(cuGraphicsResourceGetMappedPointer, 3020), P(cuGraphicsSubResourceGetMappedArray, 3000),
     P(cuGetExportTable, 3000),
+    /* capture.c: no stream is ever capturing; graphs are gdev-py's runtime's.  Not the forms
+     * CUDA 13 dropped (cuStreamGetCaptureInfo and cuStreamBeginCapture of CUDA 10.0/10.1):
+     * NVIDIA's static runtime takes a driver that has them for an old one and stops. */
+    P(cuStreamIsCapturing, 10000),
+    {"cuStreamGetCaptureInfo", 11030, (void *)cuStreamGetCaptureInfo_v2},
+    {"cuStreamGetCaptureInfo", 12030, (void *)cuStreamGetCaptureInfo_v3},
+    P(cuThreadExchangeStreamCaptureMode, 10010),
+    {"cuStreamBeginCapture", 10010, (void *)cuStreamBeginCapture_v2}, P(cuGraphCreate, 10000),
     /* CUDA 7's forms, which NVIDIA's static runtime asks for (cudaDeviceReset): the same
      * calls (the CUDA 11 _v2 forms changed no parameter) */
     {"cuDevicePrimaryCtxRelease", 7000, (void *)cuDevicePrimaryCtxRelease},
