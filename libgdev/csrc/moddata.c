@@ -10,9 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gdev_internal.h"
+
+#define SEGMENT_SLACK (1u << 20) /* a segment is its data rounded up to the daemon's pages */
 
 /* A segment no module holds any more, kept at its address as a private copy. */
 struct kept {
@@ -92,11 +95,16 @@ static struct gdev_dma *map_data(Ghandle h, const struct gdev_module *m)
         free(d);
         return NULL;
     }
-    if (out.addr != m->data_addr || out.size < m->data_size) {
+    struct stat st;
+    /* the daemon's segment: the module's, of the size it says (no SIGBUS past a short fd) */
+    if (out.addr != m->data_addr || out.size < m->data_size ||
+        out.size - m->data_size >= SEGMENT_SLACK || fstat(r.fd, &st) ||
+        (uint64_t)st.st_size < out.size) {
         close(r.fd);
         free(d);
-        gdev_fail(EPROTO, "MODULE_DATA: a segment at 0x%llx, not the module's 0x%llx",
-                  (unsigned long long)out.addr, (unsigned long long)m->data_addr);
+        gdev_fail(EPROTO, "MODULE_DATA: a segment of %llu bytes at 0x%llx, not the module's "
+                  "%llu at 0x%llx", (unsigned long long)out.size, (unsigned long long)out.addr,
+                  (unsigned long long)m->data_size, (unsigned long long)m->data_addr);
         return NULL;
     }
     if (!(d->base = gdev_map_at(r.fd, out.size, out.addr))) {
