@@ -24,9 +24,10 @@ def run_bench(tmp_path: pathlib.Path, script: str, *args: str) -> str:
     """Run scripts/bench/``script`` with ``args``; the section it wrote."""
     doc = tmp_path / "benchmarks.md"
     env = {**os.environ, "GDEV_BENCH_DOC": str(doc)}
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "bench" / script), *args,
-                    "--write-docs"], cwd=ROOT, env=env, check=True, capture_output=True,
-                   text=True, timeout=200)
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench" / script), *args,
+                          "--write-docs"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=200)
+    assert res.returncode == 0, f"{script} exited {res.returncode}:\n{res.stdout}{res.stderr}"
     text = doc.read_text()
     assert f"<!-- BEGIN {script} -->" in text and f"<!-- END {script} -->" in text
     return text
