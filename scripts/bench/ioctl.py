@@ -104,16 +104,29 @@ trio.run(main)
 """
 
 
+def _connect_when_listening(path: str, server: subprocess.Popen) -> socket.socket:
+    """A socket connected to the echo server at ``path``: its file exists from bind() on, a
+    moment before listen(), so a refused connection is tried again (for up to 30 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def echo_baseline(n: int, base: str) -> float:
     """Median microseconds of a 32-byte round trip to a bare trio echo server: what this
     machine's scheduler and sockets cost right now, with no Gdev in the way."""
     path = os.path.join(base, "echo.sock")
     server = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, path])
     try:
-        while not os.path.exists(path):
-            time.sleep(0.01)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(path)
+        sock = _connect_when_listening(path, server)
         msg, ts = bytes(32), []
         for _ in range(n):
             t = time.perf_counter()
