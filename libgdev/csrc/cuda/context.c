@@ -339,7 +339,7 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 static CUresult wake_primary(CUcontext ctx)
 {
     CUresult r = CUDA_SUCCESS;
-    if (!ctx->primary)
+    if (!ctx->primary || !ctx->destroyed) /* the common case, without the lock */
         return r;
     pthread_mutex_lock(&primary_lock);
     if (!primary[ctx->dev].refs) {
