@@ -241,6 +241,23 @@ API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice d
     return r;
 }
 
+/* The widest 1D texture over linear memory, in elements: the device's limit for every
+ * format and channel count (1, 2 or 4 channels of a CUarray_format). */
+API CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *width, CUarray_format format,
+                                                unsigned channels, CUdevice dev)
+{
+    int v = 0;
+    CUresult r = cu_valid_device(dev);
+    if (!r && (!width || !cu_element_size(format) ||
+               (channels != 1 && channels != 2 && channels != 4)))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (!r)
+        r = cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH, dev);
+    if (!r)
+        *width = (size_t)v;
+    return r;
+}
+
 CUresult cu_valid_device(CUdevice dev)
 {
     NEED_INIT();

@@ -4,6 +4,7 @@
  * CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, and a copy between two contexts goes through the
  * host, as CUDA's copies between devices without peer access do.  A peer copy within one
  * context is a device-to-device copy. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cuda_internal.h"
@@ -41,6 +42,12 @@ API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
     CURRENT(c);
     if (!peer || peer->destroyed)
         return CUDA_ERROR_INVALID_HANDLE;
+    /* A context is not its own peer. CUDA's header says CUDA_ERROR_INVALID_CONTEXT, but
+     * NVIDIA's runtime passes this call's answer through and applications see
+     * cudaErrorInvalidDevice for cudaDeviceEnablePeerAccess(own device): the driver's
+     * CUDA_ERROR_INVALID_DEVICE. */
+    if (peer == c)
+        return CUDA_ERROR_INVALID_DEVICE;
     if (flags)
         return CUDA_ERROR_INVALID_VALUE;
     return cu_fail(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "cuCtxEnablePeerAccess: each context "
@@ -111,5 +118,106 @@ API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr sr
     return peer_copy(dst, dstCtx, src, srcCtx, n, s, 1);
 }
 
+/* One side of a 3D peer copy as a side of a CUDA_MEMCPY3D (the context is the caller's). */
+#define SIDE3D(q, p, s) do { (q).s##XInBytes = (p)->s##XInBytes; (q).s##Y = (p)->s##Y; \
+    (q).s##Z = (p)->s##Z; (q).s##LOD = (p)->s##LOD; (q).s##MemoryType = (p)->s##MemoryType; \
+    (q).s##Device = (p)->s##Device; (q).s##Array = (p)->s##Array; \
+    (q).s##Pitch = (p)->s##Pitch; (q).s##Height = (p)->s##Height; } while (0)
+
+/* The 3D copy of p (without its contexts) in context ctx. */
+static CUresult copy3d_in(CUcontext ctx, const CUDA_MEMCPY3D *q, CUstream s, int async)
+{
+    CUresult r = cuCtxPushCurrent(ctx);
+    if (r)
+        return r;
+    r = async ? cuMemcpy3DAsync(q, s) : cuMemcpy3D(q);
+    cuCtxPopCurrent(NULL);
+    return r;
+}
+
+/* A 3D copy between device memory of two contexts: slice by slice through a host buffer
+ * (WidthInBytes x Height bytes), each slice copied out in the source context and in in the
+ * destination's. */
+static CUresult staged3d(const CUDA_MEMCPY3D_PEER *p)
+{
+    size_t w = p->WidthInBytes, h = p->Height, depth = p->Depth ? p->Depth : 1;
+    if (!w || !h)
+        return CUDA_SUCCESS;
+    if (h > SIZE_MAX / w)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint8_t *buf = malloc(w * h);
+    CUresult r = buf ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t z = 0; !r && z < depth; z++) {
+        CUDA_MEMCPY3D out = {0}, in = {0};
+        SIDE3D(out, p, src);
+        out.srcZ = p->srcZ + z;
+        out.dstMemoryType = CU_MEMORYTYPE_HOST;
+        out.dstHost = buf;
+        out.dstPitch = w;
+        out.dstHeight = h;
+        SIDE3D(in, p, dst);
+        in.dstHost = p->dstHost;
+        in.dstZ = p->dstZ + z;
+        in.srcMemoryType = CU_MEMORYTYPE_HOST;
+        in.srcHost = buf;
+        in.srcPitch = w;
+        in.srcHeight = h;
+        out.WidthInBytes = in.WidthInBytes = w;
+        out.Height = in.Height = h;
+        out.Depth = in.Depth = 1;
+        r = copy3d_in(p->srcContext, &out, NULL, 0);
+        if (!r)
+            r = copy3d_in(p->dstContext, &in, NULL, 0);
+    }
+    free(buf);
+    return r;
+}
+
+/* cuMemcpy3DPeer: a side in device memory belongs to its context (an array side is the
+ * other side's context's, or the caller's); one context, or none, is a plain 3D copy in it,
+ * two are staged through the host (device memory only: arrays of two contexts are
+ * CUDA_ERROR_NOT_SUPPORTED). */
+static CUresult peer_copy3d(const CUDA_MEMCPY3D_PEER *p, CUstream s, int async)
+{
+    CUcontext cur = NULL;
+    CUresult r = cu_current(&cur);
+    if (r)
+        return r;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    int sdev = p->srcMemoryType == CU_MEMORYTYPE_DEVICE;
+    int ddev = p->dstMemoryType == CU_MEMORYTYPE_DEVICE;
+    CUcontext from = sdev ? p->srcContext : NULL, to = ddev ? p->dstContext : NULL;
+    if ((sdev && (!from || from->destroyed)) || (ddev && (!to || to->destroyed)))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (from && to && from != to) {
+        if (!sdev || !ddev)
+            return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3DPeer: between two contexts "
+                           "only device memory (each context is its own address space)");
+        if (async && (r = cuStreamSynchronize(s))) /* in order after the stream's work */
+            return r;
+        return staged3d(p);
+    }
+    CUDA_MEMCPY3D q = {0};
+    SIDE3D(q, p, src);
+    SIDE3D(q, p, dst);
+    q.srcHost = p->srcHost;
+    q.dstHost = p->dstHost;
+    q.WidthInBytes = p->WidthInBytes;
+    q.Height = p->Height;
+    q.Depth = p->Depth;
+    return copy3d_in(from ? from : to ? to : cur, &q, s, async);
+}
+
+API CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *p)
+{
+    return peer_copy3d(p, NULL, 0);
+}
+
+API CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return peer_copy3d(p, s, 1);
+}
+
 /* The per-thread default-stream names of these entry points (cuda_internal.h). */
-PTDS(cuMemcpyPeer) PTSZ(cuMemcpyPeerAsync)
+PTDS(cuMemcpyPeer) PTSZ(cuMemcpyPeerAsync) PTDS(cuMemcpy3DPeer) PTSZ(cuMemcpy3DPeerAsync)

@@ -11,6 +11,9 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cu_device_get_uuid_v1(CUuuid *uuid, CUdevice dev) __asm__("cuDeviceGetUuid");
 CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
                                    CUgraph *graph, const CUgraphNode **deps, size_t *ndeps);
+CUresult cu_memcpy_batch_v1(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                            CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                            size_t *failIdx, CUstream s) __asm__("cuMemcpyBatchAsync");
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n,
                         unsigned int flags, CUdevice dev);
 
@@ -60,7 +63,8 @@ static const struct proc procs[] = {
     P(cuSurfObjectCreate, 5000), P(cuSurfObjectDestroy, 5000),
     P(cuSurfObjectGetResourceDesc, 5000), P(cuTexObjectCreate, 5000), P(cuTexObjectDestroy, 5000),
     P(cuTexObjectGetResourceDesc, 5000), P(cuTexObjectGetTextureDesc, 5000),
-    P(cuFuncGetName, 12030), P(cuDeviceGetPCIBusId, 4010), P(cuDeviceGetByPCIBusId, 4010),
+    P(cuFuncGetName, 12030), P(cuDeviceGetPCIBusId, 4010), P(cuDeviceGetTexture1DLinearMaxWidth, 11010),
+    P(cuDeviceGetByPCIBusId, 4010),
     P(cuGetProcAddress, 12000),
     P(cuLinkCreate, 6050), P(cuLinkAddData, 6050), P(cuLinkAddFile, 6050),
     P(cuLinkComplete, 5050), P(cuLinkDestroy, 5050),
@@ -82,7 +86,10 @@ static const struct proc procs[] = {
     P(cuArray3DGetDescriptor, 3020), P(cuMipmappedArrayCreate, 5000),
     P(cuMipmappedArrayGetLevel, 5000), P(cuMipmappedArrayDestroy, 5000), P(cuMemcpyDtoA, 3020), P(cuMemcpyAtoD, 3020),
     P(cuMemcpyAtoA, 3020), P(cuMemcpyHtoAAsync, 3020), P(cuMemcpyAtoHAsync, 3020),
-    P(cuMemcpyPeer, 4000), P(cuMemcpyPeerAsync, 4000), P(cuPointerGetAttribute, 4000),
+    P(cuMemcpyPeer, 4000), P(cuMemcpyPeerAsync, 4000), P(cuMemcpy3DPeer, 4000),
+    {"cuMemcpyBatchAsync", 12080, (void *)cu_memcpy_batch_v1},
+    {"cuMemcpyBatchAsync", 13000, (void *)cuMemcpyBatchAsync_v2},
+    P(cuMemcpy3DPeerAsync, 4000), P(cuPointerGetAttribute, 4000),
     P(cuPointerGetAttributes, 7000), P(cuPointerSetAttribute, 6000),
     P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000), P(cuMemHostGetFlags, 2030),
     P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020), P(cuMemAllocFromPoolAsync, 11020),

@@ -22,18 +22,19 @@ static int attr(CUdevice_attribute a, int dev)
     return v;
 }
 
-/* The widest 1D texture over linear memory, in elements: the device's limit for any format. */
+/* The widest 1D texture over linear memory, in elements (libcuda's answer). */
 API cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *width,
                                                      const struct cudaChannelFormatDesc *fmt,
                                                      int dev)
 {
+    CUarray_format f = CU_AD_FORMAT_FLOAT;
+    unsigned channels = 0;
     cudaError_t e = rt_valid_device(dev);
-    if (!e && (!width || !fmt || (fmt->x + fmt->y + fmt->z + fmt->w) == 0))
+    if (!e && (!width || !fmt || !rt_channel_format(fmt, &f, &channels)))
         e = cudaErrorInvalidValue;
     if (e)
         return rt_set(e);
-    *width = (size_t)attr(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH, dev);
-    return cudaSuccess;
+    return rt_set(rt_from(cuDeviceGetTexture1DLinearMaxWidth(width, f, channels, dev)));
 }
 
 /* The texture and surface limits of cudaDeviceProp, libcuda's attributes. */

@@ -146,8 +146,9 @@ API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, i
     return peer_copy(dst, dstDevice, src, srcDevice, count, s, 1);
 }
 
-/* A 3D peer copy: on one device a plain 3D copy; between two, linear memory row by row
- * through cudaMemcpyPeer (arrays of two devices: cudaErrorNotSupported). */
+/* A 3D peer copy: on one device a plain 3D copy; between two, linear memory through
+ * libcuda's cuMemcpy3DPeer between the primary contexts (arrays of two devices:
+ * cudaErrorNotSupported). */
 static cudaError_t peer_copy_3d(const struct cudaMemcpy3DPeerParms *p, cudaStream_t s, int async)
 {
     if (!p)
@@ -169,19 +170,27 @@ static cudaError_t peer_copy_3d(const struct cudaMemcpy3DPeerParms *p, cudaStrea
         return rt_set(cudaErrorNotSupported);
     const struct cudaPitchedPtr *a = &p->srcPtr, *b = &p->dstPtr;
     const struct cudaExtent *x = &p->extent;
-    if (!a->ptr || !b->ptr || x->width > a->pitch || x->width > b->pitch)
-        return rt_set(cudaErrorInvalidValue);
-    for (size_t z = 0; z < x->depth; z++)
-        for (size_t y = 0; y < x->height; y++) {
-            size_t ra = ((p->srcPos.z + z) * a->ysize + p->srcPos.y + y) * a->pitch + p->srcPos.x;
-            size_t rb = ((p->dstPos.z + z) * b->ysize + p->dstPos.y + y) * b->pitch + p->dstPos.x;
-            cudaError_t e = peer_copy((uint8_t *)b->ptr + rb, p->dstDevice,
-                                      (const uint8_t *)a->ptr + ra, p->srcDevice, x->width, s,
-                                      async);
-            if (e)
-                return e;
-        }
-    return cudaSuccess;
+    CUcontext from, to;
+    cudaError_t e = rt_valid_device(p->srcDevice);
+    if (!e)
+        e = rt_valid_device(p->dstDevice);
+    if (!e && (!a->ptr || !b->ptr || x->width > a->pitch || x->width > b->pitch))
+        e = cudaErrorInvalidValue;
+    if (!e && async && rt_capturing(s))
+        e = cudaErrorStreamCaptureUnsupported; /* not a node this graph can hold */
+    if (e || !x->width || !x->height || !x->depth)
+        return rt_set(e);
+    if ((e = device_ctx(p->dstDevice, &to)) || (e = device_ctx(p->srcDevice, &from)))
+        return e;
+    CUDA_MEMCPY3D_PEER q = {
+        .srcXInBytes = p->srcPos.x, .srcY = p->srcPos.y, .srcZ = p->srcPos.z,
+        .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = (CUdeviceptr)(uintptr_t)a->ptr,
+        .srcContext = from, .srcPitch = a->pitch, .srcHeight = a->ysize,
+        .dstXInBytes = p->dstPos.x, .dstY = p->dstPos.y, .dstZ = p->dstPos.z,
+        .dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = (CUdeviceptr)(uintptr_t)b->ptr,
+        .dstContext = to, .dstPitch = b->pitch, .dstHeight = b->ysize,
+        .WidthInBytes = x->width, .Height = x->height, .Depth = x->depth};
+    return rt_set(rt_from(async ? cuMemcpy3DPeerAsync(&q, s) : cuMemcpy3DPeer(&q)));
 }
 
 API cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)

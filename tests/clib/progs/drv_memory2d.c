@@ -137,6 +137,35 @@ static int arrays(void)
     return 0;
 }
 
+/* A 3D peer copy of the box (8, 1, 1) + (24 bytes, 2, 3) of src (64-byte pitch, 4 rows per
+ * slice) in context `from` to (4, 2, 0) of dst (32-byte pitch, 8 rows) in context `to`,
+ * checked byte by byte against the host's copy of src, v (1024 bytes); dst was zeroed. */
+static int box3d(CUdeviceptr dst, CUcontext to, CUdeviceptr src, CUcontext from,
+                 const unsigned char *v, int async)
+{
+    unsigned char got[1024], want[1024] = {0};
+    CUDA_MEMCPY3D_PEER p = {.srcXInBytes = 8, .srcY = 1, .srcZ = 1,
+                            .srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src,
+                            .srcContext = from, .srcPitch = 64, .srcHeight = 4,
+                            .dstXInBytes = 4, .dstY = 2, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                            .dstDevice = dst, .dstContext = to, .dstPitch = 32,
+                            .dstHeight = 8, .WidthInBytes = 24, .Height = 2, .Depth = 3};
+    for (int z = 0; z < 3; z++)
+        for (int y = 0; y < 2; y++)
+            memcpy(want + (z * 8 + 2 + y) * 32 + 4, v + ((1 + z) * 4 + 1 + y) * 64 + 8, 24);
+    if (async) {
+        CK(cuMemcpy3DPeerAsync(&p, NULL));
+        CK(cuCtxSynchronize());
+    } else {
+        CK(cuMemcpy3DPeer(&p));
+    }
+    CK(cuCtxPushCurrent(to));
+    CK(cuMemcpyDtoH(got, dst, sizeof got));
+    CK(cuCtxPopCurrent(NULL));
+    EXPECT(!memcmp(got, want, sizeof got));
+    return 0;
+}
+
 /* Peer copies: within one context a device-to-device copy, between two through the host. */
 static int peers(CUcontext ctx, CUdevice dev)
 {
@@ -157,7 +186,22 @@ static int peers(CUcontext ctx, CUdevice dev)
     memset(w, 0, sizeof w);
     CK(cuMemcpyDtoH(w, c, sizeof w));
     EXPECT(!memcmp(v, w, sizeof v));
+    /* 3D: between the two contexts (staged), then within ctx (a plain 3D copy) */
+    CK(cuMemsetD8(c, 0, sizeof v));
+    if (box3d(c, other, a, ctx, (const unsigned char *)v, 0))
+        return 1;
+    CK(cuCtxPushCurrent(ctx));
+    CK(cuMemsetD8(b, 0, sizeof v));
+    if (box3d(b, ctx, a, ctx, (const unsigned char *)v, 1))
+        return 1;
+    CK(cuCtxPopCurrent(NULL));
+    CUDA_MEMCPY3D_PEER bad = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = a,
+                              .srcContext = ctx, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+                              .dstDevice = c, .dstContext = NULL, .WidthInBytes = 4,
+                              .Height = 1, .Depth = 1};
+    EXPECT(cuMemcpy3DPeer(&bad) == CUDA_ERROR_INVALID_CONTEXT);
     EXPECT(cuCtxEnablePeerAccess(ctx, 0) == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    EXPECT(cuCtxEnablePeerAccess(other, 0) == CUDA_ERROR_INVALID_DEVICE); /* itself */
     EXPECT(cuCtxDisablePeerAccess(ctx) == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
     CK(cuDeviceCanAccessPeer(&can, dev, dev));
     EXPECT(can == 0);
@@ -165,6 +209,41 @@ static int peers(CUcontext ctx, CUdevice dev)
     CK(cuCtxSetCurrent(ctx));
     CK(cuMemFree(a));
     CK(cuMemFree(b));
+    return 0;
+}
+
+/* Batched copies (both of CUDA's forms) and the 1D linear texture limit. */
+typedef CUresult (*batch_v1_fn)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+                                CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
+static int batches(CUdevice dev, CUstream s)
+{
+    int h1[4] = {1, 2, 3, 4}, h2[4] = {5, 6, 7, 8}, back[8] = {0};
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, sizeof back));
+    CUdeviceptr dsts[] = {d, d + sizeof h1, (CUdeviceptr)(uintptr_t)back};
+    CUdeviceptr srcs[] = {(CUdeviceptr)(uintptr_t)h1, (CUdeviceptr)(uintptr_t)h2, d};
+    size_t sizes[] = {sizeof h1, sizeof h2, sizeof back}, idx = 0, bad_idx = 1, fail = 7;
+    CUmemcpyAttributes at = {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM};
+    CK(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &at, &idx, 1, s));
+    CK(cuMemcpyBatchAsync(dsts + 2, srcs + 2, sizes + 2, 1, &at, &idx, 1, s));
+    CK(cuStreamSynchronize(s));
+    EXPECT(back[0] + back[3] == 5 && back[4] + back[7] == 13);
+    EXPECT(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, &at, &bad_idx, 1, s) ==
+           CUDA_ERROR_INVALID_VALUE);
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult q;
+    CK(cuGetProcAddress("cuMemcpyBatchAsync", &fn, 12080, 0, &q));
+    srcs[0] = 0; /* the first copy fails: CUDA 12.8's form names it */
+    EXPECT(((batch_v1_fn)fn)(dsts, srcs, sizes, 2, &at, &idx, 1, &fail, s) != CUDA_SUCCESS);
+    EXPECT(fail == 0);
+    EXPECT(((batch_v1_fn)fn)(dsts, srcs, sizes, 2, &at, &bad_idx, 1, &fail, s) ==
+           CUDA_ERROR_INVALID_VALUE && fail == SIZE_MAX);
+    size_t width = 0;
+    CK(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 4, dev));
+    EXPECT(width == 1u << 27);
+    EXPECT(cuDeviceGetTexture1DLinearMaxWidth(&width, CU_AD_FORMAT_FLOAT, 3, dev) ==
+           CUDA_ERROR_INVALID_VALUE);
+    CK(cuMemFree(d));
     return 0;
 }
 
@@ -177,7 +256,7 @@ int main(void)
     CK(cuDeviceGet(&dev, 0));
     CK(cuCtxCreate(&ctx, NULL, 0, dev));
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    if (pitched(s) || three_d() || arrays() || peers(ctx, dev))
+    if (pitched(s) || three_d() || arrays() || batches(dev, s) || peers(ctx, dev))
         return 1;
     CK(cuStreamDestroy(s));
     CK(cuCtxDestroy(ctx));
