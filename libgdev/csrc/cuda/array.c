@@ -146,6 +146,17 @@ unsigned cu_array_shape(const struct CUarray_st *a)
 }
 
 /* The live array of the current context, or NULL. */
+CUcontext cu_array_context(CUarray a)
+{
+    CUcontext c = NULL;
+    pthread_mutex_lock(&made_lock);
+    for (size_t i = 0; i < nmade && !c; i++)
+        if (made[i] == a && !a->destroyed)
+            c = a->ctx;
+    pthread_mutex_unlock(&made_lock);
+    return c;
+}
+
 struct CUarray_st *cu_array(CUarray a)
 {
     CUcontext c = NULL;

@@ -214,6 +214,7 @@ CUresult cu_valid_device(CUdevice dev); /* NOT_INITIALIZED, INVALID_DEVICE or SU
 
 /* drvapi: copies, pointers, streams (copy2d.c, memset.c, pointer.c, streamops.c, library.c) */
 struct CUarray_st *cu_array(CUarray a); /* the live array of the current context, or NULL */
+CUcontext cu_array_context(CUarray a); /* a live array's context (any), or NULL */
 unsigned cu_array_shape(const struct CUarray_st *a); /* GDEV_ABI_TEX_SHAPE_* of its slices */
 void cu_array_forget(CUcontext c);      /* free c's array records (cuCtxDestroy) */
 int cu_array_within_limits(const CUDA_ARRAY3D_DESCRIPTOR *d); /* CUDA's array extents */

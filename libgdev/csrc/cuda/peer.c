@@ -135,10 +135,10 @@ static CUresult copy3d_in(CUcontext ctx, const CUDA_MEMCPY3D *q, CUstream s, int
     return r;
 }
 
-/* A 3D copy between device memory of two contexts: slice by slice through a host buffer
- * (WidthInBytes x Height bytes), each slice copied out in the source context and in in the
- * destination's. */
-static CUresult staged3d(const CUDA_MEMCPY3D_PEER *p)
+/* A 3D copy between two contexts (device memory or arrays): slice by slice through a host
+ * buffer (WidthInBytes x Height bytes), each slice copied out in the source context `from`
+ * and in in the destination's, `to`. */
+static CUresult staged3d(const CUDA_MEMCPY3D_PEER *p, CUcontext from, CUcontext to)
 {
     size_t w = p->WidthInBytes, h = p->Height, depth = p->Depth ? p->Depth : 1;
     if (!w || !h)
@@ -165,38 +165,46 @@ static CUresult staged3d(const CUDA_MEMCPY3D_PEER *p)
         out.WidthInBytes = in.WidthInBytes = w;
         out.Height = in.Height = h;
         out.Depth = in.Depth = 1;
-        r = copy3d_in(p->srcContext, &out, NULL, 0);
+        r = copy3d_in(from, &out, NULL, 0);
         if (!r)
-            r = copy3d_in(p->dstContext, &in, NULL, 0);
+            r = copy3d_in(to, &in, NULL, 0);
     }
     free(buf);
     return r;
 }
 
-/* cuMemcpy3DPeer: a side in device memory belongs to its context (an array side is the
- * other side's context's, or the caller's); one context, or none, is a plain 3D copy in it,
- * two are staged through the host (device memory only: arrays of two contexts are
- * CUDA_ERROR_NOT_SUPPORTED). */
+/* The context a side of a 3D peer copy lives in: the given one for device memory, the
+ * array's own for an array (INVALID_HANDLE if it is not a live array), none for host memory.
+ * INVALID_CONTEXT for device memory without a live context. */
+static CUresult side_context(CUmemorytype type, CUcontext given, CUarray arr, CUcontext *out)
+{
+    *out = NULL;
+    if (type == CU_MEMORYTYPE_ARRAY)
+        return (*out = cu_array_context(arr)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+        return CUDA_SUCCESS;
+    *out = given;
+    return given && !given->destroyed ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* cuMemcpy3DPeer: each side in device memory or an array belongs to a context (see
+ * side_context); one context, or none, is a plain 3D copy in it, two are staged through the
+ * host slice by slice. */
 static CUresult peer_copy3d(const CUDA_MEMCPY3D_PEER *p, CUstream s, int async)
 {
-    CUcontext cur = NULL;
+    CUcontext cur = NULL, from, to;
     CUresult r = cu_current(&cur);
     if (r)
         return r;
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    int sdev = p->srcMemoryType == CU_MEMORYTYPE_DEVICE;
-    int ddev = p->dstMemoryType == CU_MEMORYTYPE_DEVICE;
-    CUcontext from = sdev ? p->srcContext : NULL, to = ddev ? p->dstContext : NULL;
-    if ((sdev && (!from || from->destroyed)) || (ddev && (!to || to->destroyed)))
-        return CUDA_ERROR_INVALID_CONTEXT;
+    if ((r = side_context(p->srcMemoryType, p->srcContext, p->srcArray, &from)) ||
+        (r = side_context(p->dstMemoryType, p->dstContext, p->dstArray, &to)))
+        return r;
     if (from && to && from != to) {
-        if (!sdev || !ddev)
-            return cu_fail(CUDA_ERROR_NOT_SUPPORTED, "cuMemcpy3DPeer: between two contexts "
-                           "only device memory (each context is its own address space)");
         if (async && (r = cuStreamSynchronize(s))) /* in order after the stream's work */
             return r;
-        return staged3d(p);
+        return staged3d(p, from, to);
     }
     CUDA_MEMCPY3D q = {0};
     SIDE3D(q, p, src);

@@ -195,6 +195,22 @@ static int peers(CUcontext ctx, CUdevice dev)
     if (box3d(b, ctx, a, ctx, (const unsigned char *)v, 1))
         return 1;
     CK(cuCtxPopCurrent(NULL));
+    /* into an array of the other context: staged too (the array's own context) */
+    CUarray arr;
+    CUDA_ARRAY_DESCRIPTOR ad = {.Width = 16, .Height = 4, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                .NumChannels = 1};
+    unsigned char rows[64], want_rows[64];
+    CK(cuArrayCreate(&arr, &ad));
+    CUDA_MEMCPY3D_PEER to_arr = {.srcXInBytes = 3, .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                                 .srcDevice = a, .srcContext = ctx, .srcPitch = 32,
+                                 .srcHeight = 4, .dstMemoryType = CU_MEMORYTYPE_ARRAY,
+                                 .dstArray = arr, .WidthInBytes = 16, .Height = 4, .Depth = 1};
+    CK(cuMemcpy3DPeer(&to_arr));
+    CK(cuMemcpyAtoH(rows, arr, 0, sizeof rows));
+    for (int y = 0; y < 4; y++)
+        memcpy(want_rows + 16 * y, (const unsigned char *)v + 32 * y + 3, 16);
+    EXPECT(!memcmp(rows, want_rows, sizeof rows));
+    CK(cuArrayDestroy(arr));
     CUDA_MEMCPY3D_PEER bad = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = a,
                               .srcContext = ctx, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
                               .dstDevice = c, .dstContext = NULL, .WidthInBytes = 4,
