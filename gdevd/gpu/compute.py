@@ -33,7 +33,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
 from ..errors import GdevError, KernelFault
@@ -284,12 +284,14 @@ class ModuleCache:
             self.hits += 1
             return mod
 
-    def insert(self, key: bytes, mod: Any) -> None:
+    def insert(self, key: bytes, mod: Any, owner: Hashable = None) -> None:
         """Remember ``mod`` under ``key``, evicting the least recently used beyond capacity;
-        a module that can be compiled to native code starts compiling (tiered engine)."""
+        a module that can be compiled to native code starts compiling (tiered engine), for
+        ``owner`` (the tenant that loaded it: compiler slots are shared fairly between
+        tenants, jit/slots.py)."""
         start = getattr(mod, "start_compile", None)
         if start is not None:
-            start()
+            start(owner=owner)
         with self._lock:
             self._mods[key] = mod
             self._mods.move_to_end(key)

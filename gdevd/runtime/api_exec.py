@@ -69,7 +69,7 @@ async def _decode(handle: Handle, code: bytes) -> Any:
     mod = cache.lookup(key)
     if mod is None:
         mod = await trio.to_thread.run_sync(_load, handle.system.module_loader, code)
-        cache.insert(key, mod)
+        cache.insert(key, mod, owner=handle.cred.uid)
     return mod
 
 

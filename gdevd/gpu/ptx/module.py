@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,9 +154,10 @@ class Module:
                     setattr(k, flag, getattr(k, flag) or k.launches)
         self.jit = JitState(self, text)
 
-    def start_compile(self, wait: bool = False) -> None:
-        """Compile the kernels to native code in the background (see :mod:`.jit`)."""
-        self.jit.start(wait)
+    def start_compile(self, wait: bool = False, owner: Hashable = None) -> None:
+        """Compile the kernels to native code in the background (see :mod:`.jit`), the
+        compiler's slots granted to ``owner`` (a tenant; jit/slots.py)."""
+        self.jit.start(wait, owner=owner)
 
     def data_layout(self) -> DataLayout:
         """Offsets of every ``.global``/``.const`` variable in one data segment."""

@@ -19,6 +19,7 @@ import errno
 import logging
 import os
 import threading
+from collections.abc import Hashable
 
 from gdevd.errors import GdevError
 
@@ -70,15 +71,20 @@ class JitState:
         self.seconds = 0.0
         self.error = ""
         self.compiled: Compiled | None = None
+        self.owner: Hashable = None     # whom its compiler slots go to (jit/slots.py)
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._cancel = threading.Event()
 
-    def start(self, wait: bool = False, want: str | None = None) -> None:
+    def start(self, wait: bool = False, want: str | None = None,
+              owner: Hashable = None) -> None:
         """Compile in the background (once, unless cancelled), kernel ``want`` first if
-        given; ``wait`` blocks until the compile is done, failed or cancelled."""
+        given, for ``owner`` (the tenant whose load asked for it; the first one given
+        stays); ``wait`` blocks until the compile is done, failed or cancelled."""
         global _warned
         with self._lock:
+            if self.owner is None:
+                self.owner = owner
             if self.status == "interp" and _engine != "interp":
                 if build.compiler() is None:
                     if not _warned:
@@ -110,7 +116,7 @@ class JitState:
 
     def _compile(self, c: Compiled, cancel: threading.Event, done: threading.Event) -> None:
         try:
-            build.build(self.module, self.ptx, cancel, into=c)
+            build.build(self.module, self.ptx, cancel, into=c, owner=self.owner)
             self.status = "jit"
         except Cancelled:
             self.compiled, self.status = None, "interp"

@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Hashable
 from pathlib import Path
 
 from . import cache
@@ -156,9 +157,10 @@ def _translate(module) -> tuple[list[str], dict[str, str], dict[str, str]]:
 
 
 def build(module, ptx: str, cancelled: threading.Event | None = None,
-          into: Compiled | None = None) -> Compiled:
+          into: Compiled | None = None, owner: Hashable = None) -> Compiled:
     """The compiled form of ``module`` (whose source text is ``ptx``), from the cache or cc,
-    filled into ``into`` (a new :class:`Compiled` if None) kernel by kernel as each is ready.
+    filled into ``into`` (a new :class:`Compiled` if None) kernel by kernel as each is ready;
+    its compiler slots are granted to ``owner`` (a tenant: jit/slots.py).
 
     Raises RuntimeError once every other kernel is done if the compiler failed for some
     (they stay on the interpreter, the reason in ``rejected``), :class:`~.jobs.Cancelled`
@@ -170,13 +172,13 @@ def build(module, ptx: str, cancelled: threading.Event | None = None,
     t0 = time.monotonic()
     c = Compiled() if into is None else into
     try:
-        _fill(module, ptx, c, cancelled or threading.Event())
+        _fill(module, ptx, c, cancelled or threading.Event(), owner)
     finally:
         c.finish(time.monotonic() - t0)
     return c
 
 
-def _fill(module, ptx: str, c: Compiled, stop: threading.Event) -> None:
+def _fill(module, ptx: str, c: Compiled, stop: threading.Event, owner: Hashable) -> None:
     key, base = cache_key(ptx), cache.root()
     if _load_cached(c, base, key):
         c.cached = True
@@ -186,7 +188,7 @@ def _fill(module, ptx: str, c: Compiled, stop: threading.Event) -> None:
             c.cached = True
             return
         with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
-            failed = _compile(module, c, Path(tmp), stop, base)
+            failed = _compile(module, c, Path(tmp), stop, base, owner)
         if not failed:
             cache.store(base, key, _in_order(module, c.kernels), _in_order(module, c.rejected))
         cache.prune(base, {cache.manifest_path(base, key)} |
@@ -211,7 +213,8 @@ def _load_cached(c: Compiled, base: Path, key: str) -> bool:
     return True
 
 
-def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path) -> str:
+def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path,
+             owner: Hashable = None) -> str:
     """Translate and compile the kernels of ``module`` not yet in ``c``, loading each as
     its compile ends; the compiler's message if it failed for some ("" if none).
 
@@ -236,7 +239,7 @@ def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path) 
         c.compiled += 1
         c.load(so, fname, waiting.pop(fname))
 
-    with Jobs(tmp, stop) as jobs:
+    with Jobs(tmp, stop, owner=owner) as jobs:
         while queue:
             name, urgent = c.take(queue)
             try:

@@ -14,7 +14,8 @@ failed or cancelled build leaves nothing behind either.
 
 All builds of a process share one compiler process per core (:data:`_slots`), plus one
 slot for a kernel a launch waits for (:data:`_urgent`), so that it need not wait for the
-longest compiles to end.
+longest compiles to end.  Both are granted fairly between the builds' owners (tenants):
+``slots.py``.
 """
 
 from __future__ import annotations
@@ -25,25 +26,27 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+
+from .slots import FairSlots
 
 # The guard: wait for end of file on stdin (our death or close), then kill the group.
 GUARD = "read _ ; kill -KILL 0"
 # Compiler processes of this process, all builds together: one per core.  Many modules
 # loaded at once then finish one after another instead of all late, and a burst of loads
 # does not start dozens of compilers.
-_slots = threading.BoundedSemaphore(os.cpu_count() or 1)
+_slots = FairSlots(os.cpu_count() or 1)
 # One more, for a kernel a launch waits for while every core compiles (Jobs.start urgent).
-_urgent = threading.BoundedSemaphore(1)
+_urgent = FairSlots(1)
 
 
 @dataclass
 class _Job:
     proc: subprocess.Popen
     err: Path                                   # its messages
-    slot: threading.BoundedSemaphore            # released when it ends
+    slot: FairSlots                             # released (for its build's owner) when it ends
     done: Callable[[int, str], None] | None     # told its exit status and messages
 
 
@@ -61,8 +64,9 @@ given); leaving the ``with`` block kills whatever
     still runs, grandchildren included."""
 
     def __init__(self, tmp: Path, cancelled: threading.Event | None = None,
-                 limit: int | None = None) -> None:
+                 limit: int | None = None, owner: Hashable = None) -> None:
         self.tmp, self.limit = tmp, limit or os.cpu_count() or 1
+        self.owner = owner      # whom the slots are granted to (slots.py)
         self.running: list[_Job] = []
         self.started = 0
         self.cancelled = cancelled or threading.Event()
@@ -94,7 +98,7 @@ given); leaving the ``with`` block kills whatever
         self._guard.wait()
         for job in self.running:
             job.proc.wait()
-            job.slot.release()
+            job.slot.release(self.owner)
         self.running.clear()
 
     def _kill_group(self) -> None:
@@ -123,7 +127,7 @@ given); leaving the ``with`` block kills whatever
         if slot is None:
             return False
         if self.cancelled.is_set():
-            slot.release()
+            slot.release(self.owner)
             raise Cancelled("compile cancelled")
         assert self._guard is not None, "Jobs used outside its with block"
         self.started += 1
@@ -133,28 +137,32 @@ given); leaving the ``with`` block kills whatever
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
                                         process_group=self._guard.pid)
         except BaseException:
-            slot.release()
+            slot.release(self.owner)
             raise
         self.running.append(_Job(proc, err, slot, done))
         return True
 
-    def _slot(self, urgent: bool, interrupt: Callable[[], bool] | None
-              ) -> threading.BoundedSemaphore | None:
-        """A compiler slot, acquired (reaping finished jobs meanwhile); None if
-        ``interrupt`` turned true first."""
-        while True:
-            self._check_cancelled()
-            if urgent and _urgent.acquire(blocking=False):
-                return _urgent
-            if len(self.running) < self.limit:
-                if _slots.acquire(timeout=0.02):
+    def _slot(self, urgent: bool, interrupt: Callable[[], bool] | None) -> FairSlots | None:
+        """A compiler slot, acquired for this build's owner (reaping finished jobs
+        meanwhile); None if ``interrupt`` turned true first."""
+        ticket = object()           # this wait, in the slots' queues
+        try:
+            while True:
+                self._check_cancelled()
+                if urgent and _urgent.try_acquire(self.owner, ticket):
+                    return _urgent
+                if len(self.running) >= self.limit:
+                    _slots.leave(ticket)    # (at its own limit: not in line for a slot)
+                elif _slots.try_acquire(self.owner, ticket):
                     return _slots
-            else:
                 time.sleep(0.005)
-            if interrupt is not None and interrupt():
-                return None
-            if self.running:
-                self._reap(block=False)
+                if interrupt is not None and interrupt():
+                    return None
+                if self.running:
+                    self._reap(block=False)
+        finally:
+            _urgent.leave(ticket)
+            _slots.leave(ticket)
 
     def wait(self) -> None:
         """Return once every job has finished (RuntimeError if one failed)."""
@@ -178,7 +186,7 @@ given); leaving the ``with`` block kills whatever
             time.sleep(0.005)
         for job in done:
             self.running.remove(job)
-            job.slot.release()
+            job.slot.release(self.owner)
             self._check_cancelled()
             status = job.proc.returncode
             message = job.err.read_text(errors="replace")[-2000:] if status else ""
