@@ -130,6 +130,25 @@ def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
     assert tree.done and not tree.stack and tree.state.arena.pending == 0
 
 
+def test_a_child_whose_start_meets_the_watchdog_gives_its_slot_back(mod):
+    """The watchdog expired when a recorded child grid is due to start: the tree ends with
+    ETIME and the child's parameter buffer is free again (it had left its grid's queue)."""
+    dev = Device()
+    count, err = _zeros(dev, 1, np.uint64), _zeros(dev, 1)
+    slot = mod.arena_slot()
+    arena = dev.alloc(slot * 16)
+    tree = dev.prepare(mod, "bomb", (1,), (1,), count, err, watchdog=1.0,
+                       device_runtime=(arena, slot, 16))
+    assert not tree.run(200)                         # the root ran and launched a child
+    assert tree.state.arena.pending >= 1
+    tree.root.watchdog = tree.elapsed()              # no time left from here on
+    with pytest.raises(KernelFault) as exc:
+        while not tree.run(200):
+            pass
+    assert exc.value.errno == errno.ETIME
+    assert tree.done and tree.state.arena.pending == 0 and not tree.state.arena.taken
+
+
 class Sink:
     def __init__(self) -> None:
         self.data = bytearray()

@@ -109,7 +109,6 @@ class LaunchTree:
             if isinstance(child, Copy):
                 self._copy(child, top)
                 continue
-            self._check_watchdog()
             self.stack.append(self._start(child, top))
             if budget is not None and (budget <= 0 or self.stack[-1].engine != top.engine):
                 return False        # the engine re-reads budget_scale for the new grid
@@ -127,10 +126,13 @@ class LaunchTree:
                               f"{len(self.stack) - 1})") from e
 
     def _start(self, child, parent):
-        """The launch of recorded ``child`` of ``parent``'s grid; its slot is given back."""
+        """The launch of recorded ``child`` of ``parent``'s grid (ETIME if the tree's
+        watchdog has expired); its slot is given back either way: the child has left its
+        grid's queue, so the tree's stop would not find it."""
         arena = self.state.arena
         info = self.module.kernels[child.kernel]
         try:        # (the context may have freed its arena: that ends only its own launch)
+            self._check_watchdog()
             params = parent.mmu.read(arena.va + child.slot * arena.size, info.param_size) \
                 if info.param_size else b""
         except MmuFault as e:
