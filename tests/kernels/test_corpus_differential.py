@@ -32,7 +32,7 @@ STEPS, CAP = 20000, 400
 # files the engines do not load, and kernels left to the interpreter by the compiler, with
 # the reason (shrinks as coverage grows); "memory" loads since surfaces are supported
 NOT_LOADED: set[str] = set()
-NOT_COMPILED = {("memory", "textures"): "instruction suld"}   # surfaces: interpreter only
+NOT_COMPILED: dict[tuple[str, str], str] = {}
 
 # kernels whose results depend on the clock (%clock64): only their faults are compared
 CLOCKED = {("warp_sync", "warp_ops")}

@@ -1,7 +1,6 @@
 """Surface loads and stores (``suld.b``/``sust.b``, data/surface.cu) in each boundary mode,
 against a model of the PTX ISA's rules: byte x coordinates, .trap faults, .clamp moves the
-access to the nearest place in range, .zero reads zeros and drops stores.  Both engines
-(the compiling one leaves these kernels on the interpreter)."""
+access to the nearest place in range, .zero reads zeros and drops stores.  Both engines."""
 
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ layers), else the kernel faults.  Out of range (``x`` outside the row's bytes fo
 access, ``y`` outside the rows, ``z`` or the layer outside the slices):
 ``.trap`` faults the kernel (``out-of-bounds surface access``), ``.clamp`` moves the access
 to the nearest in-range place, ``.zero`` loads zeros and drops stores.  ``x`` not a multiple
-of the element size faults as a misaligned access.  The compiling engine leaves kernels with
-surfaces on the interpreter (``/proc/gdev/ptx_interpreted``).
+of the element size faults as a misaligned access.  Every lane's place is found (and any
+of these faults raised) before an element moves; the elements then move lane by lane, a page
+fault stopping them.  The compiling engine does the same in C (jit/surfops.py, surf.h).
 """
 
 from __future__ import annotations
@@ -27,20 +28,20 @@ from .decode import Ins, op, regs_of
 from .ptxtypes import DTYPES, size_of
 from .syntax import Group, Imm, Reg, Sink, Vec
 
-_GEOMETRY = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4}   # -> coordinate operands
+GEOMETRY = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4}   # -> coordinate operands
 _SHAPES = {"1d": ("plain",), "2d": ("plain",), "3d": ("3d",), "a1d": ("a1d",),
            "a2d": ("a2d", "cube", "acube")}
 _ORDER = {"1d": (0, None, None), "2d": (0, 1, None), "3d": (0, 1, 2), "a1d": (1, None, 0),
           "a2d": (1, 2, 0)}    # operand of x, y and the slice
-_MODES = ("trap", "clamp", "zero")
+MODES = ("trap", "clamp", "zero")
 _TYPES = ("b8", "b16", "b32", "b64")
 
 
-def _operands(ins: Ins, addr_k: int):
+def operands(ins: Ins, addr_k: int):
     """(geometry, vector width, element type, mode, handle register, coordinates, values)."""
-    geom = [g for g in _GEOMETRY if g in ins.flags]
-    mode = [m for m in _MODES if m in ins.flags]
-    ins.only({"b", "v2", "v4", *_GEOMETRY, *_MODES})
+    geom = [g for g in GEOMETRY if g in ins.flags]
+    mode = [m for m in MODES if m in ins.flags]
+    ins.only({"b", "v2", "v4", *GEOMETRY, *MODES})
     if "b" not in ins.flags or len(geom) != 1 or len(mode) != 1 or len(ins.types) != 1 or \
             ins.types[0] not in _TYPES:
         raise ins.fail("surfaces: only suld.b/sust.b, .1d/.2d/.3d/.a1d/.a2d, .b8-.b64, "
@@ -50,7 +51,7 @@ def _operands(ins: Ins, addr_k: int):
     if not (isinstance(a, Group) and len(a.items) == 2 and isinstance(a.items[0], Reg) and
             isinstance(a.items[1], Vec)):
         raise ins.fail("expected a surface operand [surf, {coords}]")
-    dims = _GEOMETRY[geom[0]]
+    dims = GEOMETRY[geom[0]]
     coords = list(a.items[1].items)
     if len(coords) != dims or not all(isinstance(c, Reg | Imm) for c in coords):
         raise ins.fail(f"{geom[0]} surfaces take {dims} coordinate(s)")
@@ -124,7 +125,7 @@ def _locator(env, obj, geom: str, coords, vec: int, esize: int, mode: str):
 @op("suld")
 def dec_suld(ins: Ins):
     """Decoder of ``suld.b`` (see the module docstring)."""
-    geom, vec, t, mode, obj, coords, dests = _operands(ins, 1)
+    geom, vec, t, mode, obj, coords, dests = operands(ins, 1)
     if not all(isinstance(d, Reg | Sink) for d in dests):
         raise ins.fail("suld needs destination registers")
     dt, esize = DTYPES[t], size_of(t)
@@ -147,7 +148,7 @@ def dec_suld(ins: Ins):
 @op("sust")
 def dec_sust(ins: Ins):
     """Decoder of ``sust.b`` (see the module docstring)."""
-    geom, vec, t, mode, obj, coords, srcs = _operands(ins, 0)
+    geom, vec, t, mode, obj, coords, srcs = operands(ins, 0)
     dt, esize = DTYPES[t], size_of(t)
 
     def bind(env):

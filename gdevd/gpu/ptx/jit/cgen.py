@@ -28,6 +28,7 @@ from . import (  # noqa: F401  (registering the translators)
     memops,
     setops,
     simdops,
+    surfops,
     texops,
     warpops,
     wmmaops,
@@ -39,6 +40,7 @@ from .liveness import live_sets, promote, zeroed_at_start
 from .localize import localize, promotion
 from .operands import Operands, Unsupported
 from .ranges import safe_shared
+from .surfops import GUARDED_RAW
 from .uniform import Uniformity, address_regs
 from .versions import hoisted_loads, on_cycle, versioned
 
@@ -102,6 +104,8 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     kind = "ordered" if ins.base in ORDERED else "pure"
     if isinstance(stmt, tuple):
         kind, stmt = stmt
+    if kind == GUARDED_RAW:                 # it tests its guard itself
+        return stmt, "raw"
     if kind == "raw" and instr.guard is not None:
         raise Unsupported(f"guarded {ins.base}")
     if isinstance(stmt, memops.Access):

@@ -31,6 +31,7 @@ from ...texture import ADDRESS_MODES, SHAPES
 from .. import assertion
 from ..coop import QUANTUM
 from ..executor import Launch
+from ..ops_surf import GEOMETRY as SURFACE_GEOMETRIES
 from ..program import ASSERT_SIZES
 from .lanes import SLOTS
 
@@ -39,7 +40,7 @@ JTEX = np.dtype([("handle", "<u8"), ("addr", "<u8"), ("width", "<u8"), ("height"
                  ("pitch", "<u8"), ("depth", "<u8"), ("slice_pitch", "<u8"),
                  ("pitch2d", "<u4"), ("kind", "<u4"), ("esize", "<u4"),
                  ("channels", "<u4"), ("normalized", "<u4"), ("read_norm", "<u4"),
-                 ("linear", "<u4"), ("floats", "<u4"), ("shape", "<u4"), ("pad", "<u4"),
+                 ("linear", "<u4"), ("floats", "<u4"), ("shape", "<u4"), ("surface", "<u4"),
                  ("modes", "<u4", (3,)), ("norm", "<f4"),
                  ("border", "<f4", (4,)), ("levels", "<u4"), ("mip_linear", "<u4"),
                  ("lod_bias", "<f4"), ("min_lod", "<f4"), ("max_lod", "<f4"),
@@ -50,6 +51,8 @@ _REASONS = {1: "unmapped", 2: "misaligned", 3: "protection", 4: "out-of-bounds s
 F_TRAP = 8
 F_ASSERT = 10     # (9: F_TEX) fault_va = the failing lane
 F_TEXKIND = 11    # a geometry the texture lacks: fault_va = geometry * 8 + shape (tex.h)
+F_SURF, F_SURFKIND, F_SURFOUT = 13, 14, 15   # surf.h: no such surface, a geometry it lacks
+# (fault_va = geometry * 8 + shape), out of range under .trap
 _REASONS[12] = BAD_FREE     # F_HEAP: a free of an address malloc did not return (heapops.py)
 MIN_SLOTS = 8
 # A compiled step (one instruction of one block, every lane) costs about a nanosecond per
@@ -83,10 +86,11 @@ _NO_TEX = np.zeros(0, JTEX)
 
 
 def tex_snapshot(table) -> np.ndarray:
-    """The texture objects of ``table`` (a TextureTable or None) as tex.h's struct jtex
-    array, taken when the launch is prepared (a later gtex_create or gtex_destroy is seen by
-    the next launch; the interpreter looks the table up at every fetch)."""
-    items = [(h, t) for h, t in table.items() if not t.surface] if table is not None else []
+    """The texture and surface objects of ``table`` (a TextureTable or None) as tex.h's
+    struct jtex array, taken when the launch is prepared (a later gtex_create or
+    gtex_destroy is seen by the next launch; the interpreter looks the table up at every
+    fetch)."""
+    items = list(table.items()) if table is not None else []
     if not items:
         return _NO_TEX
     out = np.zeros(len(items), JTEX)
@@ -100,10 +104,20 @@ def tex_snapshot(table) -> np.ndarray:
         row["modes"] = [ADDRESS_MODES.index(m) for m in t.modes]
         row["border"] = t.border
         row["depth"], row["slice_pitch"] = t.depth, t.slice_pitch
-        row["shape"] = SHAPES.index(t.shape)
+        row["shape"], row["surface"] = SHAPES.index(t.shape), t.surface
         row["levels"], row["mip_linear"] = t.levels, t.mip_linear
         row["lod_bias"], row["min_lod"], row["max_lod"] = t.lod_bias, t.min_lod, t.max_lod
     return np.ascontiguousarray(out)
+
+
+def _surface_fault(ctx) -> str:
+    """The interpreter's words (ops_surf.py) for a surface fault of surf.h."""
+    if ctx.fault_kind == F_SURF:
+        return "invalid surface object"
+    if ctx.fault_kind == F_SURFOUT:
+        return "out-of-bounds surface access"
+    geom, shape = list(SURFACE_GEOMETRIES)[ctx.fault_va >> 3], SHAPES[ctx.fault_va & 7]
+    return f"{geom} surface access on a {'1D/2D' if shape == 'plain' else shape} surface object"
 
 
 class _Chunk:
@@ -302,6 +316,8 @@ class JitLaunch(Launch):
             what = "1D/2D" if shape == "plain" else shape
             return KernelFault(errno.EFAULT, f"tex.{geom} on a {what} texture object in "
                                f"{name} at line {line}")
+        if ctx.fault_kind in (F_SURF, F_SURFKIND, F_SURFOUT):
+            return KernelFault(errno.EFAULT, f"{_surface_fault(ctx)} in {name} at line {line}")
         reason = _REASONS.get(ctx.fault_kind, "unmapped")
         return KernelFault(errno.EFAULT, f"illegal address 0x{ctx.fault_va:x} ({reason}) in "
                            f"{name} at line {line}")

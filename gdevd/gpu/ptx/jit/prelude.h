@@ -40,7 +40,8 @@ typedef uint8_t gdev_v16 __attribute__((vector_size(16), aligned(1)));
 #define DEFER_MAX 4096	/* picks a warp collective waits for its warp mates (runnable) */
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
-       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND, F_HEAP };
+       F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND, F_HEAP, F_SURF, F_SURFKIND,
+       F_SURFOUT };
 
 /* a direct-mapped software TLB in front of the page table (xlate.h) */
 struct jtlb {
@@ -86,6 +87,7 @@ struct jctx {
 #include "xlate.h"
 #include "tex.h"
 #include "texmip.h"
+#include "surf.h"
 #include "mbar.h"
 
 /* what a faulting lane of a load checked in its loop reads instead (lanes.py) */

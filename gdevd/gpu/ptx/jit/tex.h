@@ -4,15 +4,17 @@
  * to even as numpy rounds).  Included by prelude.h after xlate.h.
  *
  * The launch hands the kernel a snapshot of its context's texture table (struct jtex, built
- * by launch.py when the launch is prepared); a handle not in it faults with F_TEX.  Texels
- * are read through gptr(), so texels over unmapped memory fault like a global load.
+ * by launch.py when the launch is prepared; surface objects too, for surf.h); a handle
+ * not in it, or a surface's, faults with F_TEX.  Texels are read through gptr(), so texels
+ * over unmapped memory fault like a global load.
  */
 
 struct jtex {
 	uint64_t handle, addr, width, height, pitch, depth, slice_pitch;
 	uint32_t pitch2d, kind, esize, channels;	/* kind: 0 uint, 1 int, 2 float, 3 half */
 	uint32_t normalized, read_norm, linear, floats;
-	uint32_t shape, pad;	/* shape: texture.SHAPES' index (0 plain, 1 3d, .. 5 acube) */
+	uint32_t shape;		/* texture.SHAPES' index (0 plain, 1 3d, .. 5 acube) */
+	uint32_t surface;	/* a surface object (surf.h), which tex does not read */
 	uint32_t modes[3];	/* 0 wrap, 1 clamp, 2 mirror, 3 border */
 	float norm;
 	float border[4];
@@ -28,7 +30,7 @@ static const struct jtex *tex_find(struct jctx *c, uint64_t h)
 	const struct jtex *t = (const struct jtex *)c->tex;
 
 	for (uint64_t k = 0; k < c->ntex; k++)
-		if (t[k].handle == h)
+		if (t[k].handle == h && !t[k].surface)
 			return &t[k];
 	return 0;
 }
