@@ -20,6 +20,7 @@ from .lower import lower
 from .parser import parse
 from .program import Block, build_blocks
 from .ptxtypes import scalar, size_of
+from .reserved import reserve
 from .syntax import ModuleAst, Sym, VarDecl
 
 MAX_SHARED = 64 * 1024
@@ -188,6 +189,7 @@ class Module:
         linked = Linker(self.ast, self.name, self._links).link(fn)
         linked.code, linked.regs = coalesce_linked(linked)
         self._add_module_shared(linked)
+        reserve(linked)
         info = KernelInfo(fn.name, params, off, 0, 0, regs=linked.regs, pvars=linked.pvars,
                           prints=any(getattr(ins, "opcode", "") == "builtin.vprintf"
                                      for ins in linked.code),
