@@ -2,10 +2,14 @@
 elect.sync.
 
 A warp is 32 consecutive threads of a block in linear thread order (the last one may be
-partial).  The member mask is taken to be the set of lanes executing the instruction.  A
-shfl whose source lane is not executing it (diverged elsewhere, or exited) reads 0: CUDA
-leaves that value undefined, and NVIDIA's reduction sample (reduce7's last warp, its default
-kernel) counts on it adding nothing.
+partial).  vote, match and redux combine, for each executing lane, the lanes of its member
+mask that execute the instruction (:func:`members`): lanes of one warp may pass different
+masks, as cooperative groups' ``labeled_partition`` does (one mask per label, from
+``match.any``), and each lane then gets its own group's result; ``vote`` without ``.sync``
+takes every executing lane.  shfl moves values whatever its mask.  A shfl whose source lane
+is not executing it (diverged elsewhere, or exited) reads 0: CUDA leaves that value
+undefined, and NVIDIA's reduction sample (reduce7's last warp, its default kernel) counts on
+it adding nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +34,30 @@ def warp_info(env):
         cached = (lane, start, size, key, int(key[-1]) + 1 if t.size else 0)
         env._warp_info = cached
     return cached
+
+
+def members(idx, key, lane, nwarps: int, mask_reader) -> np.ndarray:
+    """Per executing lane (of ``idx``): its group as a lane bit mask, the lanes of its warp
+    that execute the instruction and are in its member mask (``mask_reader``, None: all)."""
+    bits = np.ldexp(1.0, lane)
+    active = np.bincount(key, weights=bits, minlength=nwarps)[key].astype(np.uint64)
+    active = active.astype(np.uint32)
+    if mask_reader is None:
+        return active
+    return active & np.broadcast_to(np.asarray(mask_reader(idx)), key.shape).astype(np.uint32)
+
+
+def _bitmatrix(sel: np.ndarray) -> np.ndarray:
+    """(lanes, 32) booleans: bit j of each lane's ``sel``."""
+    return ((sel[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
+
+
+def _by_lane(key, lane, v, nwarps: int) -> np.ndarray:
+    """(lanes, 32): the values ``v`` of the executing lanes of each lane's warp, by lane id
+    (0 where a lane does not execute)."""
+    table = np.zeros((nwarps, 32), v.dtype)
+    table[key, lane] = v
+    return table[key]
 
 
 @op("shfl")
@@ -95,31 +123,33 @@ def dec_vote(ins: Ins):
     if len(modes) != 1:
         raise ins.fail("vote needs one of .all/.any/.uni/.ballot")
     mode = modes[0]
-    ins.nargs(3 if "sync" in ins.flags else 2)
+    sync = "sync" in ins.flags
+    ins.nargs(3 if sync else 2)
     d, a = ins.dst(0), ins.src(1)
+    mask = ins.src(2) if sync else None
     out_t = "b32" if mode == "ballot" else "pred"
 
     def bind(env):
         w, ra = env.wr(d, out_t), env.rd(a, "pred")
+        rm = env.rd(mask, "b32") if mask is not None else None
         lane_all, _, _, key_all, nwarps = warp_info(env)
 
         def run(idx):
             sel = slice(None) if idx is None else idx
-            key = key_all[sel]
+            key, lane = key_all[sel], lane_all[sel]
+            group = members(idx, key, lane, nwarps, rm)
             p = np.broadcast_to(np.asarray(ra(idx)), key.shape)
+            bits = np.where(p, np.ldexp(1.0, lane), 0.0)
+            yes = np.bincount(key, weights=bits, minlength=nwarps)[key].astype(np.uint64)
+            yes = yes.astype(np.uint32) & group
             if mode == "ballot":
-                bits = np.where(p, np.ldexp(1.0, lane_all[sel]), 0.0)
-                res = np.bincount(key, weights=bits, minlength=nwarps)[key]
-                w(idx, res.astype(np.uint64).astype(np.uint32))
-                return
-            n_true = np.bincount(key, weights=p.astype(np.float64), minlength=nwarps)[key]
-            n_all = np.bincount(key, minlength=nwarps)[key]
-            if mode == "all":
-                w(idx, n_true == n_all)
+                w(idx, yes)
+            elif mode == "all":
+                w(idx, yes == group)
             elif mode == "any":
-                w(idx, n_true > 0)
+                w(idx, yes != 0)
             else:
-                w(idx, (n_true == 0) | (n_true == n_all))
+                w(idx, (yes == 0) | (yes == group))
         return run
     return bind
 
@@ -146,8 +176,8 @@ def dec_activemask(ins: Ins):
 
 @op("match")
 def dec_match(ins: Ins):
-    """match.any.sync: mask of the warp's lanes holding the same value;
-    match.all.sync: the mask of active lanes if all hold the same value (p set), else 0."""
+    """match.any.sync: mask of the lanes of each lane's group (:func:`members`) holding its
+    value; match.all.sync: the group if all of it holds the same value (p set), else 0."""
     if not ins.flags & {"any", "all"}:
         raise ins.fail("match needs .any or .all")
     ins.nargs(3)
@@ -155,24 +185,23 @@ def dec_match(ins: Ins):
     all_mode = "all" in ins.flags
     dst = ins.args[0]
     d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
-    a = ins.src(1)
+    a, mask = ins.src(1), ins.src(2)
 
     def bind(env):
         w, wp, ra = env.wr(d, "b32"), env.wr(p, "pred"), env.rd(a, t)
+        rm = env.rd(mask, "b32")
         lane_all, _, _, key_all, nwarps = warp_info(env)
 
         def run(idx):
             sel = slice(None) if idx is None else idx
             key, lane = key_all[sel], lane_all[sel]
+            group = members(idx, key, lane, nwarps, rm)
             v = np.broadcast_to(np.asarray(ra(idx)), key.shape).astype(np.uint64)
-            _, grp = np.unique(np.stack([key.astype(np.uint64), v]), axis=1,
-                               return_inverse=True)
-            grp = grp.ravel()
-            bits = np.ldexp(1.0, lane)
-            res = np.bincount(grp, weights=bits)[grp].astype(np.uint64).astype(np.uint32)
+            same = (_by_lane(key, lane, v, nwarps) == v[:, None]) & _bitmatrix(group)
+            res = (same.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(1)
+            res = res.astype(np.uint32)
             if all_mode:
-                active = np.bincount(key, weights=bits, minlength=nwarps)[key]
-                ok = res == active.astype(np.uint64).astype(np.uint32)
+                ok = res == group
                 w(idx, np.where(ok, res, np.uint32(0)))
                 wp(idx, ok)
                 return
@@ -218,7 +247,7 @@ _REDUX = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise
 @op("redux")
 def dec_redux(ins: Ins):
     """redux.sync.{add,min,max}.{u32,s32} / .{and,or,xor}.b32 d, a, mask: the reduction
-    of ``a`` over the warp's member lanes (the executing ones), given to each of them."""
+    of ``a`` over each lane's group (:func:`members`), given to each of them."""
     kinds = [m for m in _REDUX if m in ins.flags]
     if "sync" not in ins.flags or len(kinds) != 1:
         raise ins.fail("redux needs .sync and one of .add/.min/.max/.and/.or/.xor")
@@ -227,26 +256,30 @@ def dec_redux(ins: Ins):
         raise ins.fail(f"redux.{kinds[0]} of .{t}")
     ins.nargs(3)
     fn = _REDUX[kinds[0]]
-    d, a = ins.dst(0), ins.src(1)
+    d, a, mask = ins.dst(0), ins.src(1), ins.src(2)
     dt = np.dtype(np.int32 if t == "s32" else np.uint32)
     wide = np.dtype(np.uint64 if kinds[0] == "add" else dt)   # add wraps modulo 2^32
+    unit = _identity(kinds[0], dt)
 
     def bind(env):
-        w, ra = env.wr(d, t), env.rd(a, t)
-        _, _, _, key_all, nwarps = warp_info(env)
+        w, ra, rm = env.wr(d, t), env.rd(a, t), env.rd(mask, "b32")
+        lane_all, _, _, key_all, nwarps = warp_info(env)
 
         def run(idx):
-            key = key_all[slice(None) if idx is None else idx]
+            sel = slice(None) if idx is None else idx
+            key, lane = key_all[sel], lane_all[sel]
+            group = _bitmatrix(members(idx, key, lane, nwarps, rm))
             v = np.broadcast_to(np.asarray(ra(idx)).astype(dt), key.shape).astype(wide)
-            acc = np.zeros(nwarps, wide)
-            first = np.unique(key, return_index=True)[1]
-            acc[key[first]] = v[first]          # seed each warp with one of its own lanes
-            rest = np.ones(key.shape, bool)
-            rest[first] = False
-            fn.at(acc, key[rest], v[rest])
-            w(idx, acc[key].astype(dt))
+            vals = np.where(group, _by_lane(key, lane, v, nwarps), wide.type(unit))
+            w(idx, fn.reduce(vals, axis=1).astype(dt))
         return run
     return bind
+
+
+def _identity(kind: str, dt: np.dtype) -> int:
+    """The value ``kind`` leaves unchanged (an empty group's result)."""
+    info = np.iinfo(dt)
+    return {"min": info.max, "max": info.min, "and": info.max}.get(kind, 0)
 
 
 @op("elect")

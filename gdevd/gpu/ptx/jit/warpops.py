@@ -4,11 +4,13 @@ redux, the reduction half of bar.red) to C.
 These read other lanes, so each is a *raw* statement with its own loops instead of a
 statement inside the block's lane loop: shfl first copies the source register of every
 active lane of the block (an inactive source lane reads 0, as in the interpreter), then
-computes each active lane's source lane; vote and activemask first count, per 32-lane
-warp, the active lanes and those whose predicate holds.  The member mask is the set of
-executing lanes, as in :mod:`gdevd.gpu.ptx.ops_warp`.  match compares each active lane's
-value with those of the active lanes of its warp; bar.red's reduction (``barred``, the
-block after the barrier) counts over the block's active lanes, as the interpreter does.
+computes each active lane's source lane; vote and activemask first take, per 32-lane
+warp, the bits of the active lanes and of those whose predicate holds.  vote, match and
+redux combine, for each lane, its group: the lanes of its member mask that execute the
+instruction (``g_``), as :func:`gdevd.gpu.ptx.ops_warp.members` does; match compares the
+lane's value with those of its group, redux folds its group's values.  bar.red's reduction
+(``barred``, the block after the barrier) counts over the block's active lanes, as the
+interpreter does.
 """
 
 from __future__ import annotations
@@ -45,14 +47,24 @@ def t_shfl(ins, ops):
         f"{ops.wr(p, 'pred', 'ok_')}); }}")
 
 
-_VOTE = {"all": "wt_[i >> 5] == wa_[i >> 5]", "any": "wt_[i >> 5] > 0",
-         "uni": "(wt_[i >> 5] == 0 || wt_[i >> 5] == wa_[i >> 5])", "ballot": "wb_[i >> 5]"}
+_VOTE = {"all": "(g_ & ~wb_[i >> 5]) == 0", "any": "(g_ & wb_[i >> 5]) != 0",
+         "uni": "((g_ & wb_[i >> 5]) == 0 || (g_ & wb_[i >> 5]) == g_)",
+         "ballot": "g_ & wb_[i >> 5]"}
 
 
 def _census(pred: str) -> str:
-    return ("uint32_t wt_[32] = {0}, wa_[32] = {0}, wb_[32] = {0}; "
-            f"LOOP(int p_ = ({pred}) != 0; wa_[i >> 5]++; wt_[i >> 5] += p_; "
-            "wb_[i >> 5] |= (uint32_t)p_ << (i & 31););")
+    """Per warp: ``we_`` the executing lanes' bits, ``wb_`` those whose ``pred`` holds."""
+    return ("uint32_t we_[32] = {0}, wb_[32] = {0}; "
+            f"LOOP(uint32_t p_ = ({pred}) != 0; we_[i >> 5] |= 1u << (i & 31); "
+            "wb_[i >> 5] |= p_ << (i & 31););")
+
+
+def _group(ops, mask) -> str:
+    """C declaring ``g_``, lane i's group: its warp's executing lanes in its member mask
+    (all of them when ``mask`` is None)."""
+    if mask is None:
+        return "const uint32_t g_ = we_[i >> 5];"
+    return f"const uint32_t g_ = we_[i >> 5] & (uint32_t)({ops.rd(mask, 'b32')});"
 
 
 @tr("vote")
@@ -62,9 +74,10 @@ def t_vote(ins, ops):
     if len(modes) != 1:
         raise Unsupported("vote mode")
     d, a = ins.args[:2]
+    mask = ins.args[2] if "sync" in ins.flags else None
     t = "b32" if modes[0] == "ballot" else "pred"
     return RAW, (f"{{ {_census(ops.rd(a, 'pred'))} "
-                 f"LOOP({ops.wr(d, t, _VOTE[modes[0]])}); }}")
+                 f"LOOP({_group(ops, mask)} {ops.wr(d, t, _VOTE[modes[0]])}); }}")
 
 
 @tr("activemask")
@@ -82,36 +95,40 @@ def t_match(ins, ops):
     t = ins.type()
     dst = ins.args[0]
     d, p = (dst.first, dst.second) if isinstance(dst, Pair) else (dst, Sink())
-    same = ("uint32_t m_ = 0; int w0_ = i & ~31; for (int j = w0_; j < w0_ + 32 && j < n; "
-            "j++) if (on_[j] && v_[j] == v_[i]) m_ |= 1u << (j & 31);")
+    same = ("uint32_t m_ = 0; int w0_ = i & ~31; for (int j = 0; j < 32; j++) "
+            "if (((g_ >> j) & 1) && v_[w0_ + j] == v_[i]) m_ |= 1u << j;")
     if modes[0] == "any":
         out = ops.wr(d, "b32", "m_")
     else:
-        out = (f"int ok_ = m_ == wb_[i >> 5]; {ops.wr(d, 'b32', 'ok_ ? m_ : 0u')} "
+        out = (f"int ok_ = m_ == g_; {ops.wr(d, 'b32', 'ok_ ? m_ : 0u')} "
                f"{ops.wr(p, 'pred', 'ok_')}")
-    return RAW, (f"{{ static __thread uint8_t on_[1024]; static __thread uint64_t v_[1024]; "
-                 f"memset(on_, 0, (size_t)n); {_census('1')} "
-                 f"LOOP(on_[i] = 1; v_[i] = (uint64_t){ops.rd(ins.args[1], t)};); "
-                 f"LOOP({same} {out}); }}")
+    return RAW, (f"{{ static __thread uint64_t v_[1024]; {_census('1')} "
+                 f"LOOP(v_[i] = (uint64_t){ops.rd(ins.args[1], t)};); "
+                 f"LOOP({_group(ops, ins.args[2])} {same} {out}); }}")
 
 
 _REDUX = {"add": "a_ + v_", "min": "v_ < a_ ? v_ : a_", "max": "v_ > a_ ? v_ : a_",
           "and": "a_ & v_", "or": "a_ | v_", "xor": "a_ ^ v_"}
+# what each leaves unchanged (an empty group's result, as the interpreter's)
+_UNIT = {("min", "int32_t"): "INT32_MAX", ("max", "int32_t"): "INT32_MIN",
+         ("min", "uint32_t"): "UINT32_MAX", ("and", "uint32_t"): "UINT32_MAX"}
 
 
 @tr("redux")
 def t_redux(ins, ops):
-    """redux.sync.{add,min,max,and,or,xor}: the reduction over each warp's executing lanes."""
+    """redux.sync.{add,min,max,and,or,xor}: the reduction over each lane's group."""
     kinds = [m for m in _REDUX if m in ins.flags]
     t = ins.type()
     if len(kinds) != 1 or t not in ("u32", "s32", "b32"):
         raise Unsupported("redux form")
     ct = "int32_t" if t == "s32" and kinds[0] in ("min", "max") else "uint32_t"
-    return RAW, (f"{{ {ct} acc_[32] = {{0}}; uint8_t seen_[32] = {{0}}; "
-                 f"LOOP({ct} v_ = ({ct}){ops.rd(ins.args[1], t)}; {ct} a_ = acc_[i >> 5]; "
-                 f"acc_[i >> 5] = seen_[i >> 5] ? ({ct})({_REDUX[kinds[0]]}) : v_; "
-                 f"seen_[i >> 5] = 1;); "
-                 f"LOOP({ops.wr(ins.args[0], t, 'acc_[i >> 5]')}); }}")
+    unit = _UNIT.get((kinds[0], ct), "0")
+    return RAW, (f"{{ {ct} src_[1024]; {_census('1')} "
+                 f"LOOP(src_[i] = ({ct}){ops.rd(ins.args[1], t)};); "
+                 f"LOOP({_group(ops, ins.args[2])} {ct} a_ = {unit}; const int w0_ = i & ~31; "
+                 f"for (int j = 0; j < 32; j++) if ((g_ >> j) & 1) {{ const {ct} v_ = "
+                 f"src_[w0_ + j]; a_ = ({ct})({_REDUX[kinds[0]]}); }} "
+                 f"{ops.wr(ins.args[0], t, 'a_')}); }}")
 
 
 @tr("barred")
