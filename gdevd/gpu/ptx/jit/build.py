@@ -27,7 +27,7 @@ import time
 from collections.abc import Hashable
 from pathlib import Path
 
-from . import cache
+from . import cache, pch
 from .cgen import kernel_c, relative
 from .compiled import Compiled
 from .jobs import Jobs
@@ -239,6 +239,13 @@ def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path,
         c.compiled += 1
         c.load(so, fname, waiting.pop(fname))
 
+    pre: list[Path | None] = []
+
+    def prelude() -> Path | None:           # looked for when the first compile starts
+        if not pre:
+            pre.append(pch.include_dir(base, _salt(), _command, FLAGS, INCLUDES))
+        return pre[0]
+
     with Jobs(tmp, stop, owner=owner) as jobs:
         while queue:
             name, urgent = c.take(queue)
@@ -254,7 +261,8 @@ def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path,
                 waiting[fname].append(name)
             elif (so := cache.object_lookup(base, fname)) is not None:
                 c.load(so, fname, [name])
-            elif not _start(jobs, tmp, fname, src, done, urgent, lambda: c.wants_any(queue)):
+            elif not _start(jobs, tmp, fname, src, done, urgent, lambda: c.wants_any(queue),
+                            prelude()):
                 queue.insert(0, name)           # a launch wants another first
             else:
                 waiting[fname] = [name]
@@ -262,14 +270,19 @@ def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path,
     return "\n".join(failures)
 
 
-def _start(jobs: Jobs, tmp: Path, fname: str, src: str, done, urgent: bool, interrupt
-           ) -> bool:
+INCLUDES = [f"-I{HERE}", f"-I{CSRC}"]
+
+
+def _start(jobs: Jobs, tmp: Path, fname: str, src: str, done, urgent: bool, interrupt,
+           pre: Path | None = None) -> bool:
     """Start compiling ``fname`` to ``tmp/fname.so`` (False if ``interrupt`` turned true
-    while every slot was busy: nothing started)."""
+    while every slot was busy: nothing started); ``pre``: the directory of the precompiled
+    prelude (:mod:`.pch`), searched first."""
     c_file = tmp / f"{fname}.c"
     c_file.write_text(src)
-    cmd = _command([*FLAGS, "-shared", f"-I{HERE}", f"-I{CSRC}", "-o",
-                    str(tmp / f"{fname}.so"), str(c_file)])
+    first = [f"-I{pre}"] if pre is not None else []
+    cmd = _command([*FLAGS, "-shared", *first, *INCLUDES, "-o", str(tmp / f"{fname}.so"),
+                    str(c_file)])
     return jobs.start(cmd, done=lambda status, msg: done(fname, status, msg), urgent=urgent,
                       interrupt=None if urgent else interrupt)
 

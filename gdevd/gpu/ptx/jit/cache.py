@@ -90,7 +90,7 @@ def root() -> Path:
     if it cannot be trusted (:func:`untrusted_reason`), a private temporary directory."""
     want = configured()
     try:
-        _make_private(want)
+        make_private(want)
         why = untrusted_reason(want)
     except OSError as exc:
         why = f"cannot use it: {exc.strerror}"
@@ -104,7 +104,7 @@ def root() -> Path:
     return fallback
 
 
-def _make_private(path: Path) -> None:
+def make_private(path: Path) -> None:
     """Create ``path`` and its missing parents, each mode 0700 (``mkdir -p`` would give
     the parents the umask's mode, world-writable under umask 0)."""
     missing = [p for p in [path, *path.parents] if not p.exists()]
@@ -162,7 +162,7 @@ def lookup(base: Path, key: str) -> Entry | None:
     if not manifest.exists():
         return None
     try:
-        meta = json.loads(_read_own(manifest))
+        meta = json.loads(read_own(manifest))
         _check_manifest(meta, key)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("JIT cache entry %s is damaged (%s): compiling it again", manifest, exc)
@@ -185,7 +185,7 @@ def _check_manifest(meta, key: str) -> None:
         raise ValueError("malformed rejections")
 
 
-def _read_own(path: Path) -> bytes:
+def read_own(path: Path) -> bytes:
     """The bytes of regular file ``path`` if it is ours (OSError/ValueError otherwise)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
@@ -198,7 +198,8 @@ def _read_own(path: Path) -> bytes:
         os.close(fd)
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
+    """The hex digest a summary records for ``data``."""
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
@@ -207,11 +208,11 @@ def store(base: Path, key: str, kernels: dict[str, str], rejected: dict[str, str
     manifest = manifest_path(base, key)
     manifest.parent.mkdir(mode=0o700, exist_ok=True)
     meta = {"key": key, "kernels": kernels, "rejected": rejected}
-    _publish(manifest, json.dumps(meta).encode())
+    publish(manifest, json.dumps(meta).encode())
     return Entry(kernels, rejected)
 
 
-def _publish(path: Path, data: bytes) -> None:
+def publish(path: Path, data: bytes) -> None:
     """Write ``data`` under a temporary name beside ``path``, then rename it into place."""
     part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -239,9 +240,9 @@ def object_lookup(base: Path, fname: str) -> Path | None:
     if not summary.exists():
         return None
     try:
-        size, digest = json.loads(_read_own(summary))
-        data = _read_own(obj)
-        if len(data) != size or _digest(data) != digest:
+        size, want = json.loads(read_own(summary))
+        data = read_own(obj)
+        if len(data) != size or digest(data) != want:
             raise ValueError(f"{obj.name} does not match its summary")
     except (OSError, ValueError, TypeError) as exc:
         log.warning("JIT cache object %s is damaged (%s): compiling it again", obj, exc)
@@ -254,9 +255,9 @@ def object_store(base: Path, fname: str, data: bytes) -> None:
     """Keep kernel function ``fname``'s shared object: the ``.so``, then the summary
     vouching for it."""
     obj, summary = _object_paths(base, fname)
-    _make_private(obj.parent)
-    _publish(obj, data)
-    _publish(summary, json.dumps([len(data), _digest(data)]).encode())
+    make_private(obj.parent)
+    publish(obj, data)
+    publish(summary, json.dumps([len(data), digest(data)]).encode())
 
 
 def _touch(voucher: Path) -> None:
