@@ -371,6 +371,9 @@ class Launch:
         tpb = self.block[0] * self.block[1] * self.block[2]
         if tpb > 1024 or (info.max_threads and tpb > info.max_threads):
             raise GdevError(errno.EINVAL, f"block of {tpb} threads is too large")
+        if info.cluster > 1:
+            raise GdevError(errno.EINVAL, f"{info.name} needs clusters of {info.cluster} "
+                            "blocks (.reqnctapercluster): this GPU runs clusters of one")
         params = bytes(params)
         if not info.param_size <= len(params) <= (info.param_size + 7) // 8 * 8:
             raise GdevError(errno.EINVAL, f"parameter buffer of {len(params)} bytes, kernel "

@@ -69,6 +69,8 @@ class KernelInfo:
     static_shared: int
     local_size: int
     max_threads: int | None = None
+    cluster: int = 1        # CTAs per cluster it requires (.reqnctapercluster); launches
+    #                         here are grids of one-CTA clusters, so more is refused
     regs: dict[str, str] = field(default_factory=dict, repr=False)
     pvars: dict[str, int] = field(default_factory=dict, repr=False)
     shared_offsets: dict[str, int] = field(default_factory=dict, repr=False)
@@ -204,6 +206,8 @@ class Module:
         if ".maxntid" in fn.directives or ".reqntid" in fn.directives:
             dims = fn.directives.get(".maxntid") or fn.directives[".reqntid"]
             info.max_threads = int(np.prod(dims))
+        if fn.directives.get(".reqnctapercluster"):
+            info.cluster = int(np.prod(fn.directives[".reqnctapercluster"]))
         info.blocks = build_blocks(linked.code, _Ctx(self.name, self.ast, fn, linked))
         if linked.frames is not None:
             info.frames = frame_info(linked, info, info.blocks, linked.frames.first)

@@ -132,6 +132,8 @@ def _control(ins: Ins, instr: Instr):
     if instr.opcode.startswith("builtin.__assert"):
         return Terminator(TRAP, guard=instr.guard, line=instr.line,
                           assert_args=assert_args(ins, instr)), None
+    if cluster_arrive(ins):
+        return None
     if base in ("bar", "barrier") and "warp" not in ins.flags:
         if "arrive" in ins.flags:
             raise ins.fail("bar.arrive is not supported")
@@ -139,6 +141,14 @@ def _control(ins: Ins, instr: Instr):
             raise ins.fail("predicated barriers are not supported")
         return Terminator(BAR, line=instr.line), None
     return None
+
+
+def cluster_arrive(ins: Ins) -> bool:
+    """Whether ``ins`` is ``barrier.cluster.arrive``: a launch is a grid of clusters of one
+    CTA, so the arrival does nothing and ``barrier.cluster.wait`` is the CTA's barrier (a
+    thread waits for the others to reach their wait, not only their arrival: stricter than
+    a GPU, the same for code that arrives and then waits, as ``cluster.sync()`` does)."""
+    return ins.base == "barrier" and "cluster" in ins.flags and "arrive" in ins.flags
 
 
 def assert_args(ins: Ins, instr: Instr) -> tuple[str, ...]:
@@ -162,7 +172,7 @@ def decode_instr(instr: Instr, ctx):
         binder = vprintf_binder(ins, instr) if call == "vprintf" else \
             heap_binder(ins, instr) if call in SIGNATURES else devrt_binder(ins, instr)
         return guarded(binder, instr.guard) if instr.guard else binder
-    if ins.base in ("bar", "barrier") and "warp" in ins.flags:
+    if (ins.base in ("bar", "barrier") and "warp" in ins.flags) or cluster_arrive(ins):
         return lambda env: (lambda idx: None)
     dec = DECODERS.get(ins.base)
     if dec is None:

@@ -238,8 +238,14 @@ class Env:
             val = 0
         elif base == "%nsmid":
             val = 1
-        elif base in ("%dynamic_smem_size", "%total_smem_size"):
-            val = self.mem.shared_size if base == "%total_smem_size" else self.dyn_shared
+        elif base in ("%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size"):
+            val = self.dyn_shared if base == "%dynamic_smem_size" else self.mem.shared_size
+        elif base in ("%clusterid", "%nclusterid"):        # clusters of one CTA: its own
+            val = self.special_value(name.replace("cluster", "cta"))
+        elif base in ("%cluster_ctaid", "%cluster_ctarank", "%is_explicit_cluster"):
+            val = 0
+        elif base in ("%cluster_nctaid", "%cluster_nctarank"):
+            val = 1
         else:
             raise KeyError(name)
         self._special[name] = val

@@ -11,7 +11,10 @@ SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpi
             "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer", "%lanemask_eq",
             "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
             "%dynamic_smem_size", "%total_smem_size", "%clock_hi", "%globaltimer_lo",
-            "%globaltimer_hi", *(f"%envreg{k}" for k in range(32)))
+            "%globaltimer_hi", *(f"%envreg{k}" for k in range(32)),
+            # a launch is a grid of clusters of one CTA each (state.py, jit/operands.py)
+            "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+            "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%aggr_smem_size")
 WARP_SZ = "WARP_SZ"
 
 

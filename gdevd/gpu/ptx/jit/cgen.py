@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ..decode import Ins
 from ..ops_heap import SIGNATURES
-from ..program import BAR, BRA, EXIT, FALL, TRAP, warp_collective
+from ..program import BAR, BRA, EXIT, FALL, TRAP, cluster_arrive, warp_collective
 from . import (  # noqa: F401  (registering the translators)
     floatfns,
     halfops,
@@ -92,7 +92,7 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
-    if ins.base in ("bar", "barrier") and "warp" in ins.flags:
+    if (ins.base in ("bar", "barrier") and "warp" in ins.flags) or cluster_arrive(ins):
         return "", "pure"
     fn = TRANSLATORS.get(ins.base)
     if fn is None:

@@ -179,6 +179,11 @@ class Operands:
             "%laneid": "(i & 31)", "%warpid": "(i >> 5)", "%nwarpid": "((n + 31) >> 5)",
             "%smid": "0", "%gridid": "0", "%nsmid": "1",
             "%dynamic_smem_size": "c->dyn_shared", "%total_smem_size": "c->shared_size",
+            "%aggr_smem_size": "c->shared_size",
+            # a launch is a grid of clusters of one CTA each, as the interpreter's
+            "%clusterid": f"c->ctaid[{k}]", "%nclusterid": f"c->nctaid[{k}]",
+            "%cluster_ctaid": "0", "%cluster_nctaid": "1", "%cluster_ctarank": "0",
+            "%cluster_nctarank": "1", "%is_explicit_cluster": "0",
             "%lanemask_eq": "(1u << (i & 31))", "%lanemask_lt": "((1u << (i & 31)) - 1u)",
             "%lanemask_le": "((2u << (i & 31)) - 1u)",
             "%lanemask_gt": "(~((2u << (i & 31)) - 1u))",

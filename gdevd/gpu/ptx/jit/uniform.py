@@ -32,7 +32,9 @@ from ..syntax import Addr, Group, Imm, Not, Pair, Reg, Special, Sym, Vec
 
 # special registers with one value for the whole block (and launch)
 UNIFORM_SPECIALS = ("%ntid", "%nctaid", "%ctaid", "%nsmid", "%gridid", "%dynamic_smem_size",
-                    "%total_smem_size", "%nwarpid", "WARP_SZ")
+                    "%total_smem_size", "%nwarpid", "WARP_SZ", "%aggr_smem_size", "%clusterid",
+                    "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank",
+                    "%cluster_nctarank", "%is_explicit_cluster")
 
 
 def successors(blocks) -> list[list[int]]:
