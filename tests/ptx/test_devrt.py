@@ -112,13 +112,19 @@ def test_a_freed_arena_faults_the_launch_at_its_childs_start(mod):
     assert tree.done and tree.state.arena.pending == 0
 
 
-def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
-    dev = Device()
+def _bomb(mod, dev):
+    """(the launch tree of a launch bomb with a 1 s watchdog and 16 parameter buffers, its
+    launch count)."""
     count, err = _zeros(dev, 1, np.uint64), _zeros(dev, 1)
     slot = mod.arena_slot()
     arena = dev.alloc(slot * 16)
-    tree = dev.prepare(mod, "bomb", (1,), (1,), count, err, watchdog=1.0,
-                       device_runtime=(arena, slot, 16))
+    return dev.prepare(mod, "bomb", (1,), (1,), count, err, watchdog=1.0,
+                       device_runtime=(arena, slot, 16)), count
+
+
+def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
+    dev = Device()
+    tree, count = _bomb(mod, dev)
     deepest = 0
     with pytest.raises(KernelFault) as exc:
         while not tree.run(200):
@@ -133,12 +139,7 @@ def test_a_launch_bomb_ends_by_the_watchdog_with_bounded_state(mod):
 def test_a_child_whose_start_meets_the_watchdog_gives_its_slot_back(mod):
     """The watchdog expired when a recorded child grid is due to start: the tree ends with
     ETIME and the child's parameter buffer is free again (it had left its grid's queue)."""
-    dev = Device()
-    count, err = _zeros(dev, 1, np.uint64), _zeros(dev, 1)
-    slot = mod.arena_slot()
-    arena = dev.alloc(slot * 16)
-    tree = dev.prepare(mod, "bomb", (1,), (1,), count, err, watchdog=1.0,
-                       device_runtime=(arena, slot, 16))
+    tree, _ = _bomb(mod, Device())
     assert not tree.run(200)                         # the root ran and launched a child
     assert tree.state.arena.pending >= 1
     tree.root.watchdog = tree.elapsed()              # no time left from here on
