@@ -65,6 +65,15 @@ def operands(ins: Ins, addr_k: int):
     return geom[0], vec, ins.types[0], mode[0], a.items[0], coords, vals
 
 
+INVALID = "invalid surface object"
+OUT_OF_RANGE = "out-of-bounds surface access"
+
+
+def wrong_geometry(geom: str, shape: str) -> str:
+    """The fault's words for a ``geom`` access of a surface of ``shape`` (both engines)."""
+    return f"{geom} surface access on a {'1D/2D' if shape == 'plain' else shape} surface object"
+
+
 def _one(surf, xyz, size: int, esize: int, mode: str):
     """(byte addresses, mask of lanes out of range under .zero) on one surface; ``xyz``:
     byte column, row and slice per lane."""
@@ -73,7 +82,7 @@ def _one(surf, xyz, size: int, esize: int, mode: str):
     out = (x < 0) | (x + size > row) | (y < 0) | (y >= surf.height) | (z < 0) | \
         (z >= surf.depth)
     if out.any() and mode == "trap":
-        raise TextureFault("out-of-bounds surface access")
+        raise TextureFault(OUT_OF_RANGE)
     if mode == "clamp":
         x = np.clip(x, 0, row - size) // esize * esize
         y, z = np.clip(y, 0, surf.height - 1), np.clip(z, 0, surf.depth - 1)
@@ -91,15 +100,13 @@ def _addresses(mem, handles, xyz, geom: str, size: int, esize: int, mode: str):
     """(per-lane byte address of the access, mask of lanes .zero leaves out); one table
     look-up per distinct handle among the lanes."""
     if mem.textures is None:
-        raise TextureFault("invalid surface object")
+        raise TextureFault(INVALID)
     va, skip = np.empty(handles.size, np.uint64), np.zeros(handles.size, bool)
     for hv in np.unique(handles):
         sel = handles == hv
         surf = mem.textures.get(int(hv), surface=True)
         if surf.shape not in _SHAPES[geom]:
-            raise TextureFault(f"{geom} surface access on a "
-                               f"{'1D/2D' if surf.shape == 'plain' else surf.shape} surface "
-                               "object")
+            raise TextureFault(wrong_geometry(geom, surf.shape))
         va[sel], skip[sel] = _one(surf, [c[sel] for c in xyz], size, esize, mode)
     return va, skip
 

@@ -113,15 +113,8 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
             return stmt, kind
         kind, stmt = "ordered", inline_access(stmt)
     if instr.guard is not None and stmt:
-        name, neg = instr.guard
-        lv, _ = ops.reg(name)
-        stmt = f"if ({'!' if neg else ''}{lv}) {{ {stmt} }}"
+        stmt = f"if ({ops.guard(instr.guard)}) {{ {stmt} }}"
     return stmt, kind
-
-
-def _guard_c(ops: Operands, guard) -> str:
-    lv, _ = ops.reg(guard[0])
-    return f"(!{lv})" if guard[1] else lv
 
 
 def _terminator(pc: int, term, ops: Operands, exit_blocks: set[int]) -> str:
@@ -133,18 +126,18 @@ def _terminator(pc: int, term, ops: Operands, exit_blocks: set[int]) -> str:
         return f"if (c->upc >= 0) c->upc = {nxt}; else SETPC({nxt} + WAIT);"
     if kind == TRAP and term.assert_args:
         # the first failing lane, for launch.py to read its __assertfail arguments
-        g = "1" if term.guard is None else _guard_c(ops, term.guard)
+        g = "1" if term.guard is None else ops.guard(term.guard)
         return (f"{{ int l_ = -1; LOOP(if (l_ < 0 && {g}) l_ = i;); if (l_ >= 0) {{ "
                 f"c->fault_kind = F_ASSERT; c->fault_va = (uint64_t)l_; FAULT({term.line}); }} }}"
                 f" GOTO({nxt});")
     if kind == TRAP:
-        cond = "1" if term.guard is None else f"any_({_guard_c(ops, term.guard)})"
+        cond = "1" if term.guard is None else f"any_({ops.guard(term.guard)})"
         return f"if ({cond}) {{ c->fault_kind = F_TRAP; FAULT({term.line}); }} GOTO({nxt});"
     if kind == BRA and term.target in exit_blocks:
         kind = EXIT
     if term.guard is None:
         return f"GOTO({term.target});" if kind == BRA else "EXIT_ALL();"
-    g = _guard_c(ops, term.guard)
+    g = ops.guard(term.guard)
     count = f"int cnt_ = 0; LOOP(cnt_ += {g} != 0;);"
     if kind == BRA:
         return (f"{{ {count} if (cnt_ == ACTIVE) GOTO({term.target}); else if (!cnt_) "

@@ -28,10 +28,9 @@ from gdevd.gpu._core import ffi as core_ffi
 from ...heap import BAD_FREE
 from ...texsample import GEOMETRIES
 from ...texture import ADDRESS_MODES, SHAPES
-from .. import assertion
+from .. import assertion, ops_surf
 from ..coop import QUANTUM
 from ..executor import Launch
-from ..ops_surf import GEOMETRY as SURFACE_GEOMETRIES
 from ..program import ASSERT_SIZES
 from .lanes import SLOTS
 
@@ -113,11 +112,11 @@ def tex_snapshot(table) -> np.ndarray:
 def _surface_fault(ctx) -> str:
     """The interpreter's words (ops_surf.py) for a surface fault of surf.h."""
     if ctx.fault_kind == F_SURF:
-        return "invalid surface object"
+        return ops_surf.INVALID
     if ctx.fault_kind == F_SURFOUT:
-        return "out-of-bounds surface access"
-    geom, shape = list(SURFACE_GEOMETRIES)[ctx.fault_va >> 3], SHAPES[ctx.fault_va & 7]
-    return f"{geom} surface access on a {'1D/2D' if shape == 'plain' else shape} surface object"
+        return ops_surf.OUT_OF_RANGE
+    return ops_surf.wrong_geometry(list(ops_surf.GEOMETRY)[ctx.fault_va >> 3],
+                                   SHAPES[ctx.fault_va & 7])
 
 
 class _Chunk:

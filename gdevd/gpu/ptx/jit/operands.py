@@ -105,6 +105,11 @@ class Operands:
             raise Unsupported(f"register {name}")
         return f"{self.names[name]}[i]", self.regs[name]
 
+    def guard(self, guard: tuple[str, bool]) -> str:
+        """C condition at lane i of an instruction's guard ``(predicate, negated)``."""
+        lv, _ = self.reg(guard[0])
+        return f"(!{lv})" if guard[1] else lv
+
     def rd(self, op, t: str) -> str:
         """C expression of operand ``op`` read as type ``t``."""
         width(t)

@@ -23,21 +23,14 @@ def _parsed(ins, addr_k: int):
         raise Unsupported(f"{ins.base}: {exc}") from exc
 
 
-def _guard(ins, ops) -> str:
-    """C condition of the instruction's guard at lane i ("1" without one)."""
-    if ins.instr.guard is None:
-        return "1"
-    name, neg = ins.instr.guard
-    lv, _ = ops.reg(name)
-    return f"!{lv}" if neg else lv
-
-
 def _access(ins, ops, addr_k: int, move) -> tuple[str, str]:
-    """The two passes of a surface access; ``move(ctype, esize)`` is the C of lane i's
-    elements (``p_`` the element's host pointer, ``e_`` its index) once all are placed."""
+    """The two passes of a surface access; ``move(ctype, esize, vec, registers, line)`` is
+    the C of lane i's elements once all lanes are placed (``sva_[i]`` its address, ``st_[i]``
+    what surf_locate found)."""
     geom, vec, t, mode, obj, coords, vals = _parsed(ins, addr_k)
     esize, g, line = size_of(t), list(GEOMETRY).index(geom), ins.line
     x, y, z = ("0" if c is None else f"(int32_t){ops.rd(c, 's32')}" for c in coords)
+    guard = "1" if ins.instr.guard is None else ops.guard(ins.instr.guard)
     locate = (f"const struct jtex *t_ = 0; uint64_t va_ = 0; const uint64_t h_ = "
               f"{ops.rd(obj, 'u64')}; const int r_ = surf_locate(c, h_, {g}, {x}, {y}, {z}, "
               f"{esize * vec}, {esize}, {MODES.index(mode)}, &t_, &va_); "
@@ -47,7 +40,7 @@ def _access(ins, ops, addr_k: int, move) -> tuple[str, str]:
     return GUARDED_RAW, (
         f"{{ uint64_t sva_[1024]; uint8_t st_[1024]; int kr_ = SURF_OK; "
         f"uint64_t kh_ = 0, kva_ = 0; const struct jtex *kt_ = 0; "
-        f"LOOP(st_[i] = {_IDLE}; if ({_guard(ins, ops)}) {{ {locate} }}); "
+        f"LOOP(st_[i] = {_IDLE}; if ({guard}) {{ {locate} }}); "
         f"if (kr_ != SURF_OK) {{ surf_fault(c, kr_, kt_, {g}, kva_); FAULT({line}); }} "
         f"LOOP({move(_CTYPES[t], esize, vec, vals, line)}); }}")
 
