@@ -1,8 +1,9 @@
 """A context's device-printf buffer (CUDA's printf FIFO, ``cudaLimitPrintfFifoSize``).
 
-The compute engine's thread appends what the context's kernels print (the interpreter's
-``vprintf``, gdevd/gpu/ptx/ops_printf.py); the context's client takes it with PRINTF_DRAIN
-at its synchronization points and writes it to its own stdout, as CUDA's runtime does.  The
+The compute engine appends what the context's kernels print (``vprintf``,
+gdevd/gpu/ptx/ops_printf.py; a launch's text in block order: printorder.py); the context's
+client takes it with PRINTF_DRAIN at its synchronization points and writes it to its own
+stdout, as CUDA's runtime does.  The
 buffer holds at most ``limit`` bytes: what a kernel prints beyond that is dropped, as on a
 GPU, and the next drain says how much with one line of its own, so nothing is lost silently.
 Invariant: ``len(self._data) <= self.limit``; every access holds ``_lock`` (two threads).
@@ -44,8 +45,12 @@ class PrintfBuffer:
 
     def full(self) -> bool:
         """Whether nothing more fits (the engine then stops formatting: ops_printf.py)."""
+        return self.room() <= 0
+
+    def room(self) -> int:
+        """Bytes that still fit; a launch's held text counts against it (printorder.py)."""
         with self._lock:
-            return len(self._data) >= self.limit
+            return self.limit - len(self._data)
 
     def __len__(self) -> int:
         with self._lock:

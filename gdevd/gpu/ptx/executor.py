@@ -32,6 +32,7 @@ from . import assertion
 from .callstack import CallStack
 from .coop import coresident
 from .memory import MemSys
+from .printorder import BlockOrder
 from .program import ASSERT_SIZES, BAR, BRA, CALL, EXIT, FALL, RET, TRAP, warp_collective
 from .state import Env, Geometry
 
@@ -69,7 +70,7 @@ class Wave:
         mem.textures = launch.textures
         self.env = Env(info, geom, mem, launch.params, launch.symbols, launch.shared_dynamic,
                        launch.data_base)
-        self.env.printf, self.env.heap = launch.printf, launch.heap
+        self.env.printf, self.env.heap = launch.order, launch.heap
         self.env.grid_ws = launch.grid_workspace
         self.env.devrt = launch.devrt     # the grid's device-runtime state (devrt.py)
         self.env.devrt_errors = None      # its threads' last errors (ops_devrt.py)
@@ -95,7 +96,7 @@ class Wave:
         """Reuse this bound wave for blocks from ``first_block`` of ``launch`` (same shape)."""
         self.launch = launch
         self.env.reset(launch.params, launch.data_base, launch.mmu, first_block)
-        self.env.printf, self.env.heap = launch.printf, launch.heap
+        self.env.printf, self.env.heap = launch.order, launch.heap
         self.env.grid_ws = launch.grid_workspace
         self.env.devrt, self.env.devrt_errors = launch.devrt, None
         self.env.mem.textures = launch.textures
@@ -343,9 +344,19 @@ class Launch:
     """One kernel launch; ``run(budget)`` executes it, resumably.  See Module.launch."""
 
     engine = "interp"
-    printf = None       # where device printf goes: anything with write(bytes) (ops_printf.py)
+    order = None        # its device printf in block order (printorder.py), set by `printf`
     heap = None         # the context's device heap (gdevd/gpu/heap.py), for malloc/free
     devrt = None        # the grid's device-runtime state (devrt.GridState), set by its tree
+
+    @property
+    def printf(self):
+        """Where device printf goes: anything with ``write(bytes)`` and optionally
+        ``room()`` or ``full()`` (ops_printf.py, printorder.py), or None to drop it."""
+        return None if self.order is None else self.order.sink
+
+    @printf.setter
+    def printf(self, sink) -> None:
+        self.order = None if sink is None else BlockOrder(sink)
 
     @property
     def budget_scale(self) -> int:
@@ -450,6 +461,8 @@ class Launch:
             raise KernelFault(errno.EIO, f"engine error in {self.info.name}: {exc!r}") from exc
         finally:
             self.stats.elapsed += time.monotonic() - t0
+            if self.done and self.order is not None:
+                self.order.flush()
 
     def _run(self, budget: int | None, deadline: float | None) -> bool:
         while True:
@@ -466,6 +479,8 @@ class Launch:
             if finished:
                 self._release(self.wave)
                 self.wave = None
+                if self.order is not None:      # every block below next_block finished
+                    self.order.release_below(self.next_block)
                 # a spent budget ends the slice here too, or grids of tiny waves never yield
                 if budget is not None and budget <= 0 and self.next_block < self.total_blocks:
                     return False

@@ -85,6 +85,27 @@ class MemSys:
             raise MmuFault(int(va[i]), "unmapped", index=i)
 
     # -- accesses ---------------------------------------------------------------------
+    def load_bytes(self, va: int, n: int, lane: int) -> bytes:
+        """``load("generic", [va], [lane], uint8, n)`` as bytes, with its faults; one
+        thread's shared and local bytes are sliced directly (device printf reads its
+        arguments so: ops_printf.py), anything else goes through :meth:`load`."""
+        win = va >> _WINDOW_SHIFT
+        if win not in (1, 2) or (win == 2 and self.frames is not None):
+            return self.load("generic", np.array([va], np.uint64), np.array([lane], np.int64),
+                             np.dtype(np.uint8), n).tobytes()
+        off = va - (win << _WINDOW_SHIFT)
+        if n in (2, 4) and off % n:
+            raise MmuFault(off, "misaligned", index=0)
+        if win == 1:
+            space, limit, base, buf = "shared", self.shared_size, \
+                lane // self.tpb * self.sh_stride, self.shared
+        else:
+            space, limit, base, buf = "local", self.local_size, lane * self.lo_stride, \
+                self.local
+        if off + n > limit:
+            raise MmuFault(off, f"out-of-bounds {space}", index=0)
+        return buf[base + off:base + off + n].tobytes()
+
     def load(self, space: str, va: np.ndarray, lanes: np.ndarray, dt: np.dtype,
              count: int) -> np.ndarray:
         """Load ``count`` consecutive elements of ``dt`` per lane; returns shape (n, count)."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .memory import MemSys
+from .printorder import BlockOrder
 from .ptxtypes import DTYPES, SIGNED, UNSIGNED, dtype_of, scalar
 from .syntax import Imm, Not, Reg, Sink, Special, Sym
 
@@ -49,7 +50,7 @@ class Env:
         self.pvars = {name: np.zeros((self.n, max(size, 1)), dtype=np.uint8)
                       for name, size in kernel.pvars.items()}
         self.lanes_all = np.arange(self.n, dtype=np.int64)
-        self.printf = None       # the launch's printf sink (ops_printf.py), set per launch
+        self.printf: BlockOrder | None = None   # the launch's text in block order, per launch
         self.heap = None         # the launch's heap allocator (ops_heap.py), set per launch
         # the grid workspace of a cooperative launch (0 otherwise), set per launch: read
         # through %envreg1 (high half) and %envreg2 (low half), as the driver passes it

@@ -17,3 +17,17 @@ extern "C" __global__ void odd_lanes(int *out)
     else
         out[i] = -7;
 }
+
+// Two calls per thread on either side of a barrier, from every block: a launch's text comes
+// block after block, each block's calls in the order they ran (printorder.py).
+extern "C" __global__ void two_calls(int *out)
+{
+    __shared__ int sum;
+    if (threadIdx.x == 0)
+        sum = 0;
+    __syncthreads();
+    atomicAdd(&sum, threadIdx.x);
+    printf("b%d t%d first\n", blockIdx.x, threadIdx.x);
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = printf("b%d t%d sum %d\n", blockIdx.x, threadIdx.x, sum);
+}

@@ -39,6 +39,7 @@ from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start
 from .localize import localize, promotion
 from .operands import Operands, Unsupported
+from .printfops import printf_call
 from .ranges import safe_shared
 from .surfops import GUARDED_RAW
 from .uniform import Uniformity, address_regs
@@ -89,6 +90,8 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     ``mem`` (an unguarded load or store: a :class:`memops.Access`, see lanes.py)."""
     if instr.opcode.startswith("builtin.") and instr.opcode[len("builtin."):] in SIGNATURES:
         return heap_call(instr, ops), "ordered"
+    if instr.opcode == "builtin.vprintf":
+        return printf_call(instr, ops), "raw"      # (it tests its guard itself)
     if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))

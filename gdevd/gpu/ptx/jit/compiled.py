@@ -42,6 +42,8 @@ struct jctx {
     uint64_t ntex;
     void *heap;
     uint32_t deferred;
+    void *host_printf;
+    void *host_arg;
 };
 """
 

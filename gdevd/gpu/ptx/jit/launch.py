@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from gdevd.errors import GdevError, KernelFault
+from gdevd.errors import GdevError, KernelFault, MmuFault
 from gdevd.gpu._core import ffi as core_ffi
 
 from ...heap import BAD_FREE
@@ -32,6 +33,7 @@ from .. import assertion, ops_surf
 from ..coop import QUANTUM
 from ..executor import Launch
 from ..program import ASSERT_SIZES
+from .hostcall import HostCalls
 from .lanes import SLOTS
 
 F_TEX = 9       # a handle not in the launch's texture table (tex.h)
@@ -52,6 +54,7 @@ F_ASSERT = 10     # (9: F_TEX) fault_va = the failing lane
 F_TEXKIND = 11    # a geometry the texture lacks: fault_va = geometry * 8 + shape (tex.h)
 F_SURF, F_SURFKIND, F_SURFOUT = 13, 14, 15   # surf.h: no such surface, a geometry it lacks
 # (fault_va = geometry * 8 + shape), out of range under .trap
+F_HOST = 16       # a call into the host failed: the chunk's HostCalls.fault says how
 _REASONS[12] = BAD_FREE     # F_HEAP: a free of an address malloc did not return (heapops.py)
 MIN_SLOTS = 8
 # A compiled step (one instruction of one block, every lane) costs about a nanosecond per
@@ -154,6 +157,11 @@ class _Chunk:
         ctx.reg_stride = stride
         ctx.ntid = list(launch.block)
         ctx.nt = nt
+        self.host = None        # its host calls (hostcall.py): kernels that print only
+        if info.prints:
+            self.host = HostCalls(ctx, self.bufs, launch.pv_stride, nt, launch.shared_total,
+                                  info.local_size)
+            ctx.host_printf, ctx.host_arg = self.host.pointers(ffi)
         self.coop = False       # ctx holds a cooperative launch's workspace and quantum
         self.done = False
 
@@ -178,6 +186,8 @@ class _Chunk:
             ctx.grid_ws = launch.grid_workspace
             ctx.quantum = QUANTUM if launch.grid_workspace else 0
             self.coop = bool(launch.grid_workspace)
+        if self.host is not None:
+            self.host.bind(launch)
         self.done = False
         return self
 
@@ -210,6 +220,7 @@ class JitLaunch(Launch):
         self.lo_stride = (max(info.local_size, 1) + 15) // 16 * 16
         self.pv_stride = symbols(module, info)[2]
         self.param_buf = np.frombuffer(self.params, np.uint8)
+        self.host_lock = threading.Lock()   # the chunks' host calls take turns (hostcall.py)
         self.tex_table = tex_snapshot(textures)
         # one pointer for every chunk (NULL without textures: most launches)
         self.tex_ptr = compiled.ffi.cast("void *", self.tex_table.ctypes.data) \
@@ -235,6 +246,9 @@ class JitLaunch(Launch):
     def _return_chunks(self) -> None:
         """A finished launch hands its chunks to later launches of the same shape."""
         idle = self.compiled.pool.setdefault(self.key, [])
+        for ch in self.chunks:
+            if ch.host is not None:
+                ch.host.release()
         idle.extend(self.chunks[:max(0, POOLED - len(idle))])
         self.chunks = []
 
@@ -268,6 +282,8 @@ class JitLaunch(Launch):
             self.stats.elapsed += time.monotonic() - t0
             self._count()
             if self.done:
+                if self.order is not None:
+                    self.order.flush()
                 self._return_chunks()
 
     def _slice(self, budget: int) -> None:
@@ -283,6 +299,8 @@ class JitLaunch(Launch):
         result = dict(zip(map(id, groups[0]), self._run_group(groups[0], budget), strict=True))
         for g, f in zip(groups[1:], futures, strict=True):
             result.update(zip(map(id, g), f.result(), strict=True))
+        if self.order is not None:      # a chunk's blocks below its next one finished
+            self.order.release_below(min(ch.ctx.block for ch in self.chunks))
         faulted = [ch for ch in live if result[id(ch)] < 0]
         if faulted:
             # each chunk runs its blocks in increasing order and stops at its first fault,
@@ -299,13 +317,21 @@ class JitLaunch(Launch):
         self.fn(ctxs, len(group), budget)
         return [ch.ctx.status for ch in group]
 
-    def _fault(self, chunk: _Chunk) -> KernelFault:
+    def _fault(self, chunk: _Chunk) -> BaseException:
         ctx = chunk.ctx
         from .cgen import line0
         # the translation records lines from the kernel's first (cgen.relative)
         name, line = self.info.name, ctx.fault_line + line0(self.info)
         if ctx.fault_kind == F_ASSERT:
             return self._assert_fault(chunk, line)
+        if ctx.fault_kind == F_HOST:
+            exc = chunk.host.fault if chunk.host is not None else None
+            if isinstance(exc, MmuFault):       # the interpreter's words (executor.py)
+                return KernelFault(errno.EFAULT, f"illegal address 0x{exc.va:x} "
+                                   f"({exc.reason}) in {name} at line {line}")
+            if isinstance(exc, GdevError):
+                return exc
+            return KernelFault(errno.EIO, f"engine error in {name}: {exc!r}")
         if ctx.fault_kind == F_TRAP:
             return KernelFault(errno.EIO, f"trap in {name} at line {line}")
         if ctx.fault_kind == F_TEX:

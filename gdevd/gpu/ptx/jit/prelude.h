@@ -41,7 +41,7 @@ typedef uint8_t gdev_v16 __attribute__((vector_size(16), aligned(1)));
 
 enum { F_UNMAPPED = 1, F_MISALIGNED, F_PROTECTION, F_OOB_SHARED, F_OOB_LOCAL, F_OOB_PARAM,
        F_PARAM_RO, F_TRAP, F_TEX, F_ASSERT, F_TEXKIND, F_HEAP, F_SURF, F_SURFKIND,
-       F_SURFOUT };
+       F_SURFOUT, F_HOST };
 
 /* a direct-mapped software TLB in front of the page table (xlate.h) */
 struct jtlb {
@@ -73,6 +73,11 @@ struct jctx {
 	uint64_t ntex;
 	struct gdev_heap *heap;	/* the context's device heap (heap.h), NULL without one */
 	uint32_t deferred;	/* picks the lowest PC's warp collective has waited (runnable) */
+	/* a call into the host (hostcall.py): device printf of lanes[0..n) (the .param
+	   variables' offsets: format, arguments, return value or -1); nonzero: a fault */
+	int32_t (*host_printf)(void *arg, const int32_t *lanes, int32_t n, int64_t fmt,
+			       int64_t buf, int64_t ret);
+	void *host_arg;
 };
 
 #define U2F(x) __extension__({ uint32_t u_ = (x); float f_; memcpy(&f_, &u_, 4); f_; })
