@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -77,17 +78,30 @@ exec {real} "$@"
 @only_jit
 def test_a_compile_dies_with_the_process_that_started_it(tmp_path):
     """A child Python SIGKILLed while its background compile runs leaves no compiler
-    behind: every process of the compile that outlived it was killed, none runs on."""
+    behind: every process of the compile that outlived it was killed, none runs on.  Its
+    files (the compiler's temporary ones too) are all in its build directory, which the
+    next process's first build removes (scratch.py)."""
     cc = tmp_path / "endless-cc"
     cc.write_text(ENDLESS_CC.format(real=build.compiler()))
     cc.chmod(0o755)
+    systmp = tmp_path / "systmp"        # the processes' temporary directory ($TMPDIR)
+    systmp.mkdir()
+    env = {**os.environ, "CC": str(cc), "TMPDIR": str(systmp)}
     out = subprocess.run([sys.executable, "-m", "tests.ptx.orphans", str(tmp_path / "cache"),
                           str(ROOT / "kernels" / "aes.ptx")],
                          cwd=ROOT, capture_output=True, text=True, timeout=240, check=True,
-                         env={**os.environ, "CC": str(cc)})
+                         env=env)
     report = json.loads(out.stdout.splitlines()[-1])
     assert report["cc1"] and report["survivors"] == [], report
     assert report["reaped"] and all(sig == 9 for *_, sig in report["reaped"]), report
+    left = sorted(p.name for p in systmp.iterdir())
+    assert left and all(re.fullmatch(r"gdev-jit-\d+-\w+", n) for n in left), left
+    assert any(p.name.startswith("cc") for p in (systmp / left[0]).iterdir())  # cc's own
+    sweep = subprocess.run([sys.executable, "-c", "from gdevd.gpu.ptx.jit import scratch; "
+                            "print(scratch.sweep_stale())"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert sweep.stdout.strip() == str(len(left)), sweep.stderr
+    assert list(systmp.iterdir()) == []
 
 
 def _cc1_started(jobs: Jobs) -> list[int]:

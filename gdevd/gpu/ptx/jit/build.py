@@ -21,13 +21,12 @@ import logging
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Hashable
 from pathlib import Path
 
-from . import cache, pch
+from . import cache, pch, scratch
 from .cgen import kernel_c, relative
 from .compiled import Compiled
 from .jobs import Jobs
@@ -187,7 +186,7 @@ def _fill(module, ptx: str, c: Compiled, stop: threading.Event, owner: Hashable)
         if _load_cached(c, base, key):          # built by the holder we waited for
             c.cached = True
             return
-        with tempfile.TemporaryDirectory(prefix="gdev-jit-") as tmp:
+        with scratch.build_dir() as tmp:
             failed = _compile(module, c, Path(tmp), stop, base, owner)
         if not failed:
             cache.store(base, key, _in_order(module, c.kernels), _in_order(module, c.rejected))

@@ -134,8 +134,11 @@ given); leaving the ``with`` block kills whatever
         err = self.tmp / f"cc-{self.started}.err"
         try:
             with open(err, "wb") as f:
+                # the compiler's own temporary files in the build's directory: a job
+                # killed mid-compile (cancel, our death) leaves none in the system's
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=f,
-                                        process_group=self._guard.pid)
+                                        process_group=self._guard.pid,
+                                        env={**os.environ, "TMPDIR": str(self.tmp)})
         except BaseException:
             slot.release(self.owner)
             raise
