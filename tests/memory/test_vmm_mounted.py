@@ -7,6 +7,7 @@ a process dies holding reservations, mappings and exports (uses tests/daemon's h
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -108,16 +109,20 @@ def test_a_tenant_reaches_only_what_it_was_handed(gdevd, unprivileged) -> None: 
         fd = h.gvm_export(mem)
         shm = Path(gdevd.proc_path("shm")).read_text().splitlines()
         assert len(shm) == 2 and shm[1].split()[2] == str(MiB)     # the export is listed
+        # (not tmp_path: the other user must reach the socket)
         base = tempfile.mkdtemp(prefix="gdev-vmm-")
-        os.chmod(base, 0o755)
-        path = os.path.join(base, "sock")
-        listener = socket.socket(socket.AF_UNIX)
-        listener.bind(path)
-        os.chmod(path, 0o777)
-        listener.listen(1)
-        threading.Thread(target=_hand_over, args=(listener, fd), daemon=True).start()
-        code = "MIB = 1 << 20\n" + TENANT.format(va=va, path=path)
-        r = helpers.run_as(unprivileged, code, gdevd.env())
+        try:
+            os.chmod(base, 0o755)
+            path = os.path.join(base, "sock")
+            listener = socket.socket(socket.AF_UNIX)
+            listener.bind(path)
+            os.chmod(path, 0o777)
+            listener.listen(1)
+            threading.Thread(target=_hand_over, args=(listener, fd), daemon=True).start()
+            code = "MIB = 1 << 20\n" + TENANT.format(va=va, path=path)
+            r = helpers.run_as(unprivileged, code, gdevd.env())
+        finally:
+            shutil.rmtree(base)
         assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
         os.close(fd)
         h.gvm_unmap(va, MiB)
