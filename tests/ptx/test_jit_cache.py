@@ -60,7 +60,7 @@ def test_the_key_names_the_cpu_that_native_resolves_to(tmp_path, monkeypatch, wr
     there = _compiled()
     assert build.cache_key(MADD) != key_here
     assert not there.jit.compiled.cached and here.jit.compiled.kernels
-    assert len(list((tmp_path / "shared").rglob("*.so"))) == 2
+    assert len(list((tmp_path / "shared").glob("obj/*/*.so"))) == 2
     _runs_exactly(there)
 
 
@@ -177,7 +177,8 @@ def test_the_compiler_runs_at_the_configured_niceness(tmp_path, monkeypatch, wra
 def test_the_largest_kernels_compile_first_and_a_failure_carries_its_message(
         tmp_path, monkeypatch, wrapped_cc):
     monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path / "cache"))
-    out = wrapped_cc('case " $* " in *" -shared "*)\n'
+    # (the kernels' runtime, compiled first, is let through: runtime.py)
+    out = wrapped_cc('case " $* " in *"/runtime."*) ;; *" -shared "*)\n'
                      '  for a; do case $a in *.c) basename "$a" >> "$OUT/order";; esac; done\n'
                      '  echo "cc: planted failure" >&2; exit 1;;\nesac\nexec "$REAL" "$@"')
     aes = load_module((Path(__file__).resolve().parents[2] / "kernels" / "aes.ptx")

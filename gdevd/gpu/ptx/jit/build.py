@@ -26,7 +26,7 @@ import time
 from collections.abc import Hashable
 from pathlib import Path
 
-from . import cache, pch, scratch
+from . import cache, pch, runtime, scratch
 from .cgen import kernel_c, relative
 from .compiled import Compiled
 from .jobs import Jobs
@@ -179,6 +179,7 @@ def build(module, ptx: str, cancelled: threading.Event | None = None,
 
 def _fill(module, ptx: str, c: Compiled, stop: threading.Event, owner: Hashable) -> None:
     key, base = cache_key(ptx), cache.root()
+    c.runtime = runtime.address(base, _salt(), _command, FLAGS, INCLUDES, stop, owner)
     if _load_cached(c, base, key):
         c.cached = True
         return

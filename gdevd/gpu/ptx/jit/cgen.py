@@ -323,15 +323,15 @@ static int {fname}_body(struct jctx *c)
 		if (!c->started) {{
 			if (c->block >= c->block_end)
 				return 1;
-			block_init(c);{zero}
+			c->rt->block_init(c);{zero}
 		}}
 		if (c->upc >= 0) {{
 			pc = c->upc;
 			full = c->nlive == n;
 			if (!full && !c->act_ok)
-				live_lanes(c);
+				c->rt->live_lanes(c);
 		}} else {{
-			pc = pick(c, {fname}_coll);
+			pc = c->rt->pick(c, {fname}_coll);
 			if (pc < 0) {{
 				c->started = 0;
 				c->block += c->block_step;
@@ -358,6 +358,6 @@ static int {fname}_body(struct jctx *c)
 
 void {fname}_run(struct jctx **cs, int n, int64_t budget)
 {{
-	run_slots({fname}_body, cs, n, budget);
+	cs[0]->rt->run_slots({fname}_body, cs, n, budget);
 }}
 """

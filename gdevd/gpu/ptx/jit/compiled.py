@@ -44,6 +44,7 @@ struct jctx {
     uint32_t deferred;
     void *host_printf;
     void *host_arg;
+    void *rt;
 };
 """
 
@@ -66,6 +67,7 @@ class Compiled:
         self.compiled = 0       # kernels the C compiler ran for (others: shared or cached)
         self.finished = False   # the build ended (done, failed or cancelled)
         self.pool: dict = {}    # idle launch state per kernel and shape (launch.py)
+        self.runtime = 0        # the address of the kernels' scheduler table (runtime.py)
         self._fns: dict[str, object] = {}
         self._libs: list[object] = []      # keeps every loaded object mapped
         self._wanted: list[str] = []

@@ -157,6 +157,7 @@ class _Chunk:
         ctx.reg_stride = stride
         ctx.ntid = list(launch.block)
         ctx.nt = nt
+        ctx.rt = ffi.cast("void *", launch.compiled.runtime)
         self.host = None        # its host calls (hostcall.py): kernels that print only
         if info.prints:
             self.host = HostCalls(ctx, self.bufs, launch.pv_stride, nt, launch.shared_total,

@@ -16,24 +16,6 @@ static inline uint8_t *fault(struct jctx *c, uint64_t va, int kind)
 	return 0;
 }
 
-static uint8_t *g_slow(struct jctx *c, uint64_t va, int acc)
-{
-	uint64_t pte, page = va >> GDEV_PAGE_SHIFT;
-	unsigned slot = TLB_SLOT(page);
-
-	if (va >= VA_LIMIT)
-		return fault(c, va, F_UNMAPPED);
-	pte = pte_of(c->mmu, va);
-	if (!(pte & PTE_VALID))
-		return fault(c, va, F_UNMAPPED);
-	if ((pte & (uint64_t)acc) != (uint64_t)acc)
-		return fault(c, va, F_PROTECTION);
-	c->tlb->tag[slot] = page;
-	c->tlb->acc[slot] = pte & PTE_ACC;
-	c->tlb->base[slot] = c->mmu->ap[(pte >> PTE_AP_SHIFT) & PTE_AP_MASK].base + (pte & ~PAGE_MASK);
-	return c->tlb->base[slot] + (va & PAGE_MASK);
-}
-
 /* host pointer of an aligned global access, or NULL with the fault recorded */
 static inline uint8_t *gptr(struct jctx *c, uint64_t va, uint64_t align, int acc)
 {
@@ -44,7 +26,7 @@ static inline uint8_t *gptr(struct jctx *c, uint64_t va, uint64_t align, int acc
 		return fault(c, va, F_MISALIGNED);
 	if (c->tlb->tag[slot] == page && (c->tlb->acc[slot] & acc) == acc)
 		return c->tlb->base[slot] + (va & PAGE_MASK);
-	return g_slow(c, va, acc);
+	return c->rt->g_slow(c, va, acc);
 }
 
 static inline uint8_t *sptr(struct jctx *c, uint64_t off, uint64_t align, uint64_t size)
@@ -204,22 +186,6 @@ static void undense(uint64_t *restrict xa, int k1, uint64_t size)
 			xa[k] = xa[k0] + (uint64_t)(k - k0) * size;
 }
 
-/* lanes k0..k1-1 one by one (listed in lanes, or all if NULL), in lane order */
-static int xlate_each(struct jctx *c, const int32_t *lanes, int k0, int k1, int space,
-		      uint64_t align, uint64_t size, int acc)
-{
-	const uint64_t xb = (uint64_t)(uintptr_t)c->xb;
-
-	for (int k = k0; k < k1; k++) {
-		const int i = lanes ? lanes[k] : k;
-		uint8_t *p = ptr_of(c, space, c->xa[i], align, size, acc, i);
-		if (!p)
-			return -1;
-		c->xa[i] = (uint64_t)(uintptr_t)p - xb;
-	}
-	return 0;
-}
-
 /* every lane of the block active: xa[k] is lane k's */
 static inline __attribute__((always_inline)) int xlate_all(struct jctx *c, int space,
 							   uint64_t align, uint64_t size, int acc)
@@ -249,7 +215,7 @@ static inline __attribute__((always_inline)) int xlate_all(struct jctx *c, int s
 			undense(xa, k0, size);
 		dense = 0;
 		if (!ok) {
-			if (xlate_each(c, 0, k0, k0 + len, space, align, size, acc) < 0)
+			if (c->rt->xlate_each(c, 0, k0, k0 + len, space, align, size, acc) < 0)
 				return -1;
 		} else if (per_lane) {
 			for (int k = 0; k < len; k++)
@@ -262,45 +228,12 @@ static inline __attribute__((always_inline)) int xlate_all(struct jctx *c, int s
 	return dense;
 }
 
-/* the active lanes listed in lanes[0..cnt) (never dense) */
-static int xlate_listed(struct jctx *c, const int32_t *restrict lanes, int cnt, int space,
-			uint64_t align, uint64_t size, int acc)
-{
-	uint64_t *restrict xa = c->xa;
-	const uint64_t xb = (uint64_t)(uintptr_t)c->xb;
-
-	for (int k0 = 0; k0 < cnt; k0 += XCHUNK) {
-		const int k1 = k0 + XCHUNK < cnt ? k0 + XCHUNK : cnt;
-		uint64_t lo = ~0ull, hi = 0, orr = 0, d = 0;
-		int per_lane = 0;
-		for (int k = k0; k < k1; k++) {
-			uint64_t v = xa[lanes[k]];
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-			orr |= v;
-		}
-		if (!chunk_delta(c, space, lo, hi, orr, align, size, acc, &d, &per_lane)) {
-			if (xlate_each(c, lanes, k0, k1, space, align, size, acc) < 0)
-				return -1;
-			continue;
-		}
-		d -= xb;
-		for (int k = k0; k < k1; k++)
-			xa[lanes[k]] += d + (per_lane ? (uint64_t)lanes[k] * c->lo_stride : 0);
-	}
-	return 0;
-}
-
-/* xlate_all for global memory (the common case, where the chunk checks are short), and
-   for the other spaces */
+/* xlate_all for global memory (the common case, where the chunk checks are short): in
+   each kernel, where the compiler specializes it for the kernel's accesses (the other
+   spaces' and partial blocks' are the runtime's: xlate_rt.h) */
 static int xlate_global(struct jctx *c, uint64_t align, uint64_t size, int acc)
 {
 	return xlate_all(c, SP_GLOBAL, align, size, acc);
-}
-
-static int xlate_any(struct jctx *c, int space, uint64_t align, uint64_t size, int acc)
-{
-	return xlate_all(c, space, align, size, acc);
 }
 
 static inline int xlate(struct jctx *c, int full, int na, int space, uint64_t align,
@@ -309,6 +242,6 @@ static inline int xlate(struct jctx *c, int full, int na, int space, uint64_t al
 	if (full && space == SP_GLOBAL)
 		return xlate_global(c, align, size, acc);
 	if (full)
-		return xlate_any(c, space, align, size, acc);
-	return xlate_listed(c, c->act, na, space, align, size, acc);
+		return c->rt->xlate_any(c, space, align, size, acc);
+	return c->rt->xlate_listed(c, c->act, na, space, align, size, acc);
 }
