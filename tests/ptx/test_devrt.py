@@ -1,7 +1,7 @@
 """Dynamic parallelism (gdevd/gpu/ptx/devrt.py, ops_devrt.py, devlaunch.py) on both engines:
-kernels that launch kernels stay on the interpreter, their children run compiled where
-they can.  Kernels: tests/ptx/data/devrt.cu and devrt_heap.cu (nvcc -ptx -rdc=true
--arch=compute_75)."""
+under ``jit`` the kernels that launch kernels run compiled (their calls go to the host:
+jit/devrtops.py), and so do their children.  Kernels: tests/ptx/data/devrt.cu and
+devrt_heap.cu (nvcc -ptx -rdc=true -arch=compute_75)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from gdevd.errors import KernelFault
 from gdevd.gpu.heap import HeapAllocator
-from gdevd.gpu.ptx import devrt, load_module
+from gdevd.gpu.ptx import devrt, jit, load_module
 
 from .helpers import Device, load
 
@@ -32,6 +32,8 @@ def _launch(dev: Device, mod, kernel: str, grid, block, *args, slots: int = 64,
     tree.printf = printf
     while not tree.run(budget):
         pass
+    if jit.engine() == "jit":           # the compiling engine ran the parent
+        assert tree.root.engine == "jit", mod.jit.compiled.rejected
     return tree
 
 
@@ -45,8 +47,8 @@ def test_children_write_memory_after_their_parent(mod, engine):
     tree = _launch(dev, mod, "parent", (4,), (32,), out, budget=50)
     assert dev.get(out, 128, np.int32).tolist() == list(range(128))
     assert tree.grids == 5 and tree.state.arena.pending == 0
-    assert tree.engine == "interp"                   # a kernel that launches: interpreted
-    assert tree.children_by_engine == {engine: 4}    # its children: compiled where they can
+    assert tree.engine == engine                     # a kernel that launches, compiled too
+    assert tree.children_by_engine == {engine: 4}    # and its children
     assert len(tree.state.arena.free) == 64          # every slot given back
 
 

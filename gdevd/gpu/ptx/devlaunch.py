@@ -16,8 +16,8 @@ then, in its turn), reading its parameters from its arena slot and
 giving the slot back; a frame with no launch left is popped.  So a child grid completes,
 with its own descendants, before the next launch of its parent starts, and tail launches run
 after every other launch of their parent: a valid CDP2 schedule.  Each child runs on the
-engine its own kernel is ready for (compiled if it is, and it cannot itself launch: kernels
-that call the device runtime stay on the interpreter).  A fault in any grid ends the tree;
+engine its own kernel is ready for (compiled if it is: a compiled kernel's device-runtime
+calls go into the host, jit/devrtops.py).  A fault in any grid ends the tree;
 its message names the faulting kernel and, for a child, its depth and its parent.
 """
 

@@ -98,6 +98,7 @@ class Child:
     shared: int
     slot: int
     tail: bool = False
+    issuer: int = 0         # the parent's block that made it (GridState.next_child)
 
 
 @dataclass
@@ -110,6 +111,7 @@ class Copy:
     src: int | None = None
     value: int = 0
     tail: bool = False
+    issuer: int = 0
 
 
 class Arena:
@@ -168,9 +170,18 @@ class GridState:
     name: str
     children: deque[Child | Copy] = field(default_factory=deque)
     tails: deque[Child | Copy] = field(default_factory=deque)
+    ordered: bool = False
 
     def next_child(self) -> Child | Copy | None:
-        """The next launch to run: children in issue order, then tail launches."""
+        """The next launch to run (called once the grid's blocks are done): children, then
+        tail launches, each block's in issue order, the lowest block's first.  Blocks run in
+        an order the engine chooses (in parallel on the compiling engine's threads), and
+        CUDA orders no launches of different blocks; this order makes the tree the same on
+        both engines, run after run."""
+        if not self.ordered:
+            self.children = deque(sorted(self.children, key=lambda c: c.issuer))
+            self.tails = deque(sorted(self.tails, key=lambda c: c.issuer))
+            self.ordered = True
         if self.children:
             return self.children.popleft()
         return self.tails.popleft() if self.tails else None

@@ -8,7 +8,8 @@ Bounded work per call (a grid of 2**17 threads calling at once must not hold the
 beyond a slice): everything is vectorized but taking and launching parameter buffers, which
 loop only over the lanes that can get a slot (at most the arena's slots).  Without a device
 runtime (a launch made without a tree) every call fails with ``cudaErrorNotSupported``.
-Compiled kernels never get here: jit/cgen.py leaves kernels with calls to the interpreter."""
+Compiled kernels run the same code (:func:`call`) through a call into the host
+(jit/devrtops.py, jit/hostcall.py)."""
 
 from __future__ import annotations
 
@@ -98,11 +99,11 @@ def _slots(arena: Arena | None, bufs: np.ndarray) -> np.ndarray:
 def launch_v2(st: GridState, env, lanes, a) -> np.ndarray:
     """``cudaLaunchDeviceV2(buffer, stream)``."""
     out = np.full(lanes.size, D.INVALID_VALUE, np.int64)
-    arena, streams = st.tree.arena, _col(a[1], "<u8")
+    arena, streams, blocks = st.tree.arena, _col(a[1], "<u8"), env.block_of(lanes)
     for k, slot in enumerate(_slots(arena, _col(a[0], "<u8")).tolist()):
         config = arena.taken.get(slot) if arena is not None else None
         if arena is not None and config:
-            out[k] = _record(st, arena, slot, config, int(streams[k]))
+            out[k] = _record(st, arena, slot, config, int(streams[k]), int(blocks[k]))
     return out
 
 
@@ -110,7 +111,7 @@ def launch_v1(st: GridState, env, lanes, a) -> np.ndarray:
     """``cudaLaunchDevice(func, buffer, grid, block, smem, stream)``."""
     out = np.full(lanes.size, D.INVALID_VALUE, np.int64)
     arena, kernels = st.tree.arena, st.tree.kernels
-    funcs, streams = _col(a[0], "<u8"), _col(a[5], "<u8")
+    funcs, streams, blocks = _col(a[0], "<u8"), _col(a[5], "<u8"), env.block_of(lanes)
     for k, slot in enumerate(_slots(arena, _col(a[1], "<u8")).tolist()):
         kernel = kernels.get(int(funcs[k]))
         if slot < 0 or arena is None or slot not in arena.taken or arena.taken[slot]:
@@ -119,13 +120,14 @@ def launch_v1(st: GridState, env, lanes, a) -> np.ndarray:
             out[k] = D.INVALID_FUNCTION
             continue
         config = (kernel, _dim3(a[2][k]), _dim3(a[3][k]), _u32(a[4][k]))
-        out[k] = _record(st, arena, slot, config, int(streams[k]))
+        out[k] = _record(st, arena, slot, config, int(streams[k]), int(blocks[k]))
     return out
 
 
-def _record(st: GridState, arena: Arena, slot: int, config: tuple, stream: int) -> int:
-    """Check a launch (kernel, grid, block, shared bytes) and record it on ``st``; the slot
-    is given back if it is refused."""
+def _record(st: GridState, arena: Arena, slot: int, config: tuple, stream: int,
+            issuer: int) -> int:
+    """Check a launch (kernel, grid, block, shared bytes) by block ``issuer`` and record it
+    on ``st``; the slot is given back if it is refused."""
     kernel, grid, block, shared = config
     err = _check(st, kernel, grid, block, shared)
     if err:
@@ -133,7 +135,7 @@ def _record(st: GridState, arena: Arena, slot: int, config: tuple, stream: int) 
         return err
     arena.taken[slot] = None            # pending: no second LaunchDevice of this buffer
     arena.pending += 1
-    child = Child(kernel, grid, block, shared, slot, stream == D.STREAM_TAIL)
+    child = Child(kernel, grid, block, shared, slot, stream == D.STREAM_TAIL, issuer)
     (st.tails if child.tail else st.children).append(child)
     return D.SUCCESS
 
@@ -222,9 +224,10 @@ def memcpy_async(st: GridState, env, lanes, a) -> np.ndarray:
     dst, src, count = _col(a[0], "<u8"), _col(a[1], "<u8"), _col(a[2], "<u8")
     kinds, streams = _col(a[3], "<u4"), _col(a[4], "<u8")
     ok = np.isin(kinds, (D2D, DEFAULT)) & _global(dst) & _global(src)
+    blocks = env.block_of(lanes)
     for k in np.flatnonzero(ok & (count > 0)).tolist():
         _queue(st, Copy(int(dst[k]), int(count[k]), src=int(src[k]),
-                        tail=int(streams[k]) == D.STREAM_TAIL))
+                        tail=int(streams[k]) == D.STREAM_TAIL, issuer=int(blocks[k])))
     return np.where(ok, D.SUCCESS, D.INVALID_VALUE)
 
 
@@ -232,10 +235,10 @@ def memset_async(st: GridState, env, lanes, a) -> np.ndarray:
     """``cudaMemsetAsync(dst, value, count, stream)``: recorded (see devrt.py)."""
     dst, values = _col(a[0], "<u8"), _col(a[1], "<u4")
     count, streams = _col(a[2], "<u8"), _col(a[3], "<u8")
-    ok = _global(dst)
+    ok, blocks = _global(dst), env.block_of(lanes)
     for k in np.flatnonzero(ok & (count > 0)).tolist():
         _queue(st, Copy(int(dst[k]), int(count[k]), value=int(values[k]) & 0xFF,
-                        tail=int(streams[k]) == D.STREAM_TAIL))
+                        tail=int(streams[k]) == D.STREAM_TAIL, issuer=int(blocks[k])))
     return np.where(ok, D.SUCCESS, D.INVALID_VALUE)
 
 
@@ -287,18 +290,42 @@ def _unsupported(op: str, env, lanes) -> np.ndarray:
     return np.full(lanes.size, D.NOT_SUPPORTED, np.int64)
 
 
+def supported(name: str, nargs: int, nrets: int) -> bool:
+    """Whether ``builtin.<name>`` with ``nargs`` arguments and ``nrets`` results is a call
+    this module executes."""
+    want, handler = HANDLERS.get(D.canonical(name), (None, None))
+    return handler is not None and nargs == want and nrets <= 1
+
+
+def call(name: str, env, lanes: np.ndarray, args: list[np.ndarray]) -> np.ndarray:
+    """The values of device-runtime call ``name`` for ``lanes`` (in lane order), whose
+    argument variables' rows for those lanes are ``args``; a nonzero ``cudaError_t`` becomes
+    that thread's last error.  ``env``: the grid's view (``devrt``, ``mem``, ``heap``,
+    ``n``, ``devrt_errors``, ``block_of``): the interpreter's wave, or the compiling
+    engine's (jit/hostcall.py)."""
+    op = D.canonical(name)
+    handler = HANDLERS[op][1]
+    st = env.devrt
+    if st is None and op not in _ERROR_QUERIES:
+        vals = _unsupported(op, env, lanes)
+    else:
+        vals = handler(st, env, lanes, args)
+    vals = np.asarray(vals).astype(np.int64)
+    if not op.startswith("GetParameterBuffer") and op not in _ERROR_QUERIES:
+        bad = vals != 0
+        _errors(env)[lanes[bad]] = vals[bad]
+    return vals
+
+
 def devrt_binder(ins, instr):
     """Binder of ``builtin.<device runtime call>`` (linker.py; see the module docstring)."""
     name = instr.opcode.split(".", 1)[1]
-    op = D.canonical(name)
-    nargs, handler = HANDLERS.get(op, (None, None))
     rets = instr.args[0].items if isinstance(instr.args[0], Group) else ()
     params = instr.args[1].items if len(instr.args) > 1 and \
         isinstance(instr.args[1], Group) else ()
-    if handler is None or len(params) != nargs or len(rets) > 1:
+    if not supported(name, len(params), len(rets)):
         raise ins.fail(f"device runtime call {name} with {len(params)} arguments is not "
                        f"supported")
-    sets_error = not op.startswith("GetParameterBuffer") and op not in _ERROR_QUERIES
 
     def bind(env):
         args = [env.pvars[p.name] for p in params]
@@ -306,15 +333,7 @@ def devrt_binder(ins, instr):
 
         def run(idx):
             lanes = env.lanes_all if idx is None else idx
-            st = env.devrt
-            if st is None and op not in _ERROR_QUERIES:
-                vals = _unsupported(op, env, lanes)
-            else:
-                vals = handler(st, env, lanes, [x[lanes] for x in args])
-            vals = np.asarray(vals).astype(np.int64)
-            if sets_error:
-                bad = vals != 0
-                _errors(env)[lanes[bad]] = vals[bad]
+            vals = call(name, env, lanes, [x[lanes] for x in args])
             if out is not None:
                 w = out.shape[1]
                 out[lanes, :w] = vals.view(np.uint8).reshape(-1, 8)[:, :w]

@@ -83,6 +83,10 @@ class Env:
                     self._special.pop(name, None)
                     arr[...] = self.special_value(name)
 
+    def block_of(self, lanes: np.ndarray) -> np.ndarray:
+        """The linear block index of each of the wave's ``lanes``."""
+        return self.geom.first_block + lanes // self.geom.tpb
+
     def kparam(self, offset: int, dt: np.dtype, count: int) -> np.ndarray:
         """``count`` values of ``dt`` at ``offset`` of the launch's parameter buffer."""
         key = (offset, dt, count)

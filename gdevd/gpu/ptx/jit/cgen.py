@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 
 from ..decode import Ins
+from ..devrt import calls_devrt
 from ..ops_heap import SIGNATURES
 from ..program import BAR, BRA, EXIT, FALL, TRAP, cluster_arrive, warp_collective
 from . import (  # noqa: F401  (registering the translators)
@@ -34,6 +35,7 @@ from . import (  # noqa: F401  (registering the translators)
     wmmaops,
 )
 from .arith import TRANSLATORS
+from .devrtops import devrt_call
 from .heapops import heap_call
 from .lanes import inline_access, loops
 from .liveness import live_sets, promote, zeroed_at_start
@@ -92,6 +94,8 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
         return heap_call(instr, ops), "ordered"
     if instr.opcode == "builtin.vprintf":
         return printf_call(instr, ops), "raw"      # (it tests its guard itself)
+    if calls_devrt(instr):
+        return devrt_call(instr, ops), "raw"
     if instr.opcode.startswith(("builtin.", "call")):
         raise Unsupported(instr.opcode)
     ins = Ins(instr, _Ctx(module_name))
@@ -292,6 +296,7 @@ def kernel_c(module, info, fname: str) -> str:
         raise Unsupported("calls of recursive functions (the interpreter runs them)")
     syms, _, _ = symbols(module, info)
     ops = Operands(info.regs, syms, info.param_size + 16)
+    ops.pvar_sizes = info.pvars
     blocks = info.blocks
     exit_blocks = {k for k, b in enumerate(blocks)
                    if not b.binders and b.term.kind == EXIT and b.term.guard is None}

@@ -43,6 +43,7 @@ struct jctx {
     void *heap;
     uint32_t deferred;
     void *host_printf;
+    void *host_devrt;
     void *host_arg;
     void *rt;
 };

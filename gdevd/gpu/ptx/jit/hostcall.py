@@ -1,4 +1,5 @@
-"""Calls from compiled kernels into the daemon's Python: device ``printf``.
+"""Calls from compiled kernels into the daemon's Python: device ``printf`` and the device
+runtime's calls (launches, streams, device-side copies and malloc: ops_devrt.py).
 
 A kernel that prints calls ``c->host_printf(c->host_arg, lanes, n, fmt, buf, ret)``
 (printfops.py) from its engine thread, which runs without the GIL, once per block step
@@ -18,6 +19,7 @@ from typing import Any
 import cffi
 import numpy as np
 
+from .. import ops_devrt
 from ..memory import MemSys
 from ..ops_printf import print_lane
 
@@ -38,12 +40,13 @@ class HostCalls:
         self.pvars, self.stride = bufs["pvars"], pv_stride
         self.launch: Any = None
         self.fault: BaseException | None = None
+        self._view: _GridView | None = None
         self._handle = _ffi.new_handle(self)
 
-    def pointers(self, ffi) -> tuple[object, object]:
-        """(host_printf, host_arg) for a ``struct jctx`` of ``ffi``."""
-        return (ffi.cast("void *", int(_ffi.cast("uintptr_t", _printf))),
-                ffi.cast("void *", int(_ffi.cast("uintptr_t", self._handle))))
+    def pointers(self, ffi) -> tuple[object, object, object]:
+        """(host_printf, host_devrt, host_arg) for a ``struct jctx`` of ``ffi``."""
+        return tuple(ffi.cast("void *", int(_ffi.cast("uintptr_t", p)))
+                     for p in (_printf, _devrt, self._handle))
 
     def bind(self, launch) -> None:
         """Serve ``launch`` (its page table, parameters and printf sink) from now on."""
@@ -52,7 +55,27 @@ class HostCalls:
 
     def release(self) -> None:
         """Drop the finished launch (pooled chunks must not keep it alive)."""
-        self.launch = self.mem.mmu = None
+        self.launch = self.mem.mmu = self._view = None
+
+    def devrt(self, name: str, lanes: np.ndarray, places: list[int], ret: int,
+              size: int) -> None:
+        """Lanes ``lanes``' device-runtime call ``name``: argument variables at the
+        (offset, size) ``places`` of their .param memory, each value written at ``ret``
+        (``size`` bytes, if ``ret`` >= 0)."""
+        rows = self.pvars.reshape(-1, self.stride)
+        args = [rows[lanes, off:off + n] for off, n in zip(places[::2], places[1::2],
+                                                             strict=True)]
+        vals = ops_devrt.call(name, self._grid_view(), lanes, args)
+        if ret >= 0:
+            rows[lanes, ret:ret + size] = vals.view(np.uint8).reshape(-1, 8)[:, :size]
+
+    def _grid_view(self) -> _GridView:
+        """The handlers' view of this chunk's block (a new block: no last errors yet)."""
+        block = int(self.ctx.block)
+        if self._view is None or self._view.block != block:
+            self._view = _GridView(self, block)
+        self._view.devrt = self.launch.devrt
+        return self._view
 
     def vprintf(self, lanes, fmt: int, buf: int, ret: int) -> None:
         """Lanes ``lanes``' calls, in order: format and argument addresses in their .param
@@ -79,3 +102,33 @@ def _printf(arg, lanes, n: int, fmt: int, buf: int, ret: int) -> int:
     except Exception as exc:    # noqa: BLE001 - every failure is the launch's fault
         calls.fault = exc
         return 1
+
+
+@_ffi.callback("int32_t(void *, char *, int32_t *, int32_t, int64_t *, int32_t, int64_t, "
+               "int64_t)")
+def _devrt(arg, name, lanes, n: int, places, nargs: int, ret: int, size: int) -> int:
+    calls = _ffi.from_handle(arg)
+    try:
+        with calls.launch.host_lock:
+            calls.devrt(_ffi.string(name).decode(), np.array(_ffi.unpack(lanes, n), np.int64),
+                        _ffi.unpack(places, 2 * nargs) if nargs else [], ret, size)
+        return 0
+    except Exception as exc:    # noqa: BLE001 - every failure is the launch's fault
+        calls.fault = exc
+        return 1
+
+
+class _GridView:
+    """What ops_devrt's handlers read of a grid (the interpreter's wave has the same):
+    the chunk's memory, the launch's heap and device-runtime state, the block's threads'
+    last errors, and the block of each lane."""
+
+    def __init__(self, calls: HostCalls, block: int) -> None:
+        self.block, self.mem, self.n = block, calls.mem, calls.mem.tpb
+        self.heap = calls.launch.heap
+        self.devrt = calls.launch.devrt
+        self.devrt_errors: np.ndarray | None = None
+
+    def block_of(self, lanes: np.ndarray) -> np.ndarray:
+        """Every lane's block: the chunk's."""
+        return np.full(len(lanes), self.block, np.int64)

@@ -64,6 +64,11 @@ MIN_SLOTS = 8
 LANE_STEPS = 8192
 _pool: ThreadPoolExecutor | None = None
 THREADS = os.cpu_count() or 1
+# A grid of at most this many threads runs on one engine thread: its blocks take turns
+# block by block as the interpreter's wave runs them, so what they do in the order they
+# start (an atomic counter handing out ids, the text they print) comes out the same on both
+# engines, run after run; its work is too small to gain from a hand-off to another thread
+ONE_THREAD_MAX = 256
 
 
 def set_threads(n: int) -> None:
@@ -158,11 +163,11 @@ class _Chunk:
         ctx.ntid = list(launch.block)
         ctx.nt = nt
         ctx.rt = ffi.cast("void *", launch.compiled.runtime)
-        self.host = None        # its host calls (hostcall.py): kernels that print only
-        if info.prints:
+        self.host = None        # its host calls (hostcall.py): kernels that print or
+        if info.prints or info.launches:        # call the device runtime only
             self.host = HostCalls(ctx, self.bufs, launch.pv_stride, nt, launch.shared_total,
                                   info.local_size)
-            ctx.host_printf, ctx.host_arg = self.host.pointers(ffi)
+            ctx.host_printf, ctx.host_devrt, ctx.host_arg = self.host.pointers(ffi)
         self.coop = False       # ctx holds a cooperative launch's workspace and quantum
         self.done = False
 
@@ -227,6 +232,8 @@ class JitLaunch(Launch):
         self.tex_ptr = compiled.ffi.cast("void *", self.tex_table.ctypes.data) \
             if len(self.tex_table) else compiled.ffi.NULL
         threads = THREADS if threads is None else threads
+        if self.total_blocks * self.tpb <= ONE_THREAD_MAX:
+            threads = 1
         self.threads = threads
         self.mmu_ptr = compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", mmu._p)))
         # (self.heap, the HeapAllocator, keeps the C heap alive while the launch runs)

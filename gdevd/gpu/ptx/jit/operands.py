@@ -97,6 +97,7 @@ class Operands:
         self.ctypes = ["uint8_t" if t == "pred" else UT[width(t)] for t in regs.values()]
         self.symbols = symbols
         self.param_size = param_size
+        self.pvar_sizes: dict[str, int] = {}    # the .param variables' sizes (devrtops.py)
         self.consts: dict[str, int] = {}   # registers the current instruction reads as constants
 
     def reg(self, name: str) -> tuple[str, str]:

@@ -79,6 +79,10 @@ struct jctx {
 	   variables' offsets: format, arguments, return value or -1); nonzero: a fault */
 	int32_t (*host_printf)(void *arg, const int32_t *lanes, int32_t n, int64_t fmt,
 			       int64_t buf, int64_t ret);
+	/* the device runtime's call `name` for lanes[0..n) (arguments' .param offset and size
+	   pairs, the return variable's or -1 and 0); nonzero: a fault */
+	int32_t (*host_devrt)(void *arg, const char *name, const int32_t *lanes, int32_t n,
+			      const int64_t *args, int32_t nargs, int64_t ret, int64_t size);
 	void *host_arg;
 	const struct jrt *rt;	/* the scheduler (scheduler.h, in the runtime object) */
 };
