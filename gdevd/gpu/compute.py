@@ -288,12 +288,19 @@ class ModuleCache:
         """Remember ``mod`` under ``key``, evicting the least recently used beyond capacity;
         a module that can be compiled to native code starts compiling (tiered engine), for
         ``owner`` (the tenant that loaded it: compiler slots are shared fairly between
-        tenants, jit/slots.py)."""
+        tenants, jit/slots.py).  An evicted module's compile stops (a tenant loading ever
+        new modules keeps at most ``capacity`` compiles going, not one per module); a
+        context still using it compiles it again at its next launch (jit.JitState)."""
         start = getattr(mod, "start_compile", None)
         if start is not None:
             start(owner=owner)
+        evicted = []
         with self._lock:
             self._mods[key] = mod
             self._mods.move_to_end(key)
             while len(self._mods) > self.capacity:
-                self._mods.popitem(last=False)
+                evicted.append(self._mods.popitem(last=False)[1])
+        for old in evicted:
+            cancel = getattr(old, "cancel_compile", None)
+            if cancel is not None:
+                cancel()

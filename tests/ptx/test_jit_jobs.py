@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gdevd.gpu.ptx import load_module
+from gdevd.gpu.compute import ModuleCache
+from gdevd.gpu.ptx import jit, load_module
 from gdevd.gpu.ptx.jit import build
 from gdevd.gpu.ptx.jit.jobs import Cancelled, Jobs
 
@@ -170,6 +171,29 @@ def test_a_cancelled_compile_leaves_the_module_on_the_interpreter(tmp_path, monk
     assert mod.jit.status == "interp" and mod.jit.compiled is None
     assert _wait_gone(cc1) == []
     assert not list(tmp_path.glob("*/*.json"))
+
+
+@needs_cc
+@only_jit
+def test_an_evicted_module_stops_compiling_until_a_launch_asks(tmp_path, monkeypatch):
+    """The daemon's decoded-module cache stops the compile of a module it evicts (a tenant
+    loading ever new modules keeps at most the cache's capacity compiling); a context that
+    still launches it starts the compile again (its launch runs interpreted meanwhile)."""
+    monkeypatch.setenv("GDEV_JIT_CACHE", str(tmp_path))
+    cache = ModuleCache(1)
+    aes = load_module((ROOT / "kernels" / "aes.ptx").read_text(), "aes")
+    cache.insert(cache.key(b"aes"), aes)
+    while not (cc1 := _our_cc1()):
+        time.sleep(0.01)
+    cache.insert(cache.key(b"madd"), load_module((ROOT / "kernels" / "madd.ptx").read_text(),
+                                                 "madd"))
+    assert aes.jit.wait(60) and aes.jit.status == "interp" and aes.jit.compiled is None
+    assert _wait_gone(cc1) == []
+    jit.set_engine("auto")              # (the engine fixture restores the policy)
+    assert aes.jit.runnable("aes256_xts_encrypt") is None      # interpreted this time
+    assert aes.jit.status == "compiling"
+    assert aes.jit.wait(240) and aes.jit.status == "jit"
+    assert aes.jit.runnable("aes256_xts_encrypt") is not None
 
 
 @needs_cc

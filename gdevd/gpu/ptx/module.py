@@ -162,6 +162,10 @@ class Module:
         compiler's slots granted to ``owner`` (a tenant; jit/slots.py)."""
         self.jit.start(wait, owner=owner)
 
+    def cancel_compile(self) -> None:
+        """Stop a background compile; a later launch starts it again (:mod:`.jit`)."""
+        self.jit.cancel()
+
     def data_layout(self) -> DataLayout:
         """Offsets of every ``.global``/``.const`` variable in one data segment."""
         return self._layout

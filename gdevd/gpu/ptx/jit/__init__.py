@@ -75,6 +75,7 @@ class JitState:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._cancel = threading.Event()
+        self._resume = False    # cancelled: the next launch starts the compile again
 
     def start(self, wait: bool = False, want: str | None = None,
               owner: Hashable = None) -> None:
@@ -104,10 +105,14 @@ class JitState:
             done.wait()
 
     def cancel(self) -> None:
-        """Stop a background compile (its compiler processes are killed): the module stays
-        on the interpreter (``status`` ``interp`` again, so :meth:`start` may compile it
-        later).  Nothing happens to a module compiled or not compiling."""
-        self._cancel.set()
+        """Stop a background compile (its compiler processes are killed): the module runs
+        on the interpreter (``status`` ``interp`` again) until a launch asks for it, which
+        starts the compile again (:meth:`runnable`).  Nothing happens to a module compiled
+        or not compiling."""
+        with self._lock:
+            if self.status == "compiling":
+                self._cancel.set()
+                self._resume = True
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a compile that runs to end (ready, failed or cancelled); False if it
@@ -153,6 +158,9 @@ class JitState:
             return None
         if _engine == "jit":
             self.wait_kernel(kernel)
+        elif self._resume and self.status == "interp":
+            self._resume = False
+            self.start(want=kernel)
         c = self.compiled
         if c is None:
             return None
