@@ -49,6 +49,19 @@ from .versions import hoisted_loads, on_cycle, versioned
 
 # instructions that must see every lane's previous instruction complete
 ORDERED = {"ld", "ldu", "st", "atom", "red"}
+# collectives whose statement visits the executing lanes with LOOP only: guarded, they run
+# for the lanes whose guard holds (_for_guarded_lanes), as the interpreter's guarded binder
+# runs them (program.guarded): the other lanes do not execute the instruction
+GUARDABLE = {"shfl", "vote", "activemask", "match", "redux", "elect"}
+
+
+def _for_guarded_lanes(stmt: str, guard: str) -> str:
+    """``stmt`` (a raw statement of :data:`GUARDABLE`) run for the active lanes whose
+    ``guard`` holds: their list shadows the block function's ``act``, so its LOOPs visit
+    only them (none: it does not run)."""
+    return (f"{{ int32_t gl_[1024]; int gn_ = 0; LOOP(if ({guard}) gl_[gn_++] = i;); "
+            f"if (gn_) {{ const int full = 0, na = gn_; const int32_t *const act = gl_; "
+            f"(void)full; (void)na; (void)act; {stmt} }} }}")
 
 
 class _Ctx:
@@ -114,7 +127,9 @@ def instr_c(instr, ops: Operands, module_name: str) -> tuple[str | memops.Access
     if kind == GUARDED_RAW:                 # it tests its guard itself
         return stmt, "raw"
     if kind == "raw" and instr.guard is not None:
-        raise Unsupported(f"guarded {ins.base}")
+        if ins.base not in GUARDABLE:
+            raise Unsupported(f"guarded {ins.base}")
+        return _for_guarded_lanes(stmt, ops.guard(instr.guard)), "raw"
     if isinstance(stmt, memops.Access):
         if instr.guard is None:
             return stmt, kind
