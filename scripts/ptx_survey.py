@@ -362,8 +362,8 @@ def render_markdown(s: Survey, engine: dict[str, tuple[str, dict]] | None = None
         out += ["", "Base opcodes the interpreter executes and the translator does not (whether "
                 f"nvcc emitted them here or not): {missing}." if missing else
                 "Every base opcode the interpreter executes has a translator (a kernel can still "
-                "stay interpreted for a form the translator refuses, such as `prmt`'s special "
-                "modes or a call of a recursive function)."]
+                "stay interpreted for a form the translator refuses, such as a call of a "
+                "recursive function)."]
     out += ["", "## Special registers", "", "| register | count | files |", "|---|---|---|"]
     out += [f"| `{r}` | {n} | {_files_cell(s.sreg_files[r], total)} |"
             for r, n in sorted(s.sregs.items())]

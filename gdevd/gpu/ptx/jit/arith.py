@@ -301,14 +301,18 @@ def t_shf(ins, ops) -> str:
                   f"(uint32_t){e}; }})")
 
 
+PRMT_MODES = ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")     # bits.h's prmt_mode numbers
+
+
 @tr("prmt")
 def t_prmt(ins, ops) -> str:
-    """Byte permute (default mode)."""
-    if ins.flags & {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}:
-        raise Unsupported("prmt mode")
+    """Byte permute: the default mode, or one of the special modes."""
     d, a, b, c = ins.args[:4]
-    return ops.wr(d, "b32", f"prmt_default({ops.rd(a, 'b32')}, {ops.rd(b, 'b32')}, "
-                  f"{ops.rd(c, 'b32')})")
+    args = f"{ops.rd(a, 'b32')}, {ops.rd(b, 'b32')}, {ops.rd(c, 'b32')}"
+    modes = [m for m in PRMT_MODES if m in ins.flags]
+    if modes:
+        return ops.wr(d, "b32", f"prmt_mode({args}, {PRMT_MODES.index(modes[0])})")
+    return ops.wr(d, "b32", f"prmt_default({args})")
 
 
 @tr("popc", "clz")
