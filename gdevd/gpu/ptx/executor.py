@@ -28,7 +28,7 @@ import numpy as np
 from gdevd.errors import GdevError, KernelFault, MmuFault
 from gdevd.gpu.texture import TextureFault
 
-from . import assertion
+from . import assertion, tierup
 from .callstack import CallStack
 from .coop import coresident
 from .memory import MemSys
@@ -345,6 +345,8 @@ class Launch:
 
     engine = "interp"
     order = None        # its device printf in block order (printorder.py), set by `printf`
+    rest = None         # the compiled launch of its blocks once it tiered up (tierup.py)
+    before_rest: tuple = ()     # its stats when it did (instructions, thread-instr., s)
     heap = None         # the context's device heap (gdevd/gpu/heap.py), for malloc/free
     devrt = None        # the grid's device-runtime state (devrt.GridState), set by its tree
 
@@ -361,14 +363,17 @@ class Launch:
     @property
     def budget_scale(self) -> int:
         """How many of this engine's steps weigh one step of the compute engine's slice cap
-        (compute.py): 1, an interpreted step is the unit."""
-        return 1
+        (compute.py): 1, an interpreted step is the unit (the compiled rest's once it
+        tiered up)."""
+        return 1 if self.rest is None else self.rest.budget_scale
 
     @property
     def budget_key(self) -> tuple:
         """What launches whose budgets transfer share: engine, kernel and shape (a hint for
         the compute engine's first quantum, compute.py; an id reused after the kernel is
         gone only costs one quantum of the wrong length)."""
+        if self.rest is not None:
+            return self.rest.budget_key
         return (type(self).__name__, id(self.info), self.grid, self.block)
 
     def __init__(self, module, info, grid, block, params: bytes, mmu, data_base: int,
@@ -398,6 +403,7 @@ class Launch:
             raise GdevError(errno.EINVAL, f"{self.shared_total} bytes of shared memory")
         if watchdog is not None and watchdog <= 0:
             raise GdevError(errno.EINVAL, "watchdog must be positive")
+        self.raw_params = params    # as given (a compiled rest takes them: tierup.py)
         self.params = params + bytes(16 - len(params) % 16)
         self.mmu, self.shared_dynamic, self.watchdog = mmu, shared_dynamic, watchdog
         self.data_base = data_base
@@ -448,11 +454,18 @@ class Launch:
             return True
         if budget is not None and budget <= 0:
             return False
+        if self.rest is None and self.wave is None and tierup.ready(self):
+            self.before_rest = (self.stats.instructions, self.stats.thread_instructions,
+                                self.stats.elapsed)
+            self.rest = tierup.compiled_rest(self)
+            self.engine = "jit"
+        if self.rest is not None:
+            return tierup.run_rest(self, budget)
         t0 = time.monotonic()
         deadline = None if self.watchdog is None else t0 + self.watchdog - self.stats.elapsed
         try:
             with np.errstate(all="ignore"):      # PTX arithmetic never traps
-                return self._run(budget, deadline)
+                done = self._run(budget, deadline)
         except GdevError:
             self.done, self.wave = True, None
             raise
@@ -463,13 +476,20 @@ class Launch:
             self.stats.elapsed += time.monotonic() - t0
             if self.done and self.order is not None:
                 self.order.flush()
+        if done is None:        # at a wave boundary, its compiled form ready: tier up
+            return self.run(budget)
+        return done
 
-    def _run(self, budget: int | None, deadline: float | None) -> bool:
+    def _run(self, budget: int | None, deadline: float | None) -> bool | None:
+        """Run waves (see :meth:`run`); None at a wave boundary where the launch may tier
+        up (tierup.py)."""
         while True:
             if self.wave is None:
                 if self.next_block >= self.total_blocks:
                     self.done = True
                     return True
+                if self.next_block and tierup.ready(self):
+                    return None
                 nb = min(self.wave_blocks, self.total_blocks - self.next_block)
                 self.wave = self._wave(nb)
                 self.next_block += nb

@@ -216,7 +216,9 @@ class JitLaunch(Launch):
     def __init__(self, module, info, compiled, fname: str, grid, block, params: bytes, mmu,
                  data_base: int, shared_dynamic: int = 0, watchdog: float | None = None,
                  threads: int | None = None, textures=None, grid_workspace: int = 0,
-                 heap=None) -> None:
+                 heap=None, first_block: int = 0) -> None:
+        """``first_block``: the blocks below it are done already (an interpreted launch
+        tiering up runs the rest so: tierup.py)."""
         super().__init__(module, info, grid, block, params, mmu, data_base, shared_dynamic,
                          watchdog, textures, grid_workspace, heap=heap)
         from .cgen import symbols
@@ -239,12 +241,13 @@ class JitLaunch(Launch):
         # (self.heap, the HeapAllocator, keeps the C heap alive while the launch runs)
         self.heap_ptr = compiled.ffi.NULL if heap is None else \
             compiled.ffi.cast("void *", int(core_ffi.cast("uintptr_t", heap.ptr)))
-        slots = min(self.total_blocks, max(threads, MIN_SLOTS))
+        slots = min(self.total_blocks - first_block, max(threads, MIN_SLOTS))
         if grid_workspace:      # cooperative: a slot per block, taking turns (coop.py)
             slots = self.total_blocks
         self.key = (fname, self.block, self.shared_total, self.lo_stride, self.pv_stride)
         idle = compiled.pool.setdefault(self.key, [])
-        self.chunks = [(_pop(idle) or _Chunk(self)).bind(self, k, slots) for k in range(slots)]
+        self.chunks = [(_pop(idle) or _Chunk(self)).bind(self, first_block + k, slots)
+                       for k in range(slots)]
 
     @property
     def budget_scale(self) -> int:
