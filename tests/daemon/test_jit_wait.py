@@ -73,7 +73,13 @@ def test_a_launch_waiting_for_its_compile_holds_nobody_else(tmp_path) -> None:
             c = np.empty_like(x)
             a.gmemcpy_from_device(c, bufs[2])
             assert np.array_equal(c, 2 * x)
-            assert "jit" in Path(d.proc_path("ptx_modules")).read_text()
+            # the module's status turns jit once its build has also stored the cache entry,
+            # just after the launch got its kernel
+            deadline = time.monotonic() + 30
+            while " jit " not in (mods := Path(d.proc_path("ptx_modules")).read_text()) \
+                    and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert " jit " in mods, mods
     finally:
         gate.touch()
         stop_gdevd(d)
