@@ -243,7 +243,7 @@ def _compile(module, c: Compiled, tmp: Path, stop: threading.Event, base: Path,
 
     def prelude() -> Path | None:           # looked for when the first compile starts
         if not pre:
-            pre.append(pch.include_dir(base, _salt(), _command, FLAGS, INCLUDES))
+            pre.append(pch.include_dir(base, _salt(), _command, FLAGS, INCLUDES, stop))
         return pre[0]
 
     with Jobs(tmp, stop, owner=owner) as jobs:

@@ -21,14 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import shutil
 import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from . import cache
+from . import cache, scratch
+from .jobs import Jobs
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -38,26 +38,30 @@ _known: dict[tuple[Path, str], Path | None] = {}
 
 
 def include_dir(base: Path, salt: list[str], command: Callable[[list[str]], list[str]],
-                flags: list[str], includes: list[str]) -> Path | None:
+                flags: list[str], includes: list[str],
+                cancelled: threading.Event | None = None) -> Path | None:
     """The directory holding a checked ``prelude.h.gch`` for ``salt`` under cache root
     ``base``, compiled first if need be by ``command`` (build.py's: the compiler, niced)
-    with ``flags`` and ``includes`` (those of a kernel's compile); None when there is none
-    to use (not GCC, or it failed).  Decided once per process and compiler."""
+    with ``flags`` and ``includes`` (those of a kernel's compile), as a job that dies with
+    us or with ``cancelled`` (jobs.py: Cancelled); None when there is none to use (not GCC,
+    or it failed).  Decided once per process and compiler."""
     key = hashlib.blake2b("\0".join([*salt, *command([])]).encode(),
                           digest_size=12).hexdigest()
     with _lock:
         if (base, key) not in _known:
-            _known[base, key] = _ready(base / "pch" / key, command, flags, includes)
+            _known[base, key] = _ready(base / "pch" / key, command, flags, includes,
+                                       cancelled or threading.Event())
         return _known[base, key]
 
 
-def _ready(where: Path, command, flags: list[str], includes: list[str]) -> Path | None:
+def _ready(where: Path, command, flags: list[str], includes: list[str],
+           cancelled: threading.Event) -> Path | None:
     if not _is_gcc(command):
         return None
     if _intact(where):
         return where
     try:
-        _build(where, command, flags, includes)
+        _build(where, command, flags, includes, cancelled)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         log.warning("precompiling %s failed (%s): kernels compile without it", HEADER, exc)
         return None
@@ -87,19 +91,25 @@ def _intact(where: Path) -> bool:
     return True
 
 
-def _build(where: Path, command, flags: list[str], includes: list[str]) -> None:
-    """Compile the header into ``where`` (rename into place, the summary last) and delete
-    the directories of other salts."""
+def _build(where: Path, command, flags: list[str], includes: list[str],
+           cancelled: threading.Event) -> None:
+    """Compile the header in a scratch directory (a job of its own group: jobs.py), publish
+    it into ``where`` (renamed into place, the summary last) and delete the directories of
+    other salts."""
+    ended: list[tuple[int, str]] = []
+    with scratch.build_dir() as scratch_dir:
+        tmp = Path(scratch_dir)
+        gch = tmp / f"{HEADER}.gch"
+        with Jobs(tmp, cancelled) as jobs:
+            jobs.start(command([*flags, *includes, "-x", "c-header", "-o", str(gch),
+                                str(HERE / HEADER)]),
+                       done=lambda status, message: ended.append((status, message)))
+            jobs.wait()
+        status, message = ended[0]
+        if status:
+            raise ValueError(message.strip()[-300:] or f"exit status {status}")
+        data = gch.read_bytes()
     cache.make_private(where)
-    part = where / f"{HEADER}.gch.{os.getpid()}.{threading.get_ident()}.part"
-    run = subprocess.run(command([*flags, *includes, "-x", "c-header", "-o", str(part),
-                                  str(HERE / HEADER)]), capture_output=True, text=True,
-                         check=False)
-    if run.returncode:
-        part.unlink(missing_ok=True)
-        raise ValueError(run.stderr.strip()[-300:] or f"exit status {run.returncode}")
-    data = part.read_bytes()
-    part.unlink()
     cache.publish(where / f"{HEADER}.gch", data)
     cache.publish(where / f"{HEADER}.sum", json.dumps([len(data), cache.digest(data)]).encode())
     for other in where.parent.iterdir():
