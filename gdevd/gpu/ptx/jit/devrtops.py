@@ -11,14 +11,8 @@ from __future__ import annotations
 
 from ..ops_devrt import supported
 from ..syntax import Group
+from .hostops import lanes_call, place
 from .operands import Unsupported
-
-
-def _place(ops, name: str) -> tuple[int, int]:
-    kind, off = ops.symbols.get(name, (None, 0))
-    if kind != "pvar":
-        raise Unsupported(f"device runtime argument {name} is not a .param variable")
-    return off, ops.pvar_sizes[name]
 
 
 def devrt_call(instr, ops) -> str:
@@ -29,11 +23,9 @@ def devrt_call(instr, ops) -> str:
         else ()
     if not supported(name, len(params), len(rets)) or not name.isidentifier():
         raise Unsupported(f"device runtime call {name}")
-    places = [x for p in params for x in _place(ops, p.name)]
-    ret, size = _place(ops, rets[0].name) if rets else (-1, 0)
+    places = [x for p in params for x in place(ops, p.name)]
+    ret, size = place(ops, rets[0].name) if rets else (-1, 0)
     table = ", ".join(map(str, places or [0]))
-    guard = "1" if instr.guard is None else ops.guard(instr.guard)
-    return (f"{{ static const int64_t a_[] = {{ {table} }}; int32_t ln_[1024]; int32_t nl_ = 0; "
-            f"LOOP(if ({guard}) ln_[nl_++] = i;); "
-            f"if (nl_ && c->host_devrt(c->host_arg, \"{name}\", ln_, nl_, a_, {len(params)}, "
-            f"{ret}, {size})) {{ c->fault_kind = F_HOST; FAULT({instr.line}); }} }}")
+    call = (f"c->host_devrt(c->host_arg, \"{name}\", ln_, nl_, a_, {len(params)}, {ret}, "
+            f"{size})")
+    return f"{{ static const int64_t a_[] = {{ {table} }}; {lanes_call(instr, ops, call)} }}"

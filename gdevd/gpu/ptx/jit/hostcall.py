@@ -92,30 +92,30 @@ class HostCalls:
                     count.to_bytes(4, "little", signed=True), np.uint8)
 
 
-@_ffi.callback("int32_t(void *, int32_t *, int32_t, int64_t, int64_t, int64_t)")
-def _printf(arg, lanes, n: int, fmt: int, buf: int, ret: int) -> int:
+def _serve(arg, work) -> int:
+    """Run ``work(calls)`` for the chunk whose handle is ``arg``, in its launch's turn; 0,
+    or 1 with the exception kept as the launch's fault."""
     calls = _ffi.from_handle(arg)
     try:
         with calls.launch.host_lock:
-            calls.vprintf(_ffi.unpack(lanes, n), fmt, buf, ret)
+            work(calls)
         return 0
     except Exception as exc:    # noqa: BLE001 - every failure is the launch's fault
         calls.fault = exc
         return 1
+
+
+@_ffi.callback("int32_t(void *, int32_t *, int32_t, int64_t, int64_t, int64_t)")
+def _printf(arg, lanes, n: int, fmt: int, buf: int, ret: int) -> int:
+    return _serve(arg, lambda calls: calls.vprintf(_ffi.unpack(lanes, n), fmt, buf, ret))
 
 
 @_ffi.callback("int32_t(void *, char *, int32_t *, int32_t, int64_t *, int32_t, int64_t, "
                "int64_t)")
 def _devrt(arg, name, lanes, n: int, places, nargs: int, ret: int, size: int) -> int:
-    calls = _ffi.from_handle(arg)
-    try:
-        with calls.launch.host_lock:
-            calls.devrt(_ffi.string(name).decode(), np.array(_ffi.unpack(lanes, n), np.int64),
-                        _ffi.unpack(places, 2 * nargs) if nargs else [], ret, size)
-        return 0
-    except Exception as exc:    # noqa: BLE001 - every failure is the launch's fault
-        calls.fault = exc
-        return 1
+    return _serve(arg, lambda calls: calls.devrt(
+        _ffi.string(name).decode(), np.array(_ffi.unpack(lanes, n), np.int64),
+        _ffi.unpack(places, 2 * nargs) if nargs else [], ret, size))
 
 
 class _GridView:

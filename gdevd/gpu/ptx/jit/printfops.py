@@ -11,14 +11,8 @@ takes the GIL, which engine threads printing at once would otherwise pass to and
 from __future__ import annotations
 
 from ..syntax import Group
+from .hostops import lanes_call, place
 from .operands import Unsupported
-
-
-def _offset(ops, name: str) -> int:
-    kind, off = ops.symbols.get(name, (None, 0))
-    if kind != "pvar":
-        raise Unsupported(f"vprintf argument {name} is not a .param variable")
-    return off
 
 
 def printf_call(instr, ops) -> str:
@@ -28,9 +22,6 @@ def printf_call(instr, ops) -> str:
         else ()
     if len(params) != 2 or len(rets) > 1:
         raise Unsupported(f"vprintf with {len(params)} arguments")
-    fmt, buf = (_offset(ops, p.name) for p in params)
-    ret = _offset(ops, rets[0].name) if rets else -1
-    guard = "1" if instr.guard is None else ops.guard(instr.guard)
-    return (f"{{ int32_t ln_[1024]; int32_t nl_ = 0; LOOP(if ({guard}) ln_[nl_++] = i;); "
-            f"if (nl_ && c->host_printf(c->host_arg, ln_, nl_, {fmt}, {buf}, {ret})) "
-            f"{{ c->fault_kind = F_HOST; FAULT({instr.line}); }} }}")
+    fmt, buf = (place(ops, p.name)[0] for p in params)
+    ret = place(ops, rets[0].name)[0] if rets else -1
+    return lanes_call(instr, ops, f"c->host_printf(c->host_arg, ln_, nl_, {fmt}, {buf}, {ret})")
