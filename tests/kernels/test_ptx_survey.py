@@ -104,9 +104,9 @@ def test_compile_probe_names_what_the_translator_leaves_to_the_interpreter():
     lines = text.split("\n")
     k = next(i for i, ln in enumerate(lines) if "add.s32" in ln)
     d = lines[k].split()[1].rstrip(",")
-    lines[k] += f"\n\tprmt.b32.f4e {d}, {d}, {d}, {d};"
+    lines[k] += f"\n\t@%p1 movmatrix.sync.aligned.m8n8.trans.b16 {d}, {d};"
     found = ptx_survey.compile_probe("\n".join(lines), "madd")
-    assert found == {"prmt.b32.f4e": "prmt mode"}
+    assert found == {"movmatrix.sync.aligned.m8n8.trans.b16": "guarded movmatrix"}
     engine = {"sample.ptx": ("loads", {})}
     md = ptx_survey.render_markdown(_survey(), engine, {"sample.ptx": {"ret": "why"}})
     assert "| `ret` | 2 | decodes | **no** | sample.ptx |" in md
