@@ -454,10 +454,10 @@ class Launch:
             return True
         if budget is not None and budget <= 0:
             return False
-        if self.rest is None and self.wave is None and tierup.ready(self):
+        if self.rest is None and self.wave is None and (native := tierup.ready(self)):
             self.before_rest = (self.stats.instructions, self.stats.thread_instructions,
                                 self.stats.elapsed)
-            self.rest = tierup.compiled_rest(self)
+            self.rest = tierup.compiled_rest(self, native)
             self.engine = "jit"
         if self.rest is not None:
             return tierup.run_rest(self, budget)
@@ -488,7 +488,7 @@ class Launch:
                 if self.next_block >= self.total_blocks:
                     self.done = True
                     return True
-                if self.next_block and tierup.ready(self):
+                if self.next_block and tierup.ready(self) is not None:
                     return None
                 nb = min(self.wave_blocks, self.total_blocks - self.next_block)
                 self.wave = self._wave(nb)

@@ -19,20 +19,22 @@ from __future__ import annotations
 from . import jit
 
 
-def ready(launch) -> bool:
-    """Whether ``launch`` (an interpreted :class:`~.executor.Launch` between two waves)
-    may move to its kernel's compiled form now."""
+def ready(launch):
+    """The kernel's compiled form (compiled module, C function) if ``launch`` (an
+    interpreted :class:`~.executor.Launch` between two waves) may move to it now, else
+    None."""
     if jit.engine() != "auto" or launch.grid_workspace or launch.info.frames is not None:
-        return False
+        return None
     if launch.next_block >= launch.total_blocks:
-        return False
-    return launch.module.jit.runnable(launch.info.name) is not None
+        return None
+    return launch.module.jit.runnable(launch.info.name)
 
 
-def compiled_rest(launch):
-    """The compiled launch of ``launch``'s blocks not yet started (:func:`ready` holds)."""
+def compiled_rest(launch, native):
+    """The compiled launch of ``launch``'s blocks not yet started, on ``native`` (what
+    :func:`ready` returned)."""
     from .jit.launch import JitLaunch
-    compiled, fname = launch.module.jit.runnable(launch.info.name)
+    compiled, fname = native
     left = None if launch.watchdog is None else \
         max(launch.watchdog - launch.stats.elapsed, 1e-3)
     rest = JitLaunch(launch.module, launch.info, compiled, fname, launch.grid, launch.block,

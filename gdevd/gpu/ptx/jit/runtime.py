@@ -17,19 +17,16 @@ a damaged one is compiled again.  Making one deletes the directories of other sa
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
 import cffi
 
-from . import cache, scratch
-from .jobs import Jobs
+from . import salted
 
 UNIT = '#include "scheduler.h"\n'
+SO = "runtime.so"
 _lock = threading.Lock()
 _known: dict[tuple[Path, str], int] = {}
 _libs: list[object] = []            # every loaded runtime stays mapped
@@ -45,8 +42,7 @@ def address(base: Path, salt: list[str], command: Callable[[list[str]], list[str
     of a kernel's compile), as a job of ``owner``'s that dies with us or with ``cancelled``
     (jobs.py); loaded once per process and key.  RuntimeError if it cannot be made (then no
     kernel can run compiled), Cancelled if ``cancelled`` was set meanwhile."""
-    key = hashlib.blake2b("\0".join([*salt, *command([])]).encode(),
-                          digest_size=12).hexdigest()
+    key = salted.key(salt, command)
     with _lock:
         if (base, key) not in _known:
             _known[base, key] = _ready(base / "rt" / key, command, flags, includes,
@@ -56,44 +52,19 @@ def address(base: Path, salt: list[str], command: Callable[[list[str]], list[str
 
 def _ready(where: Path, command, flags: list[str], includes: list[str],
            cancelled: threading.Event, owner: Hashable) -> int:
-    so = where / "runtime.so"
-    if not _intact(where):
+    so = where / SO
+    if salted.fault(where, SO) is not None:
+
+        def compile_in(tmp: Path) -> list[str]:
+            (tmp / "runtime.c").write_text(UNIT)
+            return command([*flags, "-shared", *includes, "-o", str(tmp / SO),
+                            str(tmp / "runtime.c")])
         try:
-            _build(where, command, flags, includes, cancelled, owner)
-        except (OSError, RuntimeError, ValueError) as exc:
+            salted.build(where, SO, compile_in, cancelled, owner)
+        except (OSError, ValueError) as exc:
             raise RuntimeError(f"the compiled kernels' runtime failed to build: {exc}") from exc
-        if not _intact(where):
+        if salted.fault(where, SO) is not None:
             raise RuntimeError(f"the compiled kernels' runtime {so} does not match its summary")
     lib = _ffi.dlopen(str(so))
     _libs.append(lib)
     return int(_ffi.cast("uintptr_t", lib.gdev_jit_runtime()))
-
-
-def _intact(where: Path) -> bool:
-    """Whether ``where`` holds our runtime object as its summary describes it."""
-    try:
-        size, want = json.loads(cache.read_own(where / "runtime.sum"))
-        data = cache.read_own(where / "runtime.so")
-    except (OSError, ValueError, TypeError):
-        return False
-    return len(data) == size and cache.digest(data) == want
-
-
-def _build(where: Path, command, flags: list[str], includes: list[str],
-           cancelled: threading.Event, owner: Hashable) -> None:
-    """Compile the runtime in a scratch directory, publish it into ``where`` (renamed into
-    place, the summary last) and delete the directories of other salts."""
-    with scratch.build_dir() as scratch_dir:
-        tmp = Path(scratch_dir)
-        unit, so = tmp / "runtime.c", tmp / "runtime.so"
-        unit.write_text(UNIT)
-        with Jobs(tmp, cancelled, owner=owner) as jobs:
-            jobs.start(command([*flags, "-shared", *includes, "-o", str(so), str(unit)]))
-            jobs.wait()
-        data = so.read_bytes()
-    cache.make_private(where)
-    cache.publish(where / "runtime.so", data)
-    cache.publish(where / "runtime.sum", json.dumps([len(data), cache.digest(data)]).encode())
-    for other in where.parent.iterdir():
-        if other != where and other.is_dir() and not other.is_symlink():
-            shutil.rmtree(other, ignore_errors=True)
