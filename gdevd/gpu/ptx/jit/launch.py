@@ -19,7 +19,6 @@ import errno
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from .. import assertion, ops_surf
 from ..coop import QUANTUM
 from ..executor import Launch
 from ..program import ASSERT_SIZES
+from . import runtime
 from .hostcall import HostCalls
 from .lanes import SLOTS
 
@@ -62,7 +62,6 @@ MIN_SLOTS = 8
 # (compute_slice steps, sized for the interpreter) is scaled by LANE_STEPS / block width, so
 # a capped quantum is a few ms of lane-instructions whatever the block width
 LANE_STEPS = 8192
-_pool: ThreadPoolExecutor | None = None
 THREADS = os.cpu_count() or 1
 # A grid of at most this many threads runs on one engine thread: its blocks take turns
 # block by block as the interpreter's wave runs them, so what they do in the order they
@@ -73,20 +72,10 @@ ONE_THREAD_MAX = 256
 
 def set_threads(n: int) -> None:
     """Size of the engine thread pool used by later launches (1 = the calling thread)."""
-    global _pool, THREADS
+    global THREADS
     if n < 1:
         raise GdevError(errno.EINVAL, "engine threads must be >= 1")
     THREADS = n
-    if _pool is not None:
-        _pool.shutdown(wait=False)
-        _pool = None
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(THREADS, thread_name_prefix="gdev-jit")
-    return _pool
 
 
 _NO_TEX = np.zeros(0, JTEX)
@@ -305,11 +294,10 @@ class JitLaunch(Launch):
         # costs one hand-off per thread, not one per chunk; each thread takes a run of
         # consecutive chunks, so it runs runs of neighbouring blocks (whose memory is often
         # adjacent: one thread, not two, then fetches each pair of cache lines)
-        groups = [live[k * len(live) // n:(k + 1) * len(live) // n] for k in range(n)]
-        futures = [_executor().submit(self._run_group, g, budget) for g in groups[1:]]
-        result = dict(zip(map(id, groups[0]), self._run_group(groups[0], budget), strict=True))
-        for g, f in zip(groups[1:], futures, strict=True):
-            result.update(zip(map(id, g), f.result(), strict=True))
+        counts = [(k + 1) * len(live) // n - k * len(live) // n for k in range(n)]
+        ctxs = self.compiled.ffi.new("struct jctx *[]", [ch.ctx for ch in live])
+        runtime.parallel(self.compiled.runtime, self.fn, ctxs, counts, budget)
+        result = {id(ch): ch.ctx.status for ch in live}
         if self.order is not None:      # a chunk's blocks below its next one finished
             self.order.release_below(min(ch.ctx.block for ch in self.chunks))
         faulted = [ch for ch in live if result[id(ch)] < 0]
@@ -320,13 +308,6 @@ class JitLaunch(Launch):
             raise self._fault(min(faulted, key=lambda ch: ch.ctx.block))
         for ch in live:
             ch.done = result[id(ch)] == 1
-
-    def _run_group(self, group: list[_Chunk], budget: int) -> list[int]:
-        """Run one engine thread's chunks, interleaved block by block (``run_slots`` in
-        prelude.h; the GIL is released meanwhile); each chunk's status."""
-        ctxs = self.compiled.ffi.new("struct jctx *[]", [ch.ctx for ch in group])
-        self.fn(ctxs, len(group), budget)
-        return [ch.ctx.status for ch in group]
 
     def _fault(self, chunk: _Chunk) -> BaseException:
         ctx = chunk.ctx

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import Any
 
 import cffi
 
@@ -31,7 +32,11 @@ _lock = threading.Lock()
 _known: dict[tuple[Path, str], int] = {}
 _libs: list[object] = []            # every loaded runtime stays mapped
 _ffi = cffi.FFI()
-_ffi.cdef("const void *gdev_jit_runtime(void);")
+_ffi.cdef("""
+const void *gdev_jit_runtime(void);
+void gdev_jit_parallel(void *run, void **cs, const int *counts, int ngroups, int64_t budget);
+""")
+_parallel: dict[int, Any] = {}      # table address -> its object's gdev_jit_parallel
 
 
 def address(base: Path, salt: list[str], command: Callable[[list[str]], list[str]],
@@ -67,4 +72,16 @@ def _ready(where: Path, command, flags: list[str], includes: list[str],
             raise RuntimeError(f"the compiled kernels' runtime {so} does not match its summary")
     lib = _ffi.dlopen(str(so))
     _libs.append(lib)
-    return int(_ffi.cast("uintptr_t", lib.gdev_jit_runtime()))
+    table = int(_ffi.cast("uintptr_t", lib.gdev_jit_runtime()))
+    _parallel[table] = lib.gdev_jit_parallel
+    return table
+
+
+def parallel(table: int, run, cs, counts: list[int], budget: int) -> None:
+    """Run one slice of a launch on the engine threads (team.h): ``cs`` (a ``struct jctx
+    *[]``) holds ``len(counts)`` groups of slots, group g the next ``counts[g]`` entries,
+    each run by ``run`` (a kernel's ``NAME_run``) with ``budget``; group 0 on this thread.
+    ``table`` is the address :func:`address` returned.  Returns once every group did (the
+    GIL is released meanwhile)."""
+    _parallel[table](_ffi.cast("void *", run), _ffi.cast("void **", cs), counts,
+                     len(counts), budget)

@@ -242,6 +242,7 @@ static void run_slots(int (*body)(struct jctx *), struct jctx **cs, int n, int64
 }
 
 #include "xlate_rt.h"
+#include "team.h"
 
 static const struct jrt gdev_jit_rt = {
 	block_init, pick, live_lanes, run_slots, g_slow, xlate_each, xlate_any, xlate_listed
