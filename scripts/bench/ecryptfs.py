@@ -41,6 +41,7 @@ import trio
 import kcuda
 from gdevd.daemon import DaemonConfig, serve
 from gdevd.modules.ecryptfs.cipher import CipherPaths, CpuCipher, GpuCipher
+from gdevd.modules.ecryptfs.extent import EXTENT, RECORD, open_records, record_offset
 from gdevd.modules.ecryptfs.files import EncryptedFile
 from gdevd.modules.ecryptfs.helper import HelperCipher
 from gdevd.modules.ecryptfs.keys import MountKey
@@ -50,6 +51,7 @@ from scripts.bench import benchdoc
 ROOT = Path(__file__).resolve().parents[2]
 
 KiB, MiB = 1 << 10, 1 << 20
+BREAKDOWN = MiB     # the request size whose read time is broken down
 # OPENSSL_ia32cap mask: clear AES-NI (bit 57), PCLMULQDQ (33) and SSSE3 (41, OpenSSL's vpaes)
 SOFTWARE_AES = "~0x200020200000000"
 COMPETITOR = """
@@ -74,8 +76,11 @@ this machine's two cores: about 130 MB/s per engine thread, 260 MB/s on both (co
 ran software AES: the "cpu (software AES)" curve, OpenSSL's portable C in a child process told
 the CPU has no AES-NI) the GPU path wins from 256 KiB up, as in the paper. Against this CPU's
 AES-NI (the "cpu" curve: OpenSSL at GB/s, bounded by Python per-extent work and HMAC-SHA256)
-it does not: the kernel would have to outrun AES-NI on the same two cores it shares with the
-CPU path. A GPU request has a fixed cost (launch, copies, the relay into the trio loop), so
+it does not, and cannot on this machine: in the breakdown of a 1 MiB read, the GPU path's
+time without its kernel's (the tag check both paths do, the copies, the launch's hand-offs
+between threads) is already the CPU path's whole read or more, so even a free kernel would
+not pass it; and the kernel would have to outrun AES-NI on the two cores it shares with
+the rest of the request. A GPU request has a fixed cost (launch, copies, the relay into the trio loop), so
 throughput grows with the request size until the kernel's work dominates; this is why small
 requests take the CPU (`cpu_threshold`). The helper path (KGPU's upcall) pays, per request,
 two pipe copies of the data, two process switches and libgdev's socket round trips instead of
@@ -135,6 +140,49 @@ def sweep(name: str, cipher: Any, workdir: str, limit: int, repeat: int) -> dict
         print(f"  {name:14s} {size // KiB:6d} KiB  write {out['write'][-1]:9.3f} MB/s  "
               f"read {out['read'][-1]:9.3f} MB/s", flush=True)
     return out
+
+
+def _best_ms(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall milliseconds of ``repeat`` calls of ``fn``."""
+    out = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out = min(out, time.perf_counter() - t)
+    return out * 1e3
+
+
+def breakdown(cipher: Any, workdir: str, size: int, repeat: int) -> dict[str, float]:
+    """Where one read of ``size`` bytes goes on ``cipher``'s path, in ms (each part the
+    best of ``repeat``): the whole read; its tag check (HMAC-SHA256 of every extent, on the
+    CPU whatever the cipher) and its cipher call; on a GPU path, the compute engine's time
+    in that call (the kernel's quanta: the rest is copies, the launch's hand-offs and the
+    wait for its completion)."""
+    mk = MountKey(os.urandom(32))
+    f = EncryptedFile.create(os.path.join(workdir, "breakdown"), 0o600, mk,
+                             CipherPaths(cipher, 0))
+    try:
+        data = os.urandom(size)
+        f.write(0, data)
+        n = size // EXTENT
+        records = os.pread(f.fd, n * RECORD, record_offset(0))
+        ct = open_records(f.header, 0, records, n)
+        key = f.header.key.xts
+        out = {"read": _best_ms(lambda: f.read(0, size), repeat),
+               "tag check": _best_ms(lambda: open_records(f.header, 0, records, n), repeat),
+               "cipher": _best_ms(lambda: cipher.decrypt(key, 0, ct), repeat)}
+        engine = getattr(getattr(cipher, "handle", None), "phys", None)
+        if engine is not None:
+            busy = float("inf")
+            for _ in range(repeat):
+                b0 = engine.compute.busy_s
+                cipher.decrypt(key, 0, ct)
+                busy = min(busy, engine.compute.busy_s - b0)
+            out["of which the kernel"] = busy * 1e3
+        return out
+    finally:
+        f.close()
+        os.unlink(os.path.join(workdir, "breakdown"))
 
 
 def wait_compiled(mount: str, timeout: float = 300.0) -> None:
@@ -207,12 +255,16 @@ def run_all(args: argparse.Namespace, mount: str) -> str:
     paths: dict[str, Callable[[], Any]] = {
         "cpu": CpuCipher, "gpu (kcuda)": lambda: GpuCipher(kcuda, 0),
         "gpu (helper)": lambda: HelperCipher(mount, 0)}
-    curves = {}
+    curves, parts = {}, {}
     for name, make in paths.items():
         cipher = make()
         wait_compiled(mount)
         try:
             curves[name] = sweep(name, cipher, workdir, args.max_size, args.repeat)
+            if name != "gpu (helper)":    # (its cipher runs in another process)
+                parts[name] = breakdown(cipher, workdir, BREAKDOWN, 2 * args.repeat + 1)
+                print(f"  {name:14s} 1 MiB read: " + ", ".join(
+                    f"{k} {v:.2f} ms" for k, v in parts[name].items()), flush=True)
         finally:
             cipher.close()
         if name == "cpu":
@@ -222,10 +274,10 @@ def run_all(args: argparse.Namespace, mount: str) -> str:
     print("  fig10", fig10, flush=True)
     if args.plots:
         plot(curves, fig10, args)
-    return markdown(curves, fig10, args)
+    return markdown(curves, parts, fig10, args)
 
 
-def markdown(curves: dict, fig10: dict, args: argparse.Namespace) -> str:
+def markdown(curves: dict, parts: dict, fig10: dict, args: argparse.Namespace) -> str:
     """The docs/benchmarks.md section."""
     lines = ["One request of each size on the module's file layer "
              "(4 KiB extents, AES-256-XTS + HMAC-SHA256 per extent), median of "
@@ -238,6 +290,16 @@ def markdown(curves: dict, fig10: dict, args: argparse.Namespace) -> str:
             row = " | ".join(f"{curves[n][op][i]:.3f}" for n in curves)
             lines.append(f"| {size // KiB} KiB | {row} |")
         lines += ["", f"![Fig. {fig}](img/ecryptfs-{op}.png)", ""]
+    lines += [f"### Where a {BREAKDOWN // MiB} MiB read goes (ms, each part the best of "
+              f"{2 * args.repeat + 1})", "",
+              "| path | " + " | ".join(parts["cpu"]) + " | of which the kernel |",
+              "|---|" + "---:|" * (len(parts["cpu"]) + 1)]
+    for name, row in parts.items():
+        cells = [f"{row[k]:.2f}" for k in parts["cpu"]]
+        kernel = row.get("of which the kernel")
+        cells.append("" if kernel is None else f"{kernel:.2f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [""]
     lines += [f"### Fig. 10: kcuda write throughput of {args.fig10_size // KiB} KiB requests "
               f"beside {args.competitors} LOOP processes (n={args.loop_n}) on the same vGPU "
               "(MB/s)", "",

@@ -69,3 +69,18 @@ def test_ioctl_reports_latency_spin_matrix_and_copies(tmp_path: pathlib.Path) ->
         assert figure in text
     rows = [line for line in text.splitlines() if line.startswith("  | o")]
     assert len(rows) == (4 if os.geteuid() == 0 else 2), rows
+
+
+def test_ecryptfs_reports_the_figures_and_where_a_read_goes(tmp_path: pathlib.Path) -> None:
+    if reason := can_mount():
+        pytest.skip(f"ecryptfs.py mounts gdevd: {reason}")
+    text = run_bench(tmp_path, "ecryptfs.py", "--max-size", "8K", "--repeat", "1",
+                     "--competitors", "1", "--loop-n", "200", "--fig10-size", "8K")
+    for figure in ("### Fig. 8: read throughput", "### Fig. 9: write throughput",
+                   "### Fig. 10: kcuda write throughput", "| priorities (40 vs 20) |",
+                   "### Where a 1 MiB read goes"):
+        assert figure in text
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in text.splitlines()
+            if line.startswith("| cpu |") or line.startswith("| gpu (kcuda) |")}
+    assert set(rows) == {"cpu", "gpu (kcuda)"}
+    assert float(rows["gpu (kcuda)"][3]) > 0 and rows["cpu"][3].strip() == "", rows
