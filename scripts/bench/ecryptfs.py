@@ -74,21 +74,22 @@ Reading. The emulated GPU runs the AES-XTS kernel compiled to C (the compiled PT
 this machine's two cores: about 130 MB/s per engine thread, 260 MB/s on both (compute.py
 --engines). Against the CPU of the paper's Figs. 8-9 (a Core 2 without AES-NI, whose kernel
 ran software AES: the "cpu (software AES)" curve, OpenSSL's portable C in a child process told
-the CPU has no AES-NI) the GPU path wins from 256 KiB up, as in the paper. Against this CPU's
+the CPU has no AES-NI) the GPU path wins from 256-512 KiB up, as in the paper. Against this CPU's
 AES-NI (the "cpu" curve: OpenSSL at GB/s, bounded by Python per-extent work and HMAC-SHA256)
 it does not, and cannot on this machine: in the breakdown of a 1 MiB read, the GPU path's
 time without its kernel's (the tag check both paths do, the copies, the launch's hand-offs
 between threads) is already the CPU path's whole read or more, so even a free kernel would
 not pass it; and the kernel would have to outrun AES-NI on the two cores it shares with
-the rest of the request. A GPU request has a fixed cost (launch, copies, the relay into the trio loop), so
-throughput grows with the request size until the kernel's work dominates; this is why small
-requests take the CPU (`cpu_threshold`). The helper path (KGPU's upcall) pays, per request,
-two pipe copies of the data, two process switches and libgdev's socket round trips instead of
-direct calls into the runtime. In Fig. 10 the LOOP processes, sharing the engine, cut the
-module's write throughput well below "alone"; waiters of a vGPU are served by priority, so at
-40 the module's context waits for the running LOOP only, not for the queued ones (the paper's
-Fig. 10 effect; one competitor alone would show none). With the load average well above the
-two cores, run-to-run noise can be as large as the effect.
+the rest of the request. A GPU request has a fixed cost (launch, copies, the relay into the
+trio loop), so throughput grows with the request size until the kernel's work dominates;
+this is why small requests take the CPU (`cpu_threshold`). The helper path (KGPU's upcall)
+pays, per request, two pipe copies of the data, two process switches and libgdev's socket
+round trips instead of direct calls into the runtime. In Fig. 10 the LOOP processes,
+sharing the engine, cut the module's write throughput well below "alone"; waiters of a vGPU
+are served by priority, so at 40 the module's context waits for the running LOOP only, not
+for the queued ones (the paper's Fig. 10 effect; one competitor alone would show none).
+With the load average well above the two cores, run-to-run noise can be as large as the
+effect.
 """
 
 def parse_size(text: str) -> int:
