@@ -131,6 +131,25 @@ def test_the_cache_stays_within_its_bound_dropping_the_least_recently_used(cache
     assert run(again, "poke", 1).tolist() == [1 + t for t in range(32)]
 
 
+def test_builds_list_the_cache_again_only_when_it_may_be_over_its_bound(cache_dir,
+                                                                         monkeypatch):
+    """Listing a large cache costs a build a good fraction of a second: with room to spare,
+    three builds list it once; with a bound that each build's stores take a large share of,
+    every build lists it (and keeps the cache within it)."""
+    from gdevd.gpu.ptx.jit import cache
+    scans = []
+    units = cache._units
+    monkeypatch.setattr(cache, "_units", lambda base: scans.append(base) or units(base))
+    for op in ("add", "sub", "xor"):
+        compiled(HEADER + kernel(f"k_{op}", f"{op}.u32 %r1, %r1, %r2;"), op)
+    assert len(scans) == 1
+    one = _bytes(cache_dir)
+    monkeypatch.setenv("GDEV_JIT_CACHE_MAX", str(one + one // 8))
+    compiled(HEADER + kernel("k_or", "or.b32 %r1, %r1, %r2;"), "or")
+    compiled(HEADER + kernel("k_and", "and.b32 %r1, %r1, %r2;"), "and")
+    assert len(scans) == 3 and _bytes(cache_dir) <= one + one // 8
+
+
 def test_a_malformed_cache_bound_is_an_error_that_says_so(cache_dir, monkeypatch):
     monkeypatch.setenv("GDEV_JIT_CACHE_MAX", "lots")
     mod = load_module(HEADER + kernel("poke"), "bounded")
