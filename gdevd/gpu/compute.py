@@ -20,6 +20,13 @@ runtime passes a function that forwards to its trio loop (``TrioToken.run_sync_s
 which is the completion "interrupt".  Nothing here knows about contexts, fences, policies
 or trio.
 
+The engine's thread (and the compiled engine's threads that help it, jit/team.h) runs
+ENGINE_NICE nicer than the daemon: the emulated GPU computes on the CPUs that also serve
+every tenant's calls, and a real GPU's kernels leave those CPUs to the OS: the daemon's
+other threads preempt the engine's when they have work, which cuts the tail latency of
+other tenants' calls while kernels keep every CPU busy (docs/scheduling.md,
+scripts/bench/control_latency.py); the kernel loses nothing when nothing else runs.
+
 Decoded modules are cached per physical GPU in a :class:`ModuleCache` keyed by a hash of
 the module's bytes, so a module is parsed once however many contexts load it.
 """
@@ -30,6 +37,7 @@ import collections
 import errno
 import hashlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -42,6 +50,17 @@ log = logging.getLogger(__name__)
 
 FIRST_BUDGET = 16       # instruction steps of a job's first quantum (one step may be 128 Ki lanes)
 LEARNED_MAX = 256       # kernels whose last budget the engine remembers
+ENGINE_NICE = 5         # how much nicer than the daemon the engine's threads run
+
+
+def run_nicer(delta: int) -> None:
+    """Make the calling thread ``delta`` nicer than it is (at most 19); logged, not raised,
+    if the system refuses."""
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + delta))
+    except OSError as exc:
+        log.warning("the compute engine's thread could not be made nicer: %s", exc)
 
 
 class Runnable(Protocol):
@@ -141,6 +160,7 @@ class ComputeEngine:
             self._thread.join()
 
     def _loop(self) -> None:
+        run_nicer(ENGINE_NICE)
         stopping = False
         while True:
             idle = not self._running and not self._later

@@ -84,3 +84,12 @@ def test_ecryptfs_reports_the_figures_and_where_a_read_goes(tmp_path: pathlib.Pa
             if line.startswith("| cpu |") or line.startswith("| gpu (kcuda) |")}
     assert set(rows) == {"cpu", "gpu (kcuda)"}
     assert float(rows["gpu (kcuda)"][3]) > 0 and rows["cpu"][3].strip() == "", rows
+
+
+def test_control_latency_reports_both_nicenesses(tmp_path: pathlib.Path) -> None:
+    if reason := can_mount():
+        pytest.skip(f"control_latency.py mounts gdevd: {reason}")
+    text = run_bench(tmp_path, "control_latency.py", "--calls", "10", "--rounds", "1")
+    rows = [line.split("|")[1].strip() for line in text.splitlines()
+            if line.startswith("| ") and line[2].isdigit()]
+    assert rows == ["5", "0"], text

@@ -6,6 +6,7 @@ makes its own team instead of waiting on threads it does not have."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,39 @@ def test_a_forked_child_makes_its_own_team(engine):
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _helper_nices() -> list[int]:
+    """The niceness of every thread of this process that Python did not start (the teams'
+    helpers, and any other library's threads)."""
+    python = {t.native_id for t in threading.enumerate()}
+    out = []
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) not in python:
+            stat = open(f"/proc/self/task/{tid}/stat").read()
+            out.append(int(stat.rsplit(")", 1)[1].split()[16]))    # field 19: nice
+    return out
+
+
+def test_helpers_take_their_callers_niceness(engine):
+    """A team made by a caller at one niceness serves a caller seven nicer (as the compute
+    engine's thread is, gdevd/gpu/compute.py): its helper runs at that niceness too."""
+    old = _threads(2)
+    box: dict[str, object] = {}
+
+    def nicer_caller():
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + 7)
+        box["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
+        box["sums"] = _sums(32, 64, None)[0]
+        box["helpers"] = _helper_nices()
+    try:
+        assert _sums(32, 64, None)[0] == _want(32, 64)      # a team at this niceness
+        before = _helper_nices()
+        t = threading.Thread(target=nicer_caller)
+        t.start()
+        t.join(120)
+        assert box["sums"] == _want(32, 64)
+        assert box["nice"] not in before and box["nice"] in box["helpers"], (before, box)
+    finally:
+        jit_launch.set_threads(old)

@@ -136,3 +136,23 @@ def test_a_launch_of_a_known_kernel_starts_at_its_last_budget() -> None:
                       Weighed("c", 1, log, key="other")])
     # a's last quantum finished it (no doubling on a finished launch): b starts at 128
     assert log == ["a:16", "a:32", "a:64", "a:128", "b:128", "b:256", "c:16"]
+
+
+def test_the_engine_thread_runs_nicer_than_the_daemon() -> None:
+    """The emulated GPU computes on the CPUs that serve every tenant's calls: its thread
+    runs ENGINE_NICE nicer than the thread that made it (at most 19)."""
+    import os
+
+    from gdevd.gpu.compute import ENGINE_NICE
+
+    class Nice:
+        def run(self, budget: int | None = None) -> bool:
+            self.nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            return True
+    engine = ComputeEngine("t", slice_budget=1)
+    launch, finished = Nice(), threading.Event()
+    engine.submit(LaunchJob(launch, lambda job: finished.set()))
+    assert finished.wait(5)
+    engine.close()
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert launch.nice == min(19, mine + ENGINE_NICE)

@@ -15,11 +15,16 @@
  * Invariants: a team is busy for exactly one caller at a time; its helpers run only the
  * tasks of the generation they were woken for; `pending` counts the tasks of the current
  * generation not yet finished.  A child of fork() has none of its parent's threads: a
- * team made by another process is never used (its memory is left as it is).
+ * team made by another process is never used (its memory is left as it is).  Helpers run
+ * at their caller's niceness (the compute engine's threads run nicer than the daemon's:
+ * gdevd/gpu/compute.py), set when a task's differs from theirs.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +57,7 @@ struct jteam {
 	int joining;		/* the caller waits on `done` */
 	unsigned gen;
 	int64_t budget;
+	int nice;		/* the caller's niceness, which this generation's tasks take */
 	struct jtask task[TEAM_MAX];
 };
 
@@ -82,6 +88,15 @@ static void team_spin(const unsigned *word, unsigned value, int equal)
 	}
 }
 
+/* this thread's niceness (0 if it cannot be read) */
+static int team_nice(void)
+{
+	errno = 0;
+	const int nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+
+	return errno ? 0 : nice;
+}
+
 static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct jteam *teams;
 
@@ -90,6 +105,7 @@ static void *team_helper(void *arg)
 	struct jhelper h = *(struct jhelper *)arg;
 	struct jteam *t = h.t;
 	unsigned seen = h.seen;
+	int nice = team_nice();
 
 	free(arg);
 	for (;;) {
@@ -107,8 +123,12 @@ static void *team_helper(void *arg)
 		}
 		const struct jtask task = t->task[h.index];
 		const int64_t budget = t->budget;
+		const int want = t->nice;
 
 		pthread_mutex_unlock(&t->m);
+		/* (lowering it back needs privilege: then the helper stays nicer than asked) */
+		if (want != nice && !setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), want))
+			nice = want;
 		task.run(task.cs, task.n, budget);
 		pthread_mutex_lock(&t->m);
 		if (__atomic_sub_fetch(&t->pending, 1, __ATOMIC_RELEASE) == 0 && t->joining)
@@ -212,6 +232,7 @@ void gdev_jit_parallel(jrun_fn run, struct jctx **cs, const int *counts, int ngr
 		t->ntask = given;
 		t->pending = (unsigned)given;
 		t->budget = budget;
+		t->nice = team_nice();
 		__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
 		if (t->sleepers)
 			pthread_cond_broadcast(&t->work);
