@@ -17,20 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import trio
-
 import kcuda
-from gdevd.daemon import DaemonConfig, serve
 from gdevd.gpu import compute
 from gdevd.modules.ecryptfs.cipher import GpuCipher
-from gdevd.runtime import GdevConfig
-from scripts.bench import benchdoc
+from scripts.bench import benchdoc, inproc
 from scripts.bench.ecryptfs import wait_compiled
 
 MiB = 1 << 20
@@ -85,34 +80,11 @@ def measure(mount: str, calls: int) -> dict[str, tuple[float, float]]:
 
 def one_daemon(nice: int, calls: int) -> dict[str, tuple[float, float]]:
     """Start a gdevd whose compute engine runs ``nice`` nicer than it, measure, stop it."""
-    base = tempfile.mkdtemp(prefix="ctl-bench-")
-    mount = os.path.join(base, "mnt")
-    os.mkdir(mount)
-    cfg = DaemonConfig(mount, GdevConfig(memory=512 * MiB, vgpus=1).validate())
-    box: dict[str, Any] = {}
     shipped, compute.ENGINE_NICE = compute.ENGINE_NICE, nice
-
-    def bench(token: Any) -> None:
-        try:
-            box["result"] = measure(mount, calls)
-        except BaseException as exc:  # reported after the daemon stopped
-            box["error"] = exc
-        finally:
-            import pyfuse3
-
-            trio.from_thread.run_sync(pyfuse3.terminate, trio_token=token)
-
-    def ready() -> None:
-        token = trio.lowlevel.current_trio_token()
-        threading.Thread(target=bench, args=(token,), daemon=True).start()
-
     try:
-        trio.run(serve, cfg, ready)
+        return inproc.with_daemon(lambda mount: measure(mount, calls), "ctl-bench-")
     finally:
         compute.ENGINE_NICE = shipped
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
 
 
 def main() -> None:

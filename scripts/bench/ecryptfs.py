@@ -30,23 +30,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import trio
-
 import kcuda
-from gdevd.daemon import DaemonConfig, serve
 from gdevd.modules.ecryptfs.cipher import CipherPaths, CpuCipher, GpuCipher
 from gdevd.modules.ecryptfs.extent import EXTENT, RECORD, open_records, record_offset
 from gdevd.modules.ecryptfs.files import EncryptedFile
 from gdevd.modules.ecryptfs.helper import HelperCipher
 from gdevd.modules.ecryptfs.keys import MountKey
-from gdevd.runtime import GdevConfig
-from scripts.bench import benchdoc
+from scripts.bench import benchdoc, inproc
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -354,32 +349,10 @@ def main() -> None:
             json.dump(sweep("cpu (software AES)", CpuCipher(), workdir, args.max_size,
                             args.repeat), f)
         return
-    base = tempfile.mkdtemp(prefix="ecfs-bench-mnt-")
-    mount = os.path.join(base, "mnt")
-    os.mkdir(mount)
-    cfg = DaemonConfig(mount, GdevConfig(memory=512 * MiB, vgpus=1).validate())
-    box: dict[str, Any] = {}
-
-    def bench(token: Any) -> None:
-        try:
-            box["section"] = run_all(args, mount)
-        except BaseException as exc:  # report after the daemon stopped
-            box["error"] = exc
-        finally:
-            import pyfuse3
-
-            trio.from_thread.run_sync(pyfuse3.terminate, trio_token=token)
-
-    def ready() -> None:
-        token = trio.lowlevel.current_trio_token()
-        threading.Thread(target=bench, args=(token,), daemon=True).start()
-
-    trio.run(serve, cfg, ready)
-    if "error" in box:
-        raise box["error"]
-    print(box["section"])
+    section = inproc.with_daemon(lambda mount: run_all(args, mount), "ecfs-bench-mnt-")
+    print(section)
     if args.write_docs:
-        benchdoc.write_section("ecryptfs.py", TITLE, box["section"], run)
+        benchdoc.write_section("ecryptfs.py", TITLE, section, run)
 
 
 if __name__ == "__main__":
