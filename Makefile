@@ -124,6 +124,7 @@ bench: bench-deps
 	$(BENCH)/vgpu.py --write-docs
 	$(BENCH)/priority.py --write-docs
 	$(BENCH)/ecryptfs.py --write-docs --plots docs/img
+	$(BENCH)/control_latency.py --write-docs
 	$(BENCH)/grid.py --write-docs
 	$(BENCH)/clib.py --write-docs
 	$(BENCH)/eaters.py --write-docs
@@ -142,6 +143,7 @@ bench-quick: bench-deps
 	$(BENCH)/vgpu.py --duration 6
 	$(BENCH)/priority.py --duration 1 --reps 2000
 	$(BENCH)/ecryptfs.py --max-size 256K --repeat 1 --fig10-size 64K --loop-n 2000 --competitors 1
+	$(BENCH)/control_latency.py --calls 50 --rounds 1
 	$(BENCH)/grid.py --quick
 	$(BENCH)/clib.py --calls 300 --mib 32 --reps 2 --rounds 1
 	$(BENCH)/eaters.py --iters 20000 --lat-iters 2000 --duration 1 --slices 10000
