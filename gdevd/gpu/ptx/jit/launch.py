@@ -290,24 +290,23 @@ class JitLaunch(Launch):
         live = [ch for ch in self.chunks if not ch.done]
         n = min(self.threads, len(live))
         budget = max(1, budget * n // len(live))
-        # one task per engine thread (the calling thread runs the first): a small launch
-        # costs one hand-off per thread, not one per chunk; each thread takes a run of
+        # one group per engine thread (the calling thread runs the first, team.h): a small
+        # launch costs one hand-off per thread, not one per chunk; each thread takes a run of
         # consecutive chunks, so it runs runs of neighbouring blocks (whose memory is often
         # adjacent: one thread, not two, then fetches each pair of cache lines)
         counts = [(k + 1) * len(live) // n - k * len(live) // n for k in range(n)]
         ctxs = self.compiled.ffi.new("struct jctx *[]", [ch.ctx for ch in live])
         runtime.parallel(self.compiled.runtime, self.fn, ctxs, counts, budget)
-        result = {id(ch): ch.ctx.status for ch in live}
         if self.order is not None:      # a chunk's blocks below its next one finished
             self.order.release_below(min(ch.ctx.block for ch in self.chunks))
-        faulted = [ch for ch in live if result[id(ch)] < 0]
+        faulted = [ch for ch in live if ch.ctx.status < 0]
         if faulted:
             # each chunk runs its blocks in increasing order and stops at its first fault,
             # so the lowest faulting block of the slice is the one reported (deterministic
             # whatever the threads' timing; the interpreter run one block per wave agrees)
             raise self._fault(min(faulted, key=lambda ch: ch.ctx.block))
         for ch in live:
-            ch.done = result[id(ch)] == 1
+            ch.done = ch.ctx.status == 1
 
     def _fault(self, chunk: _Chunk) -> BaseException:
         ctx = chunk.ctx
