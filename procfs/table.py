@@ -216,6 +216,9 @@ ENTRIES += (
     _tunable("ptx_compile_nice", "niceness of the background PTX compiler's processes "
              "(0 = as the daemon; higher leaves more CPU to running kernels)",
              T.set_compile_nice),
+    _tunable("compute_nice", "how much nicer than the daemon the compute engines' threads "
+             "run (0 = as the daemon; higher leaves the daemon's other work ahead of running "
+             "kernels)", T.set_compute_nice),
     Entry("ptx_modules", "global", RO, "decoded modules: gpu, name, engine status "
           "(interp, compiling, jit, failed), compile seconds, kernels compiled, kernels",
           S.ptx_modules, formatter=format_text),

@@ -50,17 +50,13 @@ log = logging.getLogger(__name__)
 
 FIRST_BUDGET = 16       # instruction steps of a job's first quantum (one step may be 128 Ki lanes)
 LEARNED_MAX = 256       # kernels whose last budget the engine remembers
-ENGINE_NICE = 5         # how much nicer than the daemon the engine's threads run
+ENGINE_NICE = 5         # how much nicer than the daemon the engine's threads run (default)
+NICE_MAX = 19
 
 
-def run_nicer(delta: int) -> None:
-    """Make the calling thread ``delta`` nicer than it is (at most 19); logged, not raised,
-    if the system refuses."""
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + delta))
-    except OSError as exc:
-        log.warning("the compute engine's thread could not be made nicer: %s", exc)
+def _niceness() -> int:
+    """The calling thread's niceness."""
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
 
 class Runnable(Protocol):
@@ -138,9 +134,30 @@ class ComputeEngine:
         # touches it (no lock), at most LEARNED_MAX entries, least recently used dropped
         self._learned: collections.OrderedDict[Any, int] = collections.OrderedDict()
         self._queue: queue.SimpleQueue[LaunchJob | None] = queue.SimpleQueue()
+        self._base_nice = _niceness()       # the daemon's: the engine runs `nice` above it
+        self.nice = ENGINE_NICE
         self._thread = threading.Thread(target=self._loop, name=f"gdev-{name}", daemon=True)
         self._closed = False
         self._thread.start()
+
+    def set_nice(self, delta: int) -> None:
+        """Run the engine's thread ``delta`` (0..19) nicer than the daemon from now on (the
+        compiled engine's helpers follow it at its next slice); capped at niceness 19.
+        GdevError(EPERM) if the system refuses, as it does a less nice value to a process
+        without CAP_SYS_NICE."""
+        if not 0 <= delta <= NICE_MAX:
+            raise GdevError(errno.EINVAL, f"compute niceness {delta} outside [0, {NICE_MAX}]")
+        tid = self._thread.native_id
+        if tid is None:             # not started: its thread applies self.nice first thing
+            self.nice = delta
+            return
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, min(NICE_MAX, self._base_nice + delta))
+        except OSError as exc:
+            raise GdevError(errno.EPERM, f"the compute engine's thread cannot be made "
+                                         f"{delta} nicer than the daemon: {exc.strerror} "
+                                         "(a less nice value needs CAP_SYS_NICE)") from None
+        self.nice = delta
 
     def submit(self, job: LaunchJob) -> None:
         """Queue ``job`` (new or suspended): it joins the running set if that is of its
@@ -160,7 +177,10 @@ class ComputeEngine:
             self._thread.join()
 
     def _loop(self) -> None:
-        run_nicer(ENGINE_NICE)
+        try:
+            self.set_nice(self.nice)
+        except GdevError as exc:    # (only ever nicer than the daemon: the system allows it)
+            log.warning("%s: %s", self.name, exc.detail)
         stopping = False
         while True:
             idle = not self._running and not self._later

@@ -147,4 +147,5 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "priority": (PRIO_MIN, PRIO_MAX),
     "cpu_threshold": (0, 1 << 30),
     "ptx_compile_nice": (0, 19),
+    "compute_nice": (0, 19),
 }

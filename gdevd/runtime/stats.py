@@ -154,6 +154,7 @@ class SystemStats:
     ioread_limit: int            # DtoH copies up to this size take the direct path
     ptx_engine: str
     ptx_compile_nice: int        # niceness of the background compiler's processes
+    compute_nice: int            # how much nicer than the daemon the compute engines run
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,7 @@ def system_stats(system: GdevSystem) -> SystemStats:
         sum(a.device_size for a in areas), sum(a.device_used for a in areas),
         sum(a.host_limit for a in areas), sum(a.host_used for a in areas), c.ioctl_poll_us,
         c.chunk_size, c.pipeline_count, c.iowrite_limit, c.ioread_limit, jit.engine(),
-        jit.compile_nice())
+        jit.compile_nice(), system.physical[0].compute.nice if system.physical else 0)
 
 
 def guest_modes(system: GdevSystem) -> list[GuestMode]:

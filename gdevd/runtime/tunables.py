@@ -157,6 +157,14 @@ def set_compile_nice(_system: GdevSystem, value: int) -> None:
     jit.set_compile_nice(check("ptx_compile_nice", value))
 
 
+def set_compute_nice(system: GdevSystem, value: int) -> None:
+    """Run every GPU's compute engine ``value`` nicer than the daemon (EINVAL if out of
+    bounds, EPERM if the system refuses a less nice value)."""
+    value = check("compute_nice", value)
+    for gpu in system.physical:
+        gpu.compute.set_nice(value)
+
+
 def set_priority(system: GdevSystem, cid: int, prio: int | None) -> None:
     """Override (or with None clear) context ``cid``'s priority, as root."""
     handle = system.handles.get(cid)

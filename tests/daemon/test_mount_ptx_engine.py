@@ -5,6 +5,7 @@ the interpreter's results."""
 from __future__ import annotations
 
 import errno
+import os
 import time
 
 import numpy as np
@@ -18,14 +19,18 @@ from tests.daemon.conftest import write_once as _write
 pytestmark = pytest.mark.mount
 
 
+def _refused(path: str, *values: bytes, err: int = errno.EINVAL) -> None:
+    """Each write of one of ``values`` to ``path`` fails with ``err``."""
+    for bad in values:
+        with pytest.raises(OSError) as info:
+            _write(path, bad)
+        assert info.value.errno == err
+
 
 def test_engine_policy_through_proc(gdevd) -> None:
     path = gdevd.proc_path("ptx_engine")
     assert _read(path) == "auto\n"
-    for bad in (b"fast\n", b"\n", b"jit interp"):
-        with pytest.raises(OSError) as info:
-            _write(path, bad)
-        assert info.value.errno == errno.EINVAL
+    _refused(path, b"fast\n", b"\n", b"jit interp")
     _write(path, b"interp")
     assert _read(path) == "interp\n"
     _write(path, b"auto\n")
@@ -35,14 +40,23 @@ def test_engine_policy_through_proc(gdevd) -> None:
 def test_compile_nice_through_proc(gdevd) -> None:
     path = gdevd.proc_path("ptx_compile_nice")
     assert _read(path) == "10\n"
-    for bad in (b"20\n", b"-1\n", b"low\n"):
-        with pytest.raises(OSError) as info:
-            _write(path, bad)
-        assert info.value.errno == errno.EINVAL
+    _refused(path, b"20\n", b"-1\n", b"low\n")
     _write(path, b"19\n")
     assert _read(path) == "19\n"
     _write(path, b"10\n")
 
+
+def test_compute_nice_through_proc(gdevd) -> None:
+    path = gdevd.proc_path("compute_nice")
+    assert _read(path) == "5\n"
+    _refused(path, b"20\n", b"-1\n", b"low\n")
+    _write(path, b"12\n")
+    assert _read(path) == "12\n"
+    if os.geteuid() == 0:      # a less nice value again: only a privileged daemon may
+        _write(path, b"5\n")
+        assert _read(path) == "5\n"
+    else:
+        _refused(path, b"5\n", err=errno.EPERM)
 
 
 def test_module_compiles_in_the_background_and_results_stay_exact(gdevd) -> None:

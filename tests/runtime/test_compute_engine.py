@@ -156,3 +156,28 @@ def test_the_engine_thread_runs_nicer_than_the_daemon() -> None:
     engine.close()
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert launch.nice == min(19, mine + ENGINE_NICE)
+
+
+def test_the_engines_niceness_can_be_changed_within_bounds() -> None:
+    """``set_nice`` (the /proc/gdev/compute_nice tunable) moves the running engine thread;
+    out of 0..19 is EINVAL; a less nice value than the thread has is EPERM unless the
+    process may raise priorities (root here: it succeeds)."""
+    import os
+
+    engine = ComputeEngine("t", slice_budget=1)
+    try:
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        engine.set_nice(9)
+        assert os.getpriority(os.PRIO_PROCESS, engine._thread.native_id) == min(19, mine + 9)
+        assert engine.nice == 9
+        for bad in (-1, 20):
+            with raises_errno(errno.EINVAL):
+                engine.set_nice(bad)
+        if os.geteuid() == 0:
+            engine.set_nice(2)
+            assert os.getpriority(os.PRIO_PROCESS, engine._thread.native_id) == min(19, mine + 2)
+        else:
+            with raises_errno(errno.EPERM):
+                engine.set_nice(2)
+    finally:
+        engine.close()
